@@ -1,0 +1,313 @@
+"""The catalogue: (architecture, instruction, op family) -> model + parameters.
+
+Architecture differences live only here.  Every row cites its source:
+"T4" = Table 4 of the MMA-Sim paper (000_bd90616f30d82206.txt), "T5",
+"T6", "T7" likewise; decisions where a table is ambiguous are written next
+to the row and tested in tests/test_catalogue.py.
+
+Checklist of what a new architecture must decide (one row per instruction
+and op family): model kind; L (L_max); F (and F2); rho; NaN encoding;
+input FTZ; chaining of K > L; which PTX/MFMA shapes run on which datapath.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from .errors import InputError, UnknownNameError, choices
+from .isa import SHAPES, InstrShape
+from .models import Model
+
+__all__ = [
+    "Arch",
+    "Instr",
+    "Entry",
+    "ARCHS",
+    "INSTRS",
+    "CATALOGUE",
+    "resolve_arch",
+    "resolve_instr",
+    "lookup",
+    "entries",
+]
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A GPU architecture: compute capability / gfx id, vendor, aliases."""
+
+    name: str
+    vendor: str  # "nvidia" | "amd"
+    family: str  # e.g. "Hopper", "CDNA3"
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Instr:
+    """An instruction type: formats of A, B, C and D (C and D share a format)."""
+
+    name: str
+    a_fmt: str
+    b_fmt: str
+    c_fmt: str
+    d_fmt: str
+    scale_fmt: Optional[str] = None  # block-scaled instructions
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogue row: the model an (arch, instr, op family) runs."""
+
+    arch: str
+    instr: str
+    op: str
+    model: Model
+    source: str
+    default: bool = False
+    shapes: tuple[InstrShape, ...] = field(default=(), compare=False)
+
+
+ARCHS: dict[str, Arch] = {
+    a.name: a
+    for a in (
+        Arch("sm70", "nvidia", "Volta", ("volta", "v100")),
+        Arch("sm75", "nvidia", "Turing", ("turing", "t4")),
+        Arch("sm80", "nvidia", "Ampere", ("ampere", "a100", "a30")),
+        Arch("sm86", "nvidia", "Ampere", ("ga102", "a40", "a2", "rtx3090")),
+        Arch("sm89", "nvidia", "Ada Lovelace", ("ada", "ada-lovelace", "lovelace", "l40s", "rtx4090")),
+        Arch("sm90", "nvidia", "Hopper", ("hopper", "h100", "h200", "gh200")),
+        Arch("sm100", "nvidia", "Blackwell", ("blackwell", "b200", "gb200")),
+        Arch("sm120", "nvidia", "RTX Blackwell", ("rtx-blackwell", "rtx5090", "rtx-pro-6000")),
+        Arch("gfx908", "amd", "CDNA1", ("cdna1", "mi100")),
+        Arch("gfx90a", "amd", "CDNA2", ("cdna2", "mi250x", "mi250", "mi210")),
+        Arch("gfx942", "amd", "CDNA3", ("cdna3", "mi300x", "mi300a", "mi300")),
+    )
+}
+
+INSTRS: dict[str, Instr] = {
+    i.name: i
+    for i in (
+        Instr("f64f64", "fp64", "fp64", "fp64", "fp64", aliases=("fp64",)),
+        Instr("f32f32", "fp32", "fp32", "fp32", "fp32", aliases=("fp32",)),
+        Instr("tf32f32", "tf32", "tf32", "fp32", "fp32", aliases=("tf32", "xf32f32")),
+        Instr("bf16f32", "bf16", "bf16", "fp32", "fp32", aliases=("bf16",)),
+        Instr("f16f32", "fp16", "fp16", "fp32", "fp32", aliases=("fp16fp32",)),
+        Instr("f16f16", "fp16", "fp16", "fp16", "fp16", aliases=("fp16fp16",)),
+        # NVIDIA fp8/fp6/fp4 (OCP formats); the first name is A's type, the second B's.
+        *(
+            Instr(f"{a}{b}{cd}", a, b, fmt, fmt, aliases=((f"{a}{cd}",) if a == b else ()))
+            for a in ("e4m3", "e5m2")
+            for b in ("e4m3", "e5m2")
+            for cd, fmt in (("f32", "fp32"), ("f16", "fp16"))
+        ),
+        *(
+            Instr(f"{a}{b}f32", a, b, "fp32", "fp32", aliases=((f"{a}f32",) if a == b else ()))
+            for a in ("e2m3", "e3m2", "e2m1")
+            for b in ("e2m3", "e3m2", "e2m1")
+        ),
+        # Block-scaled (MX) with UE8M0 scales, one per 32 elements; NVFP4 with UE4M3 per 16.
+        Instr("mxe4m3f32", "e4m3", "e4m3", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf8f6f4", "mxf8f32")),
+        Instr("mxe5m2f32", "e5m2", "e5m2", "fp32", "fp32", scale_fmt="ue8m0"),
+        Instr("mxe2m3f32", "e2m3", "e2m3", "fp32", "fp32", scale_fmt="ue8m0"),
+        Instr("mxe3m2f32", "e3m2", "e3m2", "fp32", "fp32", scale_fmt="ue8m0"),
+        Instr("mxe2m1f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf6f4e2m1f32",)),
+        Instr("mxf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf4",)),
+        Instr("nvf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue4m3", aliases=("mxf4nvf4", "nvf4")),
+        # AMD CDNA3 fp8 (FNUZ formats): fp8 = e4m3fnuz, bf8 = e5m2fnuz.
+        *(
+            Instr(f"{an}{bn}f32", a, b, "fp32", "fp32", aliases=((f"{an}f32",) if a == b else ()))
+            for an, a in (("fp8", "e4m3fnuz"), ("bf8", "e5m2fnuz"))
+            for bn, b in (("fp8", "e4m3fnuz"), ("bf8", "e5m2fnuz"))
+        ),
+    )
+}
+
+
+def _nv_tfdpa(instr: str, L: int, F: int, rho: str, **kw: object) -> Model:
+    i = INSTRS[instr]
+    return Model("t-fdpa", i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt, L=L, F=F, rho=rho, nan="nvidia", **kw)  # type: ignore[arg-type]
+
+
+def _fma(instr: str) -> Model:
+    i = INSTRS[instr]
+    return Model("fma", i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt)
+
+
+_FP8 = tuple(f"{a}{b}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))
+_FP64 = ("f64f64",)
+
+
+def _nvidia_rows() -> list[Entry]:
+    rows: list[Entry] = []
+
+    def add(arch: str, instr: str, op: str, model: Model, source: str, default: bool = True) -> None:
+        rows.append(Entry(arch, instr, op, model, source, default))
+
+    # Volta, Turing: FP16 only (T4 rows 1-4).
+    for arch, L, F in (("sm70", 4, 23), ("sm75", 8, 24)):
+        add(arch, "f16f32", "mma", _nv_tfdpa("f16f32", L, F, "rz-fp32"), "T4")
+        add(arch, "f16f16", "mma", _nv_tfdpa("f16f16", L, F, "rne-fp16"), "T4")
+    # Ampere (sm80, sm86: T4 "Ampere" covers both) and Ada Lovelace: F = 24.
+    for arch in ("sm80", "sm86", "sm89"):
+        add(arch, "tf32f32", "mma", _nv_tfdpa("tf32f32", 4, 24, "rz-fp32"), "T4")
+        add(arch, "bf16f32", "mma", _nv_tfdpa("bf16f32", 8, 24, "rz-fp32"), "T4")
+        add(arch, "f16f32", "mma", _nv_tfdpa("f16f32", 8, 24, "rz-fp32"), "T4")
+        add(arch, "f16f16", "mma", _nv_tfdpa("f16f16", 8, 24, "rne-fp16"), "T4")
+        add(arch, "f64f64", "mma", _fma("f64f64"), "T3 (DMMA)")
+    for ab in _FP8:  # Ada QMMA: L=16, F=13 (T4)
+        add("sm89", f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 13, "rz-e8m13"), "T4")
+        add("sm89", f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 13, "rne-fp16"), "T4")
+    # Hopper, Blackwell, RTX Blackwell: F = 25, L doubled (T4).
+    for arch, native in (("sm90", "wgmma"), ("sm100", "tcgen05"), ("sm120", "mma")):
+        for op in dict.fromkeys(("mma", native)):
+            default = op == "mma"
+            add(arch, "tf32f32", op, _nv_tfdpa("tf32f32", 8, 25, "rz-fp32"), "T4", default)
+            add(arch, "bf16f32", op, _nv_tfdpa("bf16f32", 16, 25, "rz-fp32"), "T4", default)
+            add(arch, "f16f32", op, _nv_tfdpa("f16f32", 16, 25, "rz-fp32"), "T4", default)
+            add(arch, "f16f16", op, _nv_tfdpa("f16f16", 16, 25, "rne-fp16"), "T4", default)
+        add(arch, "f64f64", "mma", _fma("f64f64"), "T3 (DMMA)")
+    for ab in _FP8:
+        # Hopper QGMMA (wgmma): L=32, F=13, RZ-E8M13 / RNE-FP16 (T4).
+        add("sm90", f"{ab}f32", "wgmma", _nv_tfdpa(f"{ab}f32", 32, 13, "rz-e8m13"), "T4")
+        add("sm90", f"{ab}f16", "wgmma", _nv_tfdpa(f"{ab}f16", 32, 13, "rne-fp16"), "T4")
+        # Blackwell UTCQMMA (tcgen05) and RTX Blackwell QMMA (mma): L=32, F=25 (T4).
+        for arch, op in (("sm100", "tcgen05"), ("sm120", "mma")):
+            add(arch, f"{ab}f32", op, _nv_tfdpa(f"{ab}f32", 32, 25, "rz-fp32"), "T4")
+            add(arch, f"{ab}f16", op, _nv_tfdpa(f"{ab}f16", 32, 25, "rne-fp16"), "T4")
+        # PTX mma.sync FP8 on Hopper/Blackwell does not reach the FP8 datapath: the compiler converts
+        # e4m3/e5m2 to fp16 (exactly) and issues two HMMA.16816 (L=16, F=25 as the FP16 rows) over the
+        # k-halves of alternating fp16 register pairs, from a zero accumulator, then adds C with an RNE
+        # add.  Found on hw-samples/H100-e4m3-fp16.jsonl (300/300; the native model gets 188/300);
+        # the FP32-output row is the same structure by analogy (no recorded data yet).  See docs/fp8-mma-sm90.md.
+        for arch in ("sm90", "sm100"):
+            hmma = dict(via="fp16", interleave=2, c_after=True)
+            add(arch, f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 25, "rz-fp32", **hmma), "experiment (analogy)", False)
+            add(arch, f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 25, "rne-fp16", **hmma), "experiment: hw-samples", False)
+    for a in ("e2m3", "e3m2", "e2m1"):
+        for b in ("e2m3", "e3m2", "e2m1"):
+            for arch, op in (("sm100", "tcgen05"), ("sm120", "mma")):
+                add(arch, f"{a}{b}f32", op, _nv_tfdpa(f"{a}{b}f32", 32, 25, "rz-fp32"), "T4 (FP8/6/4)")
+    # Block-scaled: ST-FDPA (T4, MXFP8/6/4 row) and GST-FDPA (T5).
+    for arch, op in (("sm100", "tcgen05"), ("sm120", "mma")):
+        for instr in ("mxe4m3f32", "mxe5m2f32", "mxe2m3f32", "mxe3m2f32", "mxe2m1f32"):
+            i = INSTRS[instr]
+            add(arch, instr, op, Model("st-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=32, F=25, rho="rz-fp32",
+                                       block=32, scale_fmt="ue8m0", nan="nvidia"), "T4 (MXFP8/6/4)")
+        for instr, block, sfmt in (("mxf4f32", 32, "ue8m0"), ("nvf4f32", 16, "ue4m3")):
+            add(arch, instr, op, Model("gst-fdpa", "e2m1", "e2m1", "fp32", "fp32", L=64, G=16, F=35, rho="rz-fp32",
+                                       block=block, scale_fmt=sfmt, nan="nvidia"), "T5")
+    return rows
+
+
+def _amd_rows() -> list[Entry]:
+    rows: list[Entry] = []
+
+    def add(arch: str, instr: str, op: str, model: Model, source: str, default: bool = True) -> None:
+        rows.append(Entry(arch, instr, op, model, source, default))
+
+    for arch in ("gfx908", "gfx90a", "gfx942"):
+        add(arch, "f32f32", "mfma", _fma("f32f32"), "T6")
+    for arch in ("gfx90a", "gfx942"):
+        add(arch, "f64f64", "mfma", _fma("f64f64"), "T6")
+    # CDNA1: E-FDPA, L=2 (BF16), L=4 (FP16) (T6).
+    add("gfx908", "bf16f32", "mfma", Model("e-fdpa", "bf16", "bf16", "fp32", "fp32", L=2), "T6")
+    add("gfx908", "f16f32", "mfma", Model("e-fdpa", "fp16", "fp16", "fp32", "fp32", L=4), "T6")
+    # CDNA2: FTZ-AddMul, P=2 (BF16 w/o _1k), P=4 (BF16 _1k, FP16) (T6); inputs flushed (Alg. 2).
+    ftz = dict(ftz_inputs=True)
+    add("gfx90a", "bf16f32", "mfma", Model("ftz-addmul", "bf16", "bf16", "fp32", "fp32", P=2, **ftz), "T6")
+    add("gfx90a", "bf16f32", "mfma_1k", Model("ftz-addmul", "bf16", "bf16", "fp32", "fp32", P=4, **ftz), "T6", False)
+    add("gfx90a", "f16f32", "mfma", Model("ftz-addmul", "fp16", "fp16", "fp32", "fp32", P=4, **ftz), "T6")
+    # CDNA3: TR-FDPA (TF32 L=4; BF16/FP16 L=8) and GTR-FDPA (FP8 L=16), F=24, F2=31, RNE-FP32 (T7).
+    for instr, L in (("tf32f32", 4), ("bf16f32", 8), ("f16f32", 8)):
+        i = INSTRS[instr]
+        add("gfx942", instr, "mfma", Model("tr-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=L, F=24, F2=31, rho="rne-fp32"), "T7")
+    for instr in ("fp8fp8f32", "fp8bf8f32", "bf8fp8f32", "bf8bf8f32"):
+        i = INSTRS[instr]
+        add("gfx942", instr, "mfma", Model("gtr-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=16, F=24, F2=31, rho="rne-fp32"), "T7")
+    return rows
+
+
+def _with_shapes(rows: list[Entry]) -> list[Entry]:
+    out = []
+    for e in rows:
+        shapes = SHAPES.get(e.arch, {}).get(e.instr, {}).get(e.op, ())
+        out.append(Entry(e.arch, e.instr, e.op, e.model, e.source, e.default, tuple(shapes)))
+    return out
+
+
+CATALOGUE: tuple[Entry, ...] = tuple(_with_shapes(_nvidia_rows() + _amd_rows()))
+
+_ARCH_BY_NAME = {n.lower(): a.name for a in ARCHS.values() for n in (a.name, *a.aliases)}
+_INSTR_BY_NAME = {n.lower(): i.name for i in INSTRS.values() for n in (i.name, *i.aliases)}
+
+
+def resolve_arch(name: str) -> str:
+    """Canonical architecture id (``sm90``) of a name or alias (``hopper``, ``h100``)."""
+    key = name.strip().lower()
+    if key.startswith("sm_"):
+        key = "sm" + key[3:]
+    try:
+        return _ARCH_BY_NAME[key]
+    except KeyError:
+        raise UnknownNameError(
+            f"unknown architecture {name!r}; valid: {choices(ARCHS)} (aliases: "
+            f"{choices(a for x in ARCHS.values() for a in x.aliases)})"
+        ) from None
+
+
+def resolve_instr(name: str) -> str:
+    """Canonical instruction name (``f16f32``) of a name or alias."""
+    try:
+        return _INSTR_BY_NAME[name.strip().lower()]
+    except KeyError:
+        raise UnknownNameError(f"unknown instruction {name!r}; valid: {choices(INSTRS)}") from None
+
+
+def entries(arch: Optional[str] = None, instr: Optional[str] = None) -> list[Entry]:
+    """Catalogue rows, optionally for one architecture and/or instruction."""
+    a = resolve_arch(arch) if arch else None
+    i = resolve_instr(instr) if instr else None
+    return [e for e in CATALOGUE if (a is None or e.arch == a) and (i is None or e.instr == i)]
+
+
+def lookup(arch: str, instr: str, op: Optional[str] = None) -> Entry:
+    """The row for ``(arch, instr, op)``; ``op=None`` gives the default op family.
+
+    ``op`` may be a family (``mma``, ``wgmma``, ``tcgen05``, ``mfma``,
+    ``mfma_1k``) or a full instruction name listed in the row's shapes
+    (``v_mfma_f32_32x32x8bf16_1k``, ``mma.sync.aligned.m16n8k32``).
+    """
+    a, i = resolve_arch(arch), resolve_instr(instr)
+    rows = [e for e in CATALOGUE if e.arch == a and e.instr == i]
+    if not rows:
+        have = sorted({e.instr for e in CATALOGUE if e.arch == a})
+        raise UnknownNameError(f"{a} has no instruction {i}; valid for {a}: {choices(have)}")
+    if op is None or op == "":
+        defaults = [e for e in rows if e.default] or rows
+        return defaults[0]
+    key = op.strip().lower()
+    if key == "wmma" and ARCHS[a].vendor == "nvidia":
+        key = "mma"  # the WMMA API issues the same HMMA/QMMA as mma.sync
+    for e in rows:
+        if e.op == key:
+            return e
+    for e in rows:  # a full instruction name: match by shape names, longest family first
+        if any(s.name.lower() == key for s in e.shapes):
+            return e
+    if ARCHS[a].vendor == "amd" and key.startswith("v_mfma"):
+        fam = "mfma_1k" if key.endswith("_1k") else "mfma"
+        for e in rows:
+            if e.op == fam:
+                return e
+    raise UnknownNameError(f"{a} {i} has no op {op!r}; valid: {choices(e.op for e in rows)}")
+
+
+def model_of(target: Union[str, Model], instr: Optional[str] = None, op: Optional[str] = None) -> Model:
+    """A :class:`Model`: ``target`` itself, or the catalogue's model of ``(target, instr, op)``."""
+    if isinstance(target, Model):
+        return target
+    if instr is None:
+        raise InputError("an architecture needs an instruction (instr)")
+    return lookup(target, instr, op).model

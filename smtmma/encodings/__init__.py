@@ -1,0 +1,1 @@
+"""Elementary ops defined once over a bit-vector algebra (concrete: NumPy; symbolic: solver terms)."""

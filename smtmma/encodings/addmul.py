@@ -1,0 +1,40 @@
+"""Binary add and multiply (Alg. 1): RNE with IEEE special values, optionally flushing subnormal results (FTZ-Add/FTZ-Mul)."""
+
+from __future__ import annotations
+
+from ..formats import Format
+from .algebra import Algebra, Int
+from .fields import Unpacked
+from .fused_sum import exact_sum2
+from .rounding import flush_subnormal, pack_special, round_pack
+from .terms import input_term, merge_specials, product, value_specials
+
+__all__ = ["mul", "add", "flush_input"]
+
+
+def mul(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int) -> Int:
+    """Bits of RNE(x * y) in ``out``; with ``ftz`` a subnormal result becomes a zero of the same sign (Alg. 1 lines 4-5)."""
+    p, ps = product(alg, x, y)
+    z = round_pack(alg, out, "rne", p.neg, p.sig, alg.sub(p.exp, p.frac))
+    if ftz:
+        z = flush_subnormal(alg, out, z)
+    return pack_special(alg, out, nan_bits, *ps.resolved(alg), z)
+
+
+def add(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int) -> Int:
+    """Bits of RNE(x + y) in ``out`` (IEEE zero signs); with ``ftz`` subnormal results flush to signed zero (Alg. 1 line 2)."""
+    neg, mag, lsb, sticky = exact_sum2(alg, input_term(x), input_term(y))
+    z = round_pack(alg, out, "rne", neg, mag, lsb, sticky)
+    if ftz:
+        z = flush_subnormal(alg, out, z)
+    specials = merge_specials(alg, [value_specials(alg, x), value_specials(alg, y)])
+    return pack_special(alg, out, nan_bits, *specials.resolved(alg), z)
+
+
+def flush_input(alg: Algebra, u: Unpacked) -> Unpacked:
+    """A subnormal input becomes +0 (Alg. 2 lines 1-3, FlushSubnormal)."""
+    sub = alg.and_(alg.not_(u.is_zero), alg.lt(u.sig, 1 << u.frac))
+    return Unpacked(
+        alg.and_(u.neg, alg.not_(sub)), u.exp, alg.ite(sub, 0, u.sig), u.frac,
+        alg.or_(u.is_zero, sub), u.is_inf, u.is_nan,
+    )

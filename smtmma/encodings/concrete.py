@@ -1,0 +1,142 @@
+"""Concrete interpretation of the algebra: NumPy arrays, vectorized over a batch.
+
+A term's ``raw`` is an int64 array when its static interval fits 62 bits,
+an object array of exact Python integers beyond that (only the FP64 FMA and
+the exact sums of E-FDPA/FTZ ops reach such widths), or a Python int/bool
+for constants.  Booleans are NumPy bool arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+
+from .algebra import Algebra, Bool, Int
+
+__all__ = ["NumpyAlgebra"]
+
+_LIMIT = 1 << 62
+_bit_length_obj = np.frompyfunc(int.bit_length, 1, 1)
+
+
+def _dtype(lo: int, hi: int) -> Any:
+    return np.int64 if -_LIMIT <= lo and hi < _LIMIT else object
+
+
+class NumpyAlgebra(Algebra):
+    """The simulator's interpretation: each term is a batch of exact integers."""
+
+    def input(self, array: np.ndarray, lo: int, hi: int) -> Int:
+        """An input term over a batch (values must lie in [lo, hi])."""
+        return Int(self, np.asarray(array, dtype=_dtype(lo, hi)), lo, hi)
+
+    def value(self, x: Union[Int, Bool], n: int) -> np.ndarray:
+        """The batch of ``n`` values of ``x`` (constants broadcast)."""
+        raw = x.raw
+        if isinstance(x, Bool):
+            return np.broadcast_to(np.asarray(raw, dtype=bool), (n,))
+        if isinstance(raw, np.ndarray):
+            return raw
+        return np.full(n, raw, dtype=_dtype(x.lo, x.hi))
+
+    @staticmethod
+    def _v(x: Int, dtype: Any) -> Any:
+        raw = x.raw
+        if isinstance(raw, np.ndarray):
+            if raw.dtype != dtype:
+                return raw.astype(dtype)
+            return raw
+        return raw  # Python int constant broadcasts
+
+    # primitives -----------------------------------------------------------
+    def _const(self, value: int, lo: int, hi: int) -> Any:
+        return value
+
+    def _bconst(self, value: bool) -> Any:
+        return value
+
+    def _add(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        return self._v(a, dt) + self._v(b, dt)
+
+    def _sub(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        return self._v(a, dt) - self._v(b, dt)
+
+    def _mul(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        return self._v(a, dt) * self._v(b, dt)
+
+    def _shl(self, a: Int, k: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        return self._v(a, dt) << self._v(k, np.int64 if dt is np.int64 else object)
+
+    def _shr(self, a: Int, k: Int, lo: int, hi: int) -> Any:
+        src = _dtype(a.lo, a.hi)
+        av = self._v(a, src)
+        if src is np.int64:
+            kv = np.minimum(k.raw, 63) if isinstance(k.raw, np.ndarray) else min(k.raw, 63)
+            out = av >> kv
+        else:
+            out = av >> self._v(k, object)
+        dt = _dtype(lo, hi)
+        return out.astype(dt) if isinstance(out, np.ndarray) and out.dtype != dt else out
+
+    def _low_bits(self, a: Int, n: int) -> Any:
+        out = self._v(a, _dtype(a.lo, a.hi)) & ((1 << n) - 1)
+        dt = _dtype(0, (1 << n) - 1)
+        return out.astype(dt) if out.dtype != dt else out
+
+    def _bit_length(self, a: Int, hi: int) -> Any:
+        av = a.raw
+        if _dtype(a.lo, a.hi) is object:
+            return _bit_length_obj(av).astype(np.int64)
+        if hi < (1 << 53):
+            return np.frexp(av.astype(np.float64))[1].astype(np.int64)
+        top = av >> 26
+        low = np.frexp((av & ((1 << 26) - 1)).astype(np.float64))[1]
+        return np.where(top > 0, np.frexp(top.astype(np.float64))[1] + 26, low).astype(np.int64)
+
+    def _lt(self, a: Int, b: Int) -> Any:
+        dt = object if object in (_dtype(a.lo, a.hi), _dtype(b.lo, b.hi)) else np.int64
+        return self._v(a, dt) < self._v(b, dt)
+
+    def _eq(self, a: Int, b: Int) -> Any:
+        dt = object if object in (_dtype(a.lo, a.hi), _dtype(b.lo, b.hi)) else np.int64
+        return self._v(a, dt) == self._v(b, dt)
+
+    def _ite(self, c: Bool, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        out = np.where(c.raw, self._v(a, dt), self._v(b, dt))
+        return out.astype(dt) if out.dtype != dt else out
+
+    def _bite(self, c: Bool, a: Bool, b: Bool) -> Any:
+        return np.where(c.raw, a.raw, b.raw)
+
+    def _and(self, a: Bool, b: Bool) -> Any:
+        return np.logical_and(a.raw, b.raw)
+
+    def _or(self, a: Bool, b: Bool) -> Any:
+        return np.logical_or(a.raw, b.raw)
+
+    def _xor(self, a: Bool, b: Bool) -> Any:
+        return np.logical_xor(a.raw, b.raw)
+
+    def _not(self, a: Bool) -> Any:
+        return np.logical_not(a.raw)
+
+    def _b2i(self, a: Bool) -> Any:
+        return np.asarray(a.raw, dtype=np.int64)
+
+    def _max(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        if dt is np.int64:
+            return np.maximum(self._v(a, dt), self._v(b, dt))
+        return super()._max(a, b, lo, hi)
+
+    def _min(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        dt = _dtype(lo, hi)
+        if dt is np.int64:
+            return np.minimum(self._v(a, dt), self._v(b, dt))
+        return super()._min(a, b, lo, hi)

@@ -1,0 +1,21 @@
+"""Standard FMA (Alg. 3): d = RNE(a * b + c) with IEEE 754 special values."""
+
+from __future__ import annotations
+
+from ..formats import Format
+from .algebra import Algebra, Int
+from .fields import Unpacked
+from .fused_sum import exact_sum2
+from .rounding import pack_special, round_pack
+from .terms import input_term, merge_specials, product, value_specials
+
+__all__ = ["fma"]
+
+
+def fma(alg: Algebra, a: Unpacked, b: Unpacked, c: Unpacked, *, out: Format) -> Int:
+    """Bits of ``out`` holding a*b + c rounded once to nearest-even (IEEE NaN 0x7FC00000-style)."""
+    p, ps = product(alg, a, b)
+    neg, mag, lsb, sticky = exact_sum2(alg, p, input_term(c))  # Alg. 3 line 1: exact a*b + c
+    finite = round_pack(alg, out, "rne", neg, mag, lsb, sticky)
+    specials = merge_specials(alg, [ps, value_specials(alg, c)])
+    return pack_special(alg, out, out.nan_bits(), *specials.resolved(alg), finite)

@@ -1,0 +1,124 @@
+"""Fixed-point sums shared by the FDPA ops: alignment at a common exponent.
+
+* :func:`max_exponent` -- e_max over the non-zero terms (zero terms never
+  set it; docs/semantics.md);
+* :func:`aligned` -- a term aligned at e_max with F fractional bits,
+  truncated toward zero (RZ_F, Alg. 7 line 10) or floored (RD_F);
+* :func:`truncated_sum` -- step 2 of Alg. 7/8/9/10/11: the exact sum of
+  the aligned terms, optionally held in a register with limited carry bits;
+* :func:`exact_sum` -- the infinitely precise sum of Alg. 6 (E-FDPA), as
+  an integer at the smallest last place among the terms;
+* :func:`exact_sum2` -- the same for two terms, in a window of bounded
+  width with a sticky bit (the classic FP adder: exact for rounding).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .algebra import Algebra, Bool, Int
+from .terms import Term, zero_exponent_floor
+
+__all__ = ["max_exponent", "aligned", "truncated_sum", "wrap_carry", "exact_sum", "exact_sum2", "signed"]
+
+
+def signed(alg: Algebra, neg: Bool, mag: Int) -> Int:
+    """``-mag`` if neg else ``mag``."""
+    return alg.ite(neg, alg.neg(mag), mag)
+
+
+def max_exponent(alg: Algebra, terms: Sequence[Term], floor: Optional[int] = None) -> Int:
+    """Largest exponent among the non-zero terms; ``floor`` (below all) when every term is zero."""
+    low = zero_exponent_floor(terms) if floor is None else floor
+    return alg.max_all([alg.ite(alg.eq(t.sig, 0), low, t.exp) for t in terms])
+
+
+def aligned(alg: Algebra, t: Term, e_ref: Int, F: int, *, floor: bool = False) -> Int:
+    """``t`` in units of 2**(e_ref - F), cut to an integer: toward zero (RZ_F) or down (RD_F).
+
+    Requires ``t.exp <= e_ref`` for non-zero terms.
+    """
+    # value / 2**(e_ref - F) = sig * 2**(exp - e_ref + F - frac)
+    k = alg.sub(alg.add(t.exp, F - t.frac), e_ref)
+    span = t.sig.hi.bit_length() + 1
+    if not floor:
+        mag = alg.shift(t.sig, k, max_left=F - t.frac, max_right=span)
+        return signed(alg, t.neg, mag)
+    return alg.shift(signed(alg, t.neg, t.sig), k, max_left=F - t.frac, max_right=span)
+
+
+def wrap_carry(alg: Algebra, s: Int, F: int, carry_bits: Optional[int]) -> Int:
+    """``s`` (units 2**-F) held in a two's-complement register of 2 + carry_bits integer bits: the carry-out is lost."""
+    if carry_bits is None:
+        return s
+    width = 3 + carry_bits + F
+    half = 1 << (width - 1)
+    return alg.sub(alg.low_bits(alg.add(s, half), width), half)
+
+
+def truncated_sum(alg: Algebra, terms: Sequence[Term], F: int, carry_bits: Optional[int] = None) -> tuple[Int, Int]:
+    """(S, e_max): S = sum of RZ_F-aligned terms in units of 2**(e_max - F) (Alg. 7 lines 8-11)."""
+    e_max = max_exponent(alg, terms)
+    total = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
+    return wrap_carry(alg, total, F, carry_bits), e_max
+
+
+def exact_sum(alg: Algebra, terms: Sequence[Term]) -> tuple[Bool, Int, Int]:
+    """(neg, mag, lsb): the exact sum is (-1)**neg * mag * 2**lsb; an exact zero is -0 only if every term is -0."""
+    lsbs = [alg.sub(t.exp, t.frac) for t in terms]
+    if len(terms) == 1:
+        return terms[0].neg, terms[0].sig, lsbs[0]
+    high = max(x.hi for x in lsbs) + 1
+    ref = _min_nonzero(alg, terms, lsbs, high)
+    total = alg.sum_all(
+        signed(alg, t.neg, alg.shl(t.sig, alg.clamp(alg.sub(x, ref), 0, max(0, x.hi - ref.lo)))) for t, x in zip(terms, lsbs)
+    )
+    neg = alg.or_(alg.lt(total, 0), alg.and_(alg.eq(total, 0), alg.all(t.neg for t in terms)))
+    return neg, alg.abs(total), ref
+
+
+def _min_nonzero(alg: Algebra, terms: Sequence[Term], lsbs: Sequence[Int], high: int) -> Int:
+    out = alg.ite(alg.eq(terms[0].sig, 0), high, lsbs[0])
+    for t, x in zip(terms[1:], lsbs[1:]):
+        out = alg.min(out, alg.ite(alg.eq(t.sig, 0), high, x))
+    return out
+
+
+def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:
+    """(neg, mag, lsb, sticky) of x + y for correct rounding: value = (-1)**neg * (mag + t) * 2**lsb, t in (0,1) iff sticky.
+
+    Both significands are normalized and placed in a window of
+    ``bits(x) + bits(y) + 3`` bits whose top is the leading bit of the
+    larger term; a smaller term that falls out of it only sets the sticky
+    bit (it cannot cancel more than one bit of the larger): the classic
+    FP adder, exact for rounding, and 51 bits wide for FP32.
+    """
+    bx, by = x.sig.hi.bit_length(), y.sig.hi.bit_length()
+    window = bx + by + 3
+    low = min(x.exp.lo - x.frac, y.exp.lo - y.frac) - window - 1
+
+    def lead(t: Term) -> tuple[Int, Int]:  # (exponent just above the leading bit, significand at the window top)
+        bits = t.sig.hi.bit_length()
+        norm, bl = alg.normalize(t.sig, bits)
+        top = alg.shl(norm, window - bits)
+        return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bl)), top
+
+    (lx, tx), (ly, ty) = lead(x), lead(y)
+    lmax = alg.max(lx, ly)
+
+    def place(t: Term, lt: Int, top: Int) -> tuple[Int, Bool]:
+        right = alg.clamp(alg.sub(lmax, lt), 0, window + 1)
+        kept = alg.shr(top, right)
+        return signed(alg, t.neg, kept), alg.ne(alg.shl(kept, right), top)
+
+    ax, sx = place(x, lx, tx)
+    ay, sy = place(y, ly, ty)
+    total = alg.add(ax, ay)
+    sticky = alg.or_(sx, sy)  # at most one term is cut (the smaller)
+    cut_neg = alg.ite(sx, alg.b2i(x.neg), alg.b2i(y.neg))
+    neg_total = alg.lt(total, 0)
+    # the cut part has the sign of its term; when it opposes the total, borrow one unit
+    borrow = alg.and_(sticky, alg.ne(cut_neg, alg.b2i(neg_total)))
+    mag = alg.max(alg.sub(alg.abs(total), alg.b2i(borrow)), 0)  # never below 0: |total| >= 2 when a term is cut
+    zero_neg = alg.and_(alg.eq(total, 0), alg.and_(alg.not_(sticky), alg.and_(x.neg, y.neg)))
+    return alg.or_(neg_total, zero_neg), mag, alg.sub(lmax, window), sticky

@@ -1,0 +1,50 @@
+"""GST-FDPA (Alg. 9): exact dot products per group of G, scaled per block, then a truncated fused sum with c."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..formats import Format
+from .algebra import Algebra, Int
+from .fields import Unpacked
+from .fused_sum import signed, truncated_sum
+from .rounding import convert_fixed, pack_special
+from .terms import Specials, Term, input_term, merge_specials, product, value_specials
+
+__all__ = ["gstfdpa"]
+
+
+def gstfdpa(
+    alg: Algebra,
+    a: Sequence[Unpacked],
+    b: Sequence[Unpacked],
+    c: Unpacked,
+    scale_a: Optional[Sequence[Unpacked]],
+    scale_b: Optional[Sequence[Unpacked]],
+    *,
+    G: int,
+    F: int,
+    out: Format,
+    mode: str,
+    nan_bits: int,
+    carry_bits: Optional[int] = None,
+) -> Int:
+    """Bits of rho(S * 2**(e_max - F)) for Alg. 9; ``scale_a``/``scale_b`` give each lane its block's scale."""
+    assert scale_a is not None and scale_b is not None, "GST-FDPA needs scales"
+    terms: list[Term] = []
+    specials: list[Specials] = [value_specials(alg, c)]
+    for g0 in range(0, len(a), G):
+        prods = [product(alg, x, y) for x, y in zip(a[g0 : g0 + G], b[g0 : g0 + G])]
+        lsb = min(t.exp.lo - t.frac for t, _ in prods)
+        # Alg. 9 line 3: exact fixed-point dot product of the group, in units of 2**lsb
+        p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t, _ in prods)
+        sa, sb = scale_a[g0], scale_b[g0]
+        sig = alg.mul(alg.abs(p), alg.mul(sa.sig, sb.sig))  # line 4: times the scales' significands
+        exp = alg.add(sa.exp, sb.exp)  # line 5: sum of the scales' exponents
+        terms.append(Term(alg.lt(p, 0), sig, exp, sa.frac + sb.frac - lsb))
+        specials.extend(s for _, s in prods)
+        specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
+    terms.append(input_term(c))  # lines 7-8
+    total, e_max = truncated_sum(alg, terms, F, carry_bits)  # lines 9-12
+    finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # line 14
+    return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

@@ -1,0 +1,49 @@
+"""T-FDPA (Alg. 7) and ST-FDPA (Alg. 8): truncated fused dot-product-add, optionally block-scaled."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..formats import Format
+from .algebra import Algebra, Int
+from .fields import Unpacked
+from .fused_sum import truncated_sum
+from .rounding import convert_fixed, pack_special
+from .terms import Specials, Term, input_term, merge_specials, product, value_specials
+
+__all__ = ["tfdpa"]
+
+
+def tfdpa(
+    alg: Algebra,
+    a: Sequence[Unpacked],
+    b: Sequence[Unpacked],
+    c: Unpacked,
+    *,
+    F: int,
+    out: Format,
+    mode: str,
+    nan_bits: int,
+    carry_bits: Optional[int] = None,
+    scale_a: Optional[Sequence[Unpacked]] = None,
+    scale_b: Optional[Sequence[Unpacked]] = None,
+) -> Int:
+    """Bits of ``rho(S * 2**(e_max - F))`` (container layout of ``out``), S the truncated fused sum of L products and c.
+
+    With ``scale_a``/``scale_b`` (one E8M0 scale per lane), the scales'
+    exponents join each product's exponent: ST-FDPA (Alg. 8 line 4).
+    """
+    terms: list[Term] = []
+    specials: list[Specials] = [value_specials(alg, c)]
+    for k, (x, y) in enumerate(zip(a, b)):  # Alg. 7 step 1: exact products
+        t, s = product(alg, x, y)
+        if scale_a is not None and scale_b is not None:  # Alg. 8 line 4
+            sa, sb = scale_a[k], scale_b[k]
+            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
+            s = Specials(alg.any([s.nan, sa.is_nan, sb.is_nan]), s.pos_inf, s.neg_inf)
+        terms.append(t)
+        specials.append(s)
+    terms.append(input_term(c))  # Alg. 7 lines 6-7
+    total, e_max = truncated_sum(alg, terms, F, carry_bits)  # Alg. 7 step 2
+    finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # Alg. 7 step 3
+    return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

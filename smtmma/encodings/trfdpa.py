@@ -1,0 +1,64 @@
+"""TR-FDPA (Alg. 10): truncated fused sum of L products, then a round-down sum with c."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..formats import Format
+from .algebra import Algebra, Int
+from .fields import Unpacked
+from .fused_sum import aligned, max_exponent
+from .rounding import convert_fixed, pack_special
+from .terms import Specials, Term, input_term, merge_specials, product, value_specials
+
+__all__ = ["trfdpa", "overflowing_products", "round_down_with_c"]
+
+
+def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked]) -> tuple[list[Term], list[Specials]]:
+    """Exact products (Alg. 10 step 1), a product with |s_k 2**e_k| >= 2**128 overflowing to +/-inf (§4.2)."""
+    terms, specials = [], []
+    for x, y in zip(a, b):
+        t, s = product(alg, x, y)
+        top = t.exp.hi - t.frac + t.sig.hi.bit_length() - 1  # largest possible leading-bit exponent
+        if top >= 128:
+            lead = alg.add(alg.sub(t.exp, t.frac + 1), alg.bit_length(t.sig))
+            over = alg.and_(alg.le(128, lead), alg.ne(t.sig, 0))
+            over = alg.and_(over, alg.not_(s.nan))
+            s = Specials(s.nan, alg.or_(s.pos_inf, alg.and_(over, alg.not_(t.neg))), alg.or_(s.neg_inf, alg.and_(over, t.neg)))
+        terms.append(t)
+        specials.append(s)
+    return terms, specials
+
+
+def round_down_with_c(
+    alg: Algebra, T: Int, e_max: Int, c: Term, F: int, F2: int, floor: int, *, drop_far_c: bool = False
+) -> tuple[Int, Int]:
+    """(S, E): Alg. 10 step 3 / Alg. 11 step 4; S in units of 2**(E - F2).
+
+    T (units 2**(e_max - F)) is rounded down to F2 fraction bits at E =
+    max(e_max, e_c), c rounded down to F bits; with ``drop_far_c`` c is
+    dropped when e_c < E - F - 1 (Alg. 11 lines 24-25).
+    """
+    e_c = alg.ite(alg.eq(c.sig, 0), floor, c.exp)
+    E = alg.max(e_max, e_c)
+    k = alg.add(alg.sub(e_max, E), F2 - F)  # T' = RD_F2(T * 2**(e_max - E))
+    T2 = alg.shift(T, k, max_left=F2 - F, max_right=T.hi.bit_length() + T.lo.bit_length() + 1)
+    sc = aligned(alg, c, E, F, floor=True)  # s'_c = RD_F(s_c * 2**(e_c - E))
+    if drop_far_c:
+        sc = alg.ite(alg.lt(e_c, alg.sub(E, F + 1)), 0, sc)
+    return alg.add(T2, alg.shl(sc, F2 - F)), E
+
+
+def trfdpa(
+    alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked], c: Unpacked, *, F: int, F2: int, out: Format, mode: str, nan_bits: int
+) -> Int:
+    """Bits of rho(S * 2**(E - F2)) for Alg. 10 (CDNA3 TF32/BF16/FP16)."""
+    terms, specials = overflowing_products(alg, a, b)
+    ct = input_term(c)
+    floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
+    e_max = max_exponent(alg, terms, floor)  # Alg. 10 step 2
+    T = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
+    S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor)  # Alg. 10 step 3
+    finite = convert_fixed(alg, out, mode, S, alg.sub(E, F2))  # Alg. 10 step 4
+    merged = merge_specials(alg, specials + [value_specials(alg, c)])
+    return pack_special(alg, out, nan_bits, *merged.resolved(alg), finite)

@@ -1,0 +1,378 @@
+"""Floating-point formats read or written by matrix units, as data.
+
+A :class:`Format` is a row of traits (exponent bits, fraction bits, bias,
+which encodings are NaN/Inf, whether subnormals exist), never a class per
+format.  Names follow the short spelling of the instruction names
+(``fp16``, ``e4m3``) with the ml_dtypes spelling as alias
+(``float16``, ``float8_e4m3fn``).  Departures from IEEE 754, explained once:
+
+* ``fn``  (e4m3, fp6, fp4): finite only, no infinities; e4m3 has a NaN at
+  S.1111.111, fp6/fp4 have no NaN at all.
+* ``fnuz`` (CDNA3 fp8/bf8): finite, NaN is 0x80 (the would-be -0), no -0.
+* ``ue8m0``: unsigned power of two 2**(E-127), 0xFF is NaN, no zero.
+* ``ue4m3``: the NVFP4 block scale; an 8-bit e4m3 whose sign bit the
+  hardware ignores (it takes the absolute value).
+* ``e8m13``: the truncated FP32 that FP8 units of Ada/Hopper produce;
+  22 bits, delivered in an FP32 container with 10 zero trailing bits.
+* ``tf32``: 19 bits; delivered in an FP32 container whose 13 trailing bits
+  the tensor core ignores.
+
+Values here are exact: :func:`to_fraction` and :func:`from_fraction` use
+Python integers and :class:`fractions.Fraction`; the vectorized decode and
+rounding used by the simulator live in :mod:`smtmma.encodings`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal, Optional, Union
+
+from .errors import InputError, NotRepresentableError, UnknownNameError, choices
+
+__all__ = [
+    "Format",
+    "FORMATS",
+    "get_format",
+    "to_fraction",
+    "from_fraction",
+    "to_float",
+    "parse_value",
+    "format_hex",
+    "Special",
+]
+
+NanStyle = Literal["ieee", "all_ones", "neg_zero", "exp_all_ones", "none"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """Traits of one binary floating-point format.
+
+    ``bits`` is the width of the bit pattern (sign + exponent + fraction);
+    a value is ``(-1)**s * sig * 2**(exp - man_bits)`` with ``sig`` the
+    integer significand (hidden bit included) and ``exp`` the unbiased
+    exponent, ``max(E, 1) - bias`` for a biased field ``E``.
+    """
+
+    name: str
+    exp_bits: int
+    man_bits: int
+    bias: int
+    signed: bool = True
+    has_inf: bool = True
+    nan: NanStyle = "ieee"
+    subnormals: bool = True
+    sign_ignored: bool = False
+    container: Optional[str] = None  # format whose layout carries this one
+    container_shift: int = 0  # trailing bits of the container dropped
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def bits(self) -> int:
+        """Width of a bit pattern in bits."""
+        return int(self.signed) + self.exp_bits + self.man_bits
+
+    @property
+    def hex_digits(self) -> int:
+        """Hex digits of a pattern as written in test vectors."""
+        return (self.bits + 3) // 4
+
+    @property
+    def precision(self) -> int:
+        """Significand bits including the hidden bit."""
+        return self.man_bits + 1
+
+    @property
+    def emin(self) -> int:
+        """Unbiased exponent of the smallest normal number."""
+        return 1 - self.bias if self.subnormals else -self.bias
+
+    @property
+    def max_exp_field(self) -> int:
+        """Largest biased exponent field of a finite number."""
+        top = (1 << self.exp_bits) - 1
+        if self.nan in ("ieee", "exp_all_ones"):
+            return top - 1
+        return top
+
+    @property
+    def emax(self) -> int:
+        """Unbiased exponent of the largest finite number."""
+        return self.max_exp_field - self.bias
+
+    @property
+    def max_sig(self) -> int:
+        """Integer significand of the largest finite number."""
+        full = (1 << self.precision) - 1
+        if self.nan == "all_ones":
+            return full - 1  # S.1111.111 is NaN
+        return full
+
+    @property
+    def sign_mask(self) -> int:
+        """Mask of the sign bit (0 for unsigned formats)."""
+        return (1 << (self.bits - 1)) if self.signed else 0
+
+    def is_nan_bits(self, bits: int) -> bool:
+        """True if the pattern encodes NaN."""
+        mag = bits & ~self.sign_mask
+        efield, man = mag >> self.man_bits, mag & ((1 << self.man_bits) - 1)
+        top = (1 << self.exp_bits) - 1
+        if self.nan == "ieee":
+            return efield == top and man != 0
+        if self.nan == "all_ones":
+            return efield == top and man == (1 << self.man_bits) - 1
+        if self.nan == "neg_zero":
+            return bits == self.sign_mask
+        if self.nan == "exp_all_ones":
+            return efield == top
+        return False
+
+    def is_inf_bits(self, bits: int) -> bool:
+        """True if the pattern encodes an infinity."""
+        mag = bits & ~self.sign_mask
+        return self.has_inf and mag == ((1 << self.exp_bits) - 1) << self.man_bits
+
+    def nan_bits(self) -> int:
+        """A canonical quiet NaN pattern (IEEE: sign 0, top fraction bit set)."""
+        top = (1 << self.exp_bits) - 1
+        if self.nan == "ieee":
+            return (top << self.man_bits) | (1 << (self.man_bits - 1))
+        if self.nan == "all_ones":
+            return (top << self.man_bits) | ((1 << self.man_bits) - 1)
+        if self.nan == "neg_zero":
+            return self.sign_mask
+        if self.nan == "exp_all_ones":
+            return top << self.man_bits
+        raise InputError(f"format {self.name} has no NaN")
+
+    def inf_bits(self, negative: bool = False) -> int:
+        """The pattern of +inf (or -inf)."""
+        if not self.has_inf:
+            raise InputError(f"format {self.name} has no infinity")
+        return (self.sign_mask if negative else 0) | (((1 << self.exp_bits) - 1) << self.man_bits)
+
+
+def _f(name: str, e: int, m: int, bias: int, *aliases: str, **kw: object) -> Format:
+    return Format(name, e, m, bias, aliases=aliases, **kw)  # type: ignore[arg-type]
+
+
+#: Every format, by canonical name (Table 2 of the MMA-Sim paper, OCP 8-bit FP and MX specs).
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        _f("fp64", 11, 52, 1023, "float64", "f64", "binary64"),
+        _f("fp32", 8, 23, 127, "float32", "f32", "binary32"),
+        _f("tf32", 8, 10, 127, "tf19", container="fp32", container_shift=13),
+        _f("bf16", 8, 7, 127, "bfloat16"),
+        _f("fp16", 5, 10, 15, "float16", "f16", "binary16", "half"),
+        _f("e4m3", 4, 3, 7, "float8_e4m3fn", "fp8_e4m3", "e4m3fn", has_inf=False, nan="all_ones"),
+        _f("e5m2", 5, 2, 15, "float8_e5m2", "fp8_e5m2"),
+        _f("e4m3fnuz", 4, 3, 8, "float8_e4m3fnuz", "fp8", has_inf=False, nan="neg_zero"),
+        _f("e5m2fnuz", 5, 2, 16, "float8_e5m2fnuz", "bf8", has_inf=False, nan="neg_zero"),
+        _f("e2m3", 2, 3, 1, "float6_e2m3fn", "fp6_e2m3", has_inf=False, nan="none"),
+        _f("e3m2", 3, 2, 3, "float6_e3m2fn", "fp6_e3m2", has_inf=False, nan="none"),
+        _f("e2m1", 2, 1, 1, "float4_e2m1fn", "fp4", "fp4_e2m1", has_inf=False, nan="none"),
+        _f(
+            "ue8m0", 8, 0, 127, "float8_e8m0fnu", "e8m0",
+            signed=False, has_inf=False, nan="exp_all_ones", subnormals=False,
+        ),
+        _f("ue4m3", 4, 3, 7, has_inf=False, nan="all_ones", sign_ignored=True),
+        _f("e8m13", 8, 13, 127, container="fp32", container_shift=10),
+    )
+}
+
+_BY_NAME: dict[str, Format] = {}
+for _fmt in FORMATS.values():
+    for _n in (_fmt.name, *_fmt.aliases):
+        _BY_NAME[_n.lower()] = _fmt
+
+
+def get_format(name: Union[str, Format]) -> Format:
+    """Return the :class:`Format` called ``name`` (canonical name or alias)."""
+    if isinstance(name, Format):
+        return name
+    try:
+        return _BY_NAME[name.lower()]
+    except KeyError:
+        raise UnknownNameError(
+            f"unknown format {name!r}; valid: {choices(FORMATS)}"
+        ) from None
+
+
+class Special:
+    """Non-finite results of :func:`to_fraction`."""
+
+    NAN = "nan"
+    INF = "inf"
+    NINF = "-inf"
+
+
+def _fields(fmt: Format, bits: int) -> tuple[int, int, int]:
+    bits = int(bits)
+    if not 0 <= bits < (1 << fmt.bits):
+        raise NotRepresentableError(
+            f"{bits:#x} has more bits than {fmt.name} ({fmt.bits} bits)"
+        )
+    sign = (bits >> (fmt.bits - 1)) & 1 if fmt.signed and not fmt.sign_ignored else 0
+    mag = bits & ((1 << (fmt.exp_bits + fmt.man_bits)) - 1)
+    return sign, mag >> fmt.man_bits, mag & ((1 << fmt.man_bits) - 1)
+
+
+def decode_scalar(fmt: Format, bits: int) -> tuple[int, int, int]:
+    """Return ``(sign, exp, sig)`` of a finite pattern: value = (-1)**sign * sig * 2**(exp - man_bits)."""
+    sign, efield, man = _fields(fmt, bits)
+    if not fmt.subnormals:
+        return sign, efield - fmt.bias, (1 << fmt.man_bits) | man
+    hidden = 1 if efield != 0 else 0
+    return sign, max(efield, 1) - fmt.bias, (hidden << fmt.man_bits) | man
+
+
+def to_fraction(fmt: Union[str, Format], bits: int) -> Union[Fraction, str]:
+    """Exact value of a pattern as a Fraction, or a :class:`Special` string.
+
+    Zero keeps no sign here; use :func:`is_negative_zero` for that.
+    """
+    fmt = get_format(fmt)
+    bits = int(bits)
+    _fields(fmt, bits)
+    if fmt.is_nan_bits(bits):
+        return Special.NAN
+    if fmt.is_inf_bits(bits):
+        return Special.NINF if bits & fmt.sign_mask else Special.INF
+    sign, exp, sig = decode_scalar(fmt, bits)
+    value = Fraction(sig) * Fraction(2) ** (exp - fmt.man_bits)
+    return -value if sign else value
+
+
+def is_negative_zero(fmt: Union[str, Format], bits: int) -> bool:
+    """True for the pattern of -0."""
+    fmt = get_format(fmt)
+    return fmt.signed and fmt.nan != "neg_zero" and bits == fmt.sign_mask
+
+
+def to_float(fmt: Union[str, Format], bits: int) -> float:
+    """The pattern's value as a Python float (for display; exact when it fits binary64)."""
+    fmt = get_format(fmt)
+    bits = int(bits)
+    v = to_fraction(fmt, bits)
+    if v == Special.NAN:
+        return math.nan
+    if v == Special.INF:
+        return math.inf
+    if v == Special.NINF:
+        return -math.inf
+    assert isinstance(v, Fraction)
+    f = float(v)
+    return -0.0 if is_negative_zero(fmt, bits) else f
+
+
+def from_fraction(fmt: Union[str, Format], value: Union[Fraction, int, float, str]) -> int:
+    """The pattern holding ``value`` exactly; raise NotRepresentableError otherwise.
+
+    ``value`` may be a Fraction/int/float or one of ``"nan"``, ``"inf"``,
+    ``"-inf"``, ``"-0"``.
+    """
+    fmt = get_format(fmt)
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in ("nan", "+nan"):
+            return fmt.nan_bits()
+        if key in ("inf", "+inf", "infinity"):
+            return fmt.inf_bits()
+        if key in ("-inf", "-infinity"):
+            return fmt.inf_bits(negative=True)
+        if key in ("-0", "-0.0"):
+            if not fmt.signed or fmt.nan == "neg_zero":
+                raise NotRepresentableError(f"-0 is not representable in {fmt.name}")
+            return fmt.sign_mask
+        value = Fraction(key)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return fmt.nan_bits()
+        if math.isinf(value):
+            return fmt.inf_bits(negative=value < 0)
+        if value == 0 and math.copysign(1.0, value) < 0:
+            return from_fraction(fmt, "-0")
+    q = Fraction(value)
+    sign = 1 if q < 0 else 0
+    q = abs(q)
+    if sign and (not fmt.signed or fmt.sign_ignored):
+        raise NotRepresentableError(f"{value} is negative; {fmt.name} is unsigned")
+    if q == 0:
+        if not fmt.subnormals:
+            raise NotRepresentableError(f"0 is not representable in {fmt.name}")
+        return 0
+    # q = sig * 2**(exp - man_bits) with sig integer
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    exp = max(e, fmt.emin)
+    scaled = q / Fraction(2) ** (exp - fmt.man_bits)
+    bad = NotRepresentableError(f"{value} is not exactly representable in {fmt.name}")
+    if scaled.denominator != 1:
+        raise bad
+    sig = scaled.numerator
+    if exp > fmt.emax or (exp == fmt.emax and sig > fmt.max_sig):
+        raise bad
+    if not fmt.subnormals:
+        if sig != 1 << fmt.man_bits:
+            raise bad
+        efield = exp + fmt.bias
+    else:
+        efield = exp + fmt.bias if sig >> fmt.man_bits else 0
+    bits = (efield << fmt.man_bits) | (sig & ((1 << fmt.man_bits) - 1))
+    return bits | (fmt.sign_mask if sign else 0)
+
+
+_HEX = re.compile(r"^(0x)?[0-9a-f]+$", re.IGNORECASE)
+
+
+def parse_hex(fmt: Union[str, Format], text: str, *, field: str = "value") -> int:
+    """Bits of a hex string in ``fmt``; a container-width string (tf32 in fp32) is truncated as the hardware does."""
+    fmt = get_format(fmt)
+    t = text.strip()
+    if not _HEX.match(t):
+        raise InputError(f"{field}: malformed hex {text!r} (expected up to {fmt.hex_digits} hex digits of {fmt.name})")
+    digits = t[2:] if t.lower().startswith("0x") else t
+    bits = int(digits, 16)
+    if fmt.container is not None and len(digits) == get_format(fmt.container).hex_digits and len(digits) > fmt.hex_digits:
+        return bits >> fmt.container_shift
+    if bits >> fmt.bits:
+        raise NotRepresentableError(
+            f"{field}: {text!r} has more bits than {fmt.name} ({fmt.bits} bits)"
+        )
+    return bits
+
+
+def parse_value(fmt: Union[str, Format], text: str, *, field: str = "value") -> int:
+    """Bits of ``text``: hex (``0x3c00``) or an exactly representable decimal (``1.5``, ``-0``, ``inf``, ``nan``, ``2^-24``)."""
+    fmt = get_format(fmt)
+    t = text.strip()
+    if t.lower().startswith("0x"):
+        return parse_hex(fmt, t, field=field)
+    m = re.match(r"^([+-]?)2\^\(?([+-]?\d+)\)?$", t)
+    try:
+        if m:
+            value: Union[Fraction, str] = Fraction(2) ** int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
+        elif t.lower().lstrip("+-") in ("nan", "inf", "infinity") or t in ("-0", "-0.0"):
+            value = t
+        else:
+            value = Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        raise InputError(
+            f"{field}: {text!r} is neither hex (0x...) nor a decimal number"
+        ) from None
+    try:
+        return from_fraction(fmt, value)
+    except NotRepresentableError as e:
+        raise NotRepresentableError(f"{field}: {e}") from None
+
+
+def format_hex(fmt: Union[str, Format], bits: int) -> str:
+    """The pattern as zero-padded lowercase hex without prefix (test-vector spelling)."""
+    fmt = get_format(fmt)
+    return f"{int(bits):0{fmt.hex_digits}x}"

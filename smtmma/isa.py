@@ -1,0 +1,250 @@
+"""What exists: the MMA instruction shapes each architecture offers.
+
+Plain data.  ``SHAPES[arch][instr][family]`` lists the instructions that
+compute ``instr`` (see :data:`smtmma.catalogue.INSTRS`) on ``arch`` through
+the op family ``family``, each as an :class:`InstrShape` ``(name, m, n, k)``
+where ``(m, n, k)`` is the matrix shape of one issue (for AMD multi-block
+MFMAs: of one block, as written in the name).
+
+Names:
+
+* NVIDIA ``mma``: the PTX prefix ``mma.sync.aligned.mMnNkK``; where the PTX
+  form needs a ``.kind`` (sm_120a) it is appended, and ``.block_scale`` for
+  block-scaled kinds (the ``.row.col``, type and scale qualifiers are left
+  out: they follow from the instruction type).
+* NVIDIA ``wgmma``: ``wgmma.mma_async.sync.aligned.m64nNkK``.  N may be any
+  multiple of 8 in 8..256; two representatives are listed (n=8 and n=256).
+* NVIDIA ``tcgen05``: ``tcgen05.mma.cta_group::1.kind::KIND`` (plus
+  ``.block_scale``); the shape is in the instruction descriptor, not the
+  name, so one representative (m=128, n=256) is listed.
+* AMD ``mfma`` / ``mfma_1k``: the ISA mnemonic, lower case (``v_mfma_...``);
+  m, n, k are read from the name.
+
+This module imports nothing from the package (the catalogue imports it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["InstrShape", "SHAPES"]
+
+
+@dataclass(frozen=True)
+class InstrShape:
+    """One instruction: its assembly name and the (m, n, k) of one issue."""
+
+    name: str
+    m: int
+    n: int
+    k: int
+
+
+# ---------------------------------------------------------------- helpers
+
+_NV_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+_AMD_SHAPE = re.compile(r"^v_mfma_[a-z0-9]+_(\d+)x(\d+)x(\d+)")
+
+
+def _mma(*shapes: str, suffix: str = "") -> tuple[InstrShape, ...]:
+    """``mma.sync.aligned.<shape><suffix>`` for each PTX shape ``mMnNkK``."""
+    out = []
+    for s in shapes:
+        m, n, k = map(int, _NV_SHAPE.fullmatch(s).groups())  # type: ignore[union-attr]
+        out.append(InstrShape(f"mma.sync.aligned.{s}{suffix}", m, n, k))
+    return tuple(out)
+
+
+def _wgmma(k: int) -> tuple[InstrShape, ...]:
+    """The n=8 and n=256 representatives of ``wgmma.mma_async`` m64nNkK."""
+    return tuple(InstrShape(f"wgmma.mma_async.sync.aligned.m64n{n}k{k}", 64, n, k) for n in (8, 256))
+
+
+def _tcgen05(kind: str, k: int, block_scale: bool = False) -> InstrShape:
+    """``tcgen05.mma.cta_group::1.kind::<kind>``, representative M=128, N=256."""
+    name = f"tcgen05.mma.cta_group::1.kind::{kind}" + (".block_scale" if block_scale else "")
+    return InstrShape(name, 128, 256, k)
+
+
+def _mfma(*names: str) -> tuple[InstrShape, ...]:
+    """AMD MFMA mnemonics; (m, n, k) from the ``MxNxK`` in the name."""
+    out = []
+    for name in names:
+        m, n, k = map(int, _AMD_SHAPE.match(name).groups())  # type: ignore[union-attr]
+        out.append(InstrShape(name, m, n, k))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- NVIDIA mma.sync
+# PTX ISA, "Warp-level matrix instructions: mma" (docs.nvidia.com/cuda/
+# parallel-thread-execution, section 9.7.14 in PTX 8.x/9.0), its syntax block
+# and "Target ISA notes"; cross-checked against microsoft/MMA-Sim
+# mmasim/isa/nv_mma.py (qualifier lists per architecture):
+#   .f16  m8n8k4 (sm_70+; optimised for sm_70 only, so listed on sm70 only),
+#         m16n8k8 (sm_75+), m16n8k16 (sm_80+); dtype/ctype .f16 or .f32.
+#   .tf32 m16n8k4, m16n8k8 (sm_80+), f32 output.
+#   .bf16 m16n8k8, m16n8k16 (sm_80+), f32 output.
+#   .f64  m8n8k4 (sm_80+); m16n8k4, m16n8k8, m16n8k16 (sm_90+).
+#   .e4m3/.e5m2 (any A/B combination) m16n8k32 (sm_89+, PTX 8.4) and
+#         m16n8k16 (sm_89+, PTX 8.7); dtype/ctype .f32 or .f16 (.f16 from PTX 8.7).
+#   .kind::f8f6f4 m16n8k32 (sm_120a): A/B in {e4m3, e5m2, e3m2, e2m3, e2m1}.
+#   .kind::mxf8f6f4.block_scale m16n8k32 (sm_120a): ue8m0 scales, block 32.
+#   .kind::mxf4.block_scale m16n8k64 (sm_120a): e2m1, ue8m0, block 32.
+#   .kind::mxf4nvf4.block_scale m16n8k64 (sm_120a): e2m1, ue8m0 block 32
+#         (scale_vec::2X) or ue4m3 block 16 (scale_vec::4X).
+
+_F16_SM70 = _mma("m8n8k4")
+_F16_SM75 = _mma("m16n8k8")
+_F16_SM80 = _mma("m16n8k8", "m16n8k16")
+_TF32 = _mma("m16n8k4", "m16n8k8")
+_BF16 = _mma("m16n8k8", "m16n8k16")
+_F64_SM80 = _mma("m8n8k4")
+_F64_SM90 = _mma("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16")
+_FP8 = _mma("m16n8k16", "m16n8k32")
+_F8F6F4 = _mma("m16n8k32", suffix=".kind::f8f6f4")
+_MXF8F6F4 = _mma("m16n8k32", suffix=".kind::mxf8f6f4.block_scale")
+_MXF4 = _mma("m16n8k64", suffix=".kind::mxf4.block_scale")
+_MXF4NVF4 = _mma("m16n8k64", suffix=".kind::mxf4nvf4.block_scale")
+
+_FP8_INSTRS = tuple(f"{a}{b}{cd}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2") for cd in ("f32", "f16"))
+_F6F4_INSTRS = tuple(f"{a}{b}f32" for a in ("e2m3", "e3m2", "e2m1") for b in ("e2m3", "e3m2", "e2m1"))
+_MX_F8F6F4_INSTRS = ("mxe4m3f32", "mxe5m2f32", "mxe2m3f32", "mxe3m2f32", "mxe2m1f32")
+
+
+def _nv_mma_table(f16: tuple[InstrShape, ...], ampere: bool, f64: tuple[InstrShape, ...] = (),
+                  fp8: tuple[InstrShape, ...] = ()) -> dict[str, tuple[InstrShape, ...]]:
+    """instr -> mma shapes for one NVIDIA architecture."""
+    t = {"f16f32": f16, "f16f16": f16}
+    if ampere:
+        t.update({"tf32f32": _TF32, "bf16f32": _BF16, "f64f64": f64})
+    for instr in _FP8_INSTRS if fp8 else ():
+        t[instr] = fp8
+    return t
+
+
+# ---------------------------------------------------------------- NVIDIA wgmma (sm_90a)
+# PTX ISA, "Asynchronous warpgroup level matrix multiply-accumulate:
+# wgmma.mma_async": shape m64nNkK, N in 8..256 step 8; K = 8 for .tf32,
+# 16 for .f16/.bf16 (dtype .f16 or .f32; .bf16 only .f32), 32 for .e4m3/.e5m2
+# (dtype .f16 or .f32).  Cross-checked with microsoft/MMA-Sim mmasim/isa/nv_wgmma.py.
+
+_WGMMA_TF32 = _wgmma(8)
+_WGMMA_F16 = _wgmma(16)
+_WGMMA_FP8 = _wgmma(32)
+
+# ---------------------------------------------------------------- NVIDIA tcgen05.mma (sm_100a)
+# PTX ISA, "TensorCore 5th Generation: tcgen05.mma": .kind::tf32 K=8,
+# .kind::f16 (f16/bf16) K=16, .kind::f8f6f4 K=32, .kind::mxf8f6f4 K=32,
+# .kind::mxf4 and .kind::mxf4nvf4 K=64 (dense); cta_group::1 takes M=64 or 128
+# with N in 8..256 step 8 (M=64) / 16..256 step 16 (M=128), cta_group::2 M=128
+# or 256.  Cross-checked with microsoft/MMA-Sim mmasim/isa/nv_tcgen05mma.py.
+
+_TC05_TF32 = (_tcgen05("tf32", 8),)
+_TC05_F16 = (_tcgen05("f16", 16),)
+_TC05_F8F6F4 = (_tcgen05("f8f6f4", 32),)
+_TC05_MXF8F6F4 = (_tcgen05("mxf8f6f4", 32, block_scale=True),)
+_TC05_MXF4 = (_tcgen05("mxf4", 64, block_scale=True), _tcgen05("mxf4nvf4", 64, block_scale=True))
+_TC05_NVF4 = (_tcgen05("mxf4nvf4", 64, block_scale=True),)
+
+
+def _nvidia() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
+    out: dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]] = {}
+
+    def put(arch: str, family: str, table: dict[str, tuple[InstrShape, ...]]) -> None:
+        for instr, shapes in table.items():
+            out.setdefault(arch, {}).setdefault(instr, {})[family] = shapes
+
+    put("sm70", "mma", _nv_mma_table(_F16_SM70, ampere=False))
+    put("sm75", "mma", _nv_mma_table(_F16_SM75, ampere=False))
+    put("sm80", "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM80))
+    put("sm86", "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM80))
+    put("sm89", "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM80, fp8=_FP8))
+    # sm_90 and later keep every sm_89 mma.sync form (Target ISA notes say "sm_89 or higher").
+    for arch in ("sm90", "sm100", "sm120"):
+        put(arch, "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM90, fp8=_FP8))
+
+    # sm_90a wgmma.
+    put("sm90", "wgmma", {"tf32f32": _WGMMA_TF32, "bf16f32": _WGMMA_F16, "f16f32": _WGMMA_F16,
+                          "f16f16": _WGMMA_F16, **{i: _WGMMA_FP8 for i in _FP8_INSTRS}})
+
+    # sm_100a tcgen05.mma.
+    put("sm100", "tcgen05", {
+        "tf32f32": _TC05_TF32, "bf16f32": _TC05_F16, "f16f32": _TC05_F16, "f16f16": _TC05_F16,
+        **{i: _TC05_F8F6F4 for i in _FP8_INSTRS + _F6F4_INSTRS},
+        **{i: _TC05_MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
+        "mxf4f32": _TC05_MXF4, "nvf4f32": _TC05_NVF4,
+    })
+
+    # sm_120a: the .kind forms of mma.sync.
+    put("sm120", "mma", {
+        **{i: _FP8 + _F8F6F4 for i in _FP8_INSTRS},
+        **{i: _F8F6F4 for i in _F6F4_INSTRS},
+        **{i: _MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
+        "mxf4f32": _MXF4 + _MXF4NVF4, "nvf4f32": _MXF4NVF4,
+    })
+    return out
+
+
+# ---------------------------------------------------------------- AMD MFMA
+# CDNA1 (gfx908): "AMD Instinct MI100 Instruction Set Architecture" (CDNA1
+# ISA), section 7 / table of V_MFMA opcodes; CDNA2 (gfx90a): "AMD Instinct
+# MI200 ISA" adds V_MFMA_F64_* and the V_MFMA_F32_*BF16_1K forms (the old bf16
+# forms remain); CDNA3 (gfx942): "AMD Instinct MI300 ISA" renames the forms
+# with an underscore before the type and a _Nb block-count tag for multi-block
+# shapes, drops the _1k suffix (its bf16 is the _1k datapath), and adds XF32
+# and FP8/BF8.  Cross-checked with microsoft/MMA-Sim mmasim/isa/amd_mfma.py
+# (cdna1/cdna2/cdna3 qualifier lists).  Multi-block shapes (e.g. 32x32x1f32 =
+# 2 blocks, 16x16x1f32 = 4 blocks, 4x4x1f32 = 16 blocks) carry one block's
+# m, n, k, as in the name.
+
+_CDNA12_F32 = _mfma("v_mfma_f32_32x32x1f32", "v_mfma_f32_32x32x2f32", "v_mfma_f32_16x16x1f32",
+                    "v_mfma_f32_16x16x4f32", "v_mfma_f32_4x4x1f32")
+_CDNA12_F16 = _mfma("v_mfma_f32_32x32x4f16", "v_mfma_f32_32x32x8f16", "v_mfma_f32_16x16x4f16",
+                    "v_mfma_f32_16x16x16f16", "v_mfma_f32_4x4x4f16")
+_CDNA12_BF16 = _mfma("v_mfma_f32_32x32x2bf16", "v_mfma_f32_32x32x4bf16", "v_mfma_f32_16x16x2bf16",
+                     "v_mfma_f32_16x16x8bf16", "v_mfma_f32_4x4x2bf16")
+_CDNA2_BF16_1K = _mfma("v_mfma_f32_32x32x4bf16_1k", "v_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_16x16x4bf16_1k",
+                       "v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_4x4x4bf16_1k")
+_CDNA2_F64 = _mfma("v_mfma_f64_16x16x4f64", "v_mfma_f64_4x4x4f64")
+
+_CDNA3_F64 = _mfma("v_mfma_f64_16x16x4_f64", "v_mfma_f64_4x4x4_4b_f64")
+_CDNA3_F32 = _mfma("v_mfma_f32_32x32x1_2b_f32", "v_mfma_f32_32x32x2_f32", "v_mfma_f32_16x16x1_4b_f32",
+                   "v_mfma_f32_16x16x4_f32", "v_mfma_f32_4x4x1_16b_f32")
+_CDNA3_XF32 = _mfma("v_mfma_f32_32x32x4_xf32", "v_mfma_f32_16x16x8_xf32")
+_CDNA3_F16 = _mfma("v_mfma_f32_32x32x4_2b_f16", "v_mfma_f32_32x32x8_f16", "v_mfma_f32_16x16x4_4b_f16",
+                   "v_mfma_f32_16x16x16_f16", "v_mfma_f32_4x4x4_16b_f16")
+_CDNA3_BF16 = _mfma("v_mfma_f32_32x32x4_2b_bf16", "v_mfma_f32_32x32x8_bf16", "v_mfma_f32_16x16x4_4b_bf16",
+                    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_4x4x4_16b_bf16")
+
+
+def _cdna3_fp8(a: str, b: str) -> tuple[InstrShape, ...]:
+    return _mfma(f"v_mfma_f32_32x32x16_{a}_{b}", f"v_mfma_f32_16x16x32_{a}_{b}")
+
+
+def _amd() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
+    return {
+        "gfx908": {
+            "f32f32": {"mfma": _CDNA12_F32},
+            "f16f32": {"mfma": _CDNA12_F16},
+            "bf16f32": {"mfma": _CDNA12_BF16},
+        },
+        "gfx90a": {
+            "f32f32": {"mfma": _CDNA12_F32},
+            "f64f64": {"mfma": _CDNA2_F64},
+            "f16f32": {"mfma": _CDNA12_F16},
+            "bf16f32": {"mfma": _CDNA12_BF16, "mfma_1k": _CDNA2_BF16_1K},
+        },
+        "gfx942": {
+            "f32f32": {"mfma": _CDNA3_F32},
+            "f64f64": {"mfma": _CDNA3_F64},
+            "tf32f32": {"mfma": _CDNA3_XF32},
+            "f16f32": {"mfma": _CDNA3_F16},
+            "bf16f32": {"mfma": _CDNA3_BF16},
+            **{f"{a}{b}f32": {"mfma": _cdna3_fp8(a, b)} for a in ("fp8", "bf8") for b in ("fp8", "bf8")},
+        },
+    }
+
+
+#: SHAPES[arch][instr][family] -> shapes; family is "mma", "wgmma", "tcgen05", "wmma" (NVIDIA) or "mfma", "mfma_1k" (AMD).
+SHAPES: dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]] = {**_nvidia(), **_amd()}

@@ -1,0 +1,185 @@
+"""Model parameterizations: which elementary op, with which parameters.
+
+A :class:`Model` is plain frozen data, so a candidate hypothesis is
+``dataclasses.replace(model, F=26)``.  Its ``kind`` names the MMA model of
+the MMA-Sim paper (Table 1):
+
+========== =========================================== =======================
+kind       elementary op (paper)                        parameters used
+========== =========================================== =======================
+ftz-addmul FTZ-Add/FTZ-Mul, pairwise (Alg. 1, Alg. 2)   P
+fma        standard FMA chain (Alg. 3, Alg. 4)          --
+e-fdpa     exact FDPA (Alg. 6) chained (Alg. 5)         L
+t-fdpa     truncated FDPA (Alg. 7)                      L, F, rho, carry_bits
+st-fdpa    scaled T-FDPA (Alg. 8)                       L, F, rho, block
+gst-fdpa   group-scaled T-FDPA (Alg. 9)                 L, G, F, rho, block
+tr-fdpa    truncated-rounded FDPA (Alg. 10)             L, F, F2, rho
+gtr-fdpa   group truncated-rounded FDPA (Alg. 11)       L, F, F2, rho
+========== =========================================== =======================
+
+``L`` is L_max of Alg. 5: a dot product of length K runs as a chain of
+ceil(K / L) FDPAs over consecutive chunks, the last one padded with zeros.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+from .errors import InputError, UnknownNameError, choices
+
+__all__ = ["Model", "KINDS", "RHOS", "Conversion", "parse_model_spec"]
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A conversion function rho of Table 2: round to ``fmt`` with ``mode``.
+
+    ``fmt`` is the format rounded to; results are delivered as bits of
+    ``fmt``'s container when it has one (E8M13 in FP32).
+    """
+
+    name: str
+    fmt: str
+    mode: str  # "rne" | "rz" | "rd" | "ru"
+
+
+#: Table 2 of the MMA-Sim paper.
+RHOS: dict[str, Conversion] = {
+    c.name: c
+    for c in (
+        Conversion("rz-fp32", "fp32", "rz"),
+        Conversion("rz-e8m13", "e8m13", "rz"),
+        Conversion("rne-fp32", "fp32", "rne"),
+        Conversion("rne-fp16", "fp16", "rne"),
+        Conversion("rne-fp64", "fp64", "rne"),
+    )
+}
+
+KINDS = ("ftz-addmul", "fma", "e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa")
+
+#: Parameters each kind reads; the others must stay None.
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "ftz-addmul": ("P",),
+    "fma": (),
+    "e-fdpa": ("L",),
+    "t-fdpa": ("L", "F", "rho", "carry_bits"),
+    "st-fdpa": ("L", "F", "rho", "block", "carry_bits"),
+    "gst-fdpa": ("L", "G", "F", "rho", "block", "carry_bits"),
+    "tr-fdpa": ("L", "F", "F2", "rho"),
+    "gtr-fdpa": ("L", "F", "F2", "rho"),
+}
+
+#: Allowed ranges, for error messages and spec parsing.
+PARAM_RANGES: dict[str, tuple[int, int]] = {
+    "L": (1, 128),
+    "F": (0, 64),
+    "F2": (0, 64),
+    "G": (1, 64),
+    "P": (2, 4),
+    "block": (1, 64),
+    "carry_bits": (0, 16),
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """One arithmetic model of an MMA instruction, with its operand formats.
+
+    Attributes (units): ``L`` vector length (terms), ``F``/``F2`` fractional
+    bits kept in the fused/rounded sums, ``G`` group size (terms), ``P``
+    pairwise width, ``rho`` conversion name (Table 2), ``carry_bits`` width
+    of the integer part of the aligned fixed-point sum beyond the 2 integer
+    bits of a product (None = unbounded), ``block`` elements per scale
+    factor, ``interleave`` lanes per register when chunks of L are
+    interleaved (chunk of lane k = (k // interleave) mod chunks),
+    ``c_after`` chain from zero and add C last with an RNE add, ``nan`` canonical NaN style of the output ("nvidia": 0x7FFFFFFF
+    / 0x7FFF; "ieee": 0x7FC00000 / 0x7E00), ``ftz_inputs`` flush input
+    subnormals to +0 (CDNA2).
+    """
+
+    kind: str
+    a_fmt: str
+    b_fmt: str
+    c_fmt: str
+    d_fmt: str
+    L: Optional[int] = None
+    F: Optional[int] = None
+    F2: Optional[int] = None
+    G: Optional[int] = None
+    P: Optional[int] = None
+    rho: Optional[str] = None
+    carry_bits: Optional[int] = None
+    block: Optional[int] = None
+    scale_fmt: Optional[str] = None
+    nan: str = "ieee"
+    ftz_inputs: bool = False
+    via: Optional[str] = None  # inputs converted exactly to this format first (e.g. fp8 run on the fp16 path)
+    interleave: Optional[int] = None  # chunk of lane k is (k // interleave) % chunks, not k // L
+    c_after: bool = False  # chain from a zero accumulator, then add C with an RNE add in d_fmt
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise UnknownNameError(f"unknown model kind {self.kind!r}; valid: {choices(KINDS)}")
+        for name, (lo, hi) in PARAM_RANGES.items():
+            v = getattr(self, name)
+            if v is not None and not lo <= v <= hi:
+                raise InputError(f"model parameter {name}={v} out of range {lo}..{hi}")
+        if self.rho is not None and self.rho not in RHOS:
+            raise UnknownNameError(f"unknown conversion rho={self.rho!r}; valid: {choices(RHOS)}")
+
+    @property
+    def conversion(self) -> Conversion:
+        """The :class:`Conversion` named by ``rho``."""
+        assert self.rho is not None, f"{self.kind} has no rho"
+        return RHOS[self.rho]
+
+    def describe(self) -> str:
+        """Short spec string, e.g. ``t-fdpa:L=8,F=24,rho=rz-fp32``."""
+        parts = [f"{p}={getattr(self, p)}" for p in _PARAMS[self.kind] if getattr(self, p) is not None]
+        if self.via:
+            parts.append(f"via={self.via}")
+        if self.interleave:
+            parts.append(f"interleave={self.interleave}")
+        if self.c_after:
+            parts.append("c_after")
+        if self.ftz_inputs:
+            parts.append("ftz_inputs")
+        return self.kind + (":" + ",".join(parts) if parts else "")
+
+    def replace(self, **changes: object) -> "Model":
+        """A copy with ``changes`` applied (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def parse_model_spec(spec: str, like: Model) -> Model:
+    """Parse ``kind:P=V,...`` into a Model with the operand formats of ``like``.
+
+    Missing parameters default to those of ``like`` when its kind matches.
+    """
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip().lower().replace("_", "-")
+    if kind in ("tfdpa", "efdpa", "stfdpa", "gstfdpa", "trfdpa", "gtrfdpa"):
+        kind = kind[:-4] + "-fdpa"
+    if kind == "ftzaddmul":
+        kind = "ftz-addmul"
+    if kind not in KINDS:
+        raise UnknownNameError(f"unknown model kind {kind!r}; valid: {choices(KINDS)}")
+    base = like if like.kind == kind else Model(kind, like.a_fmt, like.b_fmt, like.c_fmt, like.d_fmt, nan=like.nan)
+    changes: dict[str, object] = {}
+    allowed = _PARAMS[kind]
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, val = item.partition("=")
+        key = key.strip()
+        if key not in allowed or not eq:
+            ranges = ", ".join(f"{p} ({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"{p} ({choices(RHOS)})" for p in allowed)
+            raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}")
+        if key == "rho":
+            changes[key] = val.strip().lower()
+        else:
+            try:
+                changes[key] = None if val.strip().lower() in ("none", "inf") else int(val)
+            except ValueError:
+                raise InputError(f"parameter {key} needs an integer, got {val!r}") from None
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]

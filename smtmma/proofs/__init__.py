@@ -1,0 +1,1 @@
+"""The literature's claims as named, re-runnable checks (later issue)."""

@@ -1,0 +1,1 @@
+"""Solver questions about models: distinguish, symmetry, monotonicity, carry bits, error bounds (next issue)."""

@@ -1,0 +1,276 @@
+"""The MMA models (Alg. 2, 4, 5 of the MMA-Sim paper) run on the concrete interpretation.
+
+:func:`simulate_dot` is the simulator's entry point: a batch of dot
+products ``d = c + sum_k a_k b_k`` as bit patterns in, D bit patterns out.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from .catalogue import lookup, model_of, resolve_instr
+from .encodings.algebra import Algebra, Int
+from .encodings.concrete import NumpyAlgebra
+from .encodings.efdpa import efdpa
+from .encodings.fields import unpack
+from .encodings.fma import fma
+from .encodings.addmul import add, flush_input, mul
+from .encodings.gstfdpa import gstfdpa
+from .encodings.gtrfdpa import gtrfdpa
+from .encodings.tfdpa import tfdpa
+from .encodings.trfdpa import trfdpa
+from .errors import InputError
+from .formats import Format, get_format
+from .models import Model
+
+__all__ = ["simulate_dot", "simulate_mma", "run_model", "output_format", "nan_pattern", "CHUNK_ROWS"]
+
+#: Rows simulated per NumPy pass (keeps the working set in cache).
+CHUNK_ROWS = 1 << 14
+
+
+def output_format(model: Model) -> Format:
+    """Format whose bits the model returns (the container of E8M13 is FP32)."""
+    return get_format(model.d_fmt)
+
+
+def nan_pattern(model: Model, fmt: Format) -> int:
+    """The NaN pattern a model returns in format ``fmt`` (§4.2: NVIDIA FDPAs use 0x7FFFFFFF / 0x7FFF)."""
+    if model.nan == "nvidia":
+        return (1 << (fmt.bits - 1)) - 1
+    return fmt.nan_bits()
+
+
+def _dtype_for(bits: int) -> type:
+    for width, dt in ((8, np.uint8), (16, np.uint16), (32, np.uint32), (64, np.uint64)):
+        if bits <= width:
+            return dt
+    raise InputError(f"no unsigned dtype for {bits} bits")
+
+
+Lanes = Sequence[Int]
+
+
+def _fdpa_step(model: Model) -> Callable[..., Int]:
+    """The FDPA of one chunk: (alg, a, b, c, scale_a, scale_b) -> D bits."""
+    out = output_format(model)
+    kind = model.kind
+    if kind == "e-fdpa":
+        return lambda alg, a, b, c, sa, sb: efdpa(alg, a, b, c, out=out, nan_bits=nan_pattern(model, out))
+    conv = model.conversion
+    rfmt = get_format(conv.fmt)
+    nan_bits = nan_pattern(model, get_format(rfmt.container or rfmt.name))
+    if kind in ("t-fdpa", "st-fdpa"):
+        return lambda alg, a, b, c, sa, sb: tfdpa(
+            alg, a, b, c, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
+            carry_bits=model.carry_bits, scale_a=sa, scale_b=sb,
+        )
+    if kind == "gst-fdpa":
+        return lambda alg, a, b, c, sa, sb: gstfdpa(
+            alg, a, b, c, sa, sb, G=model.G, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
+            carry_bits=model.carry_bits,
+        )
+    if kind == "tr-fdpa":
+        return lambda alg, a, b, c, sa, sb: trfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits)
+    if kind == "gtr-fdpa":
+        return lambda alg, a, b, c, sa, sb: gtrfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits)
+    raise AssertionError(kind)
+
+
+def run_model(
+    alg: Algebra,
+    model: Model,
+    a: Lanes,
+    b: Lanes,
+    c: Int,
+    scale_a: Optional[Lanes] = None,
+    scale_b: Optional[Lanes] = None,
+) -> Int:
+    """D bits of one dot product of length K = len(a) under ``model``, on any interpretation.
+
+    ``a``, ``b``: K pattern terms; ``c``: the accumulator pattern; scales:
+    one pattern per block of ``model.block`` lanes.
+    """
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    K = len(a)
+    if K != len(b):
+        raise InputError(f"a has {K} values but b has {len(b)}")
+    dec_a = [unpack(alg, fa, x) for x in a]
+    dec_b = [unpack(alg, fb, x) for x in b]
+    kind = model.kind
+    if kind == "fma":  # Alg. 4: a chain of standard FMAs
+        d = c
+        for x, y in zip(dec_a, dec_b):
+            d = fma(alg, x, y, unpack(alg, fc, d), out=fc)
+        return d
+    if kind == "ftz-addmul":  # Alg. 2
+        f32 = get_format("fp32")
+        nan32 = nan_pattern(model, f32)
+        if model.ftz_inputs:
+            dec_a = [flush_input(alg, u) for u in dec_a]
+            dec_b = [flush_input(alg, u) for u in dec_b]
+            c = flush_input_bits(alg, fc, c)
+        fadd = lambda x, y: add(alg, unpack(alg, f32, x), unpack(alg, f32, y), out=f32, ftz=True, nan_bits=nan32)  # noqa: E731
+        P = model.P
+        assert P in (2, 4)
+        d = c
+        zero = alg.const(0)
+        for k0 in range(0, K, P):
+            p = [mul(alg, dec_a[k], dec_b[k], out=f32, ftz=True, nan_bits=nan32) if k < K else zero for k in range(k0, k0 + P)]
+            s = fadd(p[0], p[1])
+            if P == 4:
+                s = fadd(s, fadd(p[2], p[3]))
+            d = fadd(d, s)
+        return d
+    # Alg. 5: FDPAs over consecutive chunks of L = min(K, L_max), the last padded with zeros.
+    assert model.L is not None
+    L = max(1, min(K, model.L))
+    step = _fdpa_step(model)
+    zero_a, zero_b = unpack(alg, fa, alg.const(0)), unpack(alg, fb, alg.const(0))
+    dec_sa = dec_sb = None
+    if model.scale_fmt is not None:
+        if scale_a is None or scale_b is None:
+            raise InputError(f"{model.describe()} needs scale_a and scale_b")
+        sf = get_format(model.scale_fmt)
+        dec_sa = [unpack(alg, sf, x) for x in scale_a]
+        dec_sb = [unpack(alg, sf, x) for x in scale_b]
+    chunks = -(-K // L)
+    if model.interleave:  # lanes of a register stay together; registers alternate between chunks
+        order = sorted(range(chunks * L), key=lambda k: ((k // model.interleave) % chunks, k))
+    else:
+        order = list(range(chunks * L))
+    d = alg.const(0) if model.c_after else c
+    for j in range(chunks):
+        ks = order[j * L : (j + 1) * L]
+        ca = [dec_a[k] if k < K else zero_a for k in ks]
+        cb = [dec_b[k] if k < K else zero_b for k in ks]
+        sa = sb = None
+        if dec_sa is not None and dec_sb is not None:
+            last = len(dec_sa) - 1
+            sa = [dec_sa[min(k // model.block, last)] for k in ks]
+            sb = [dec_sb[min(k // model.block, last)] for k in ks]
+        d = step(alg, ca, cb, unpack(alg, fc, d), sa, sb)
+    if model.c_after:  # C joins last, through an RNE add of the output format
+        fd = get_format(model.d_fmt)
+        d = add(alg, unpack(alg, fd, d), unpack(alg, fc, c), out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
+    return d
+
+
+def flush_input_bits(alg: Algebra, fmt: Format, bits: Int) -> Int:
+    """A subnormal pattern becomes +0 (Alg. 2 lines 1-3: FlushSubnormal)."""
+    efield = alg.bits(bits, fmt.exp_bits + fmt.man_bits - 1, fmt.man_bits)
+    return alg.ite(alg.eq(efield, 0), 0, bits)
+
+
+def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != ndim:
+        raise InputError(f"{name} must be a {ndim}-D array of {fmt.name} bit patterns, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "ui":
+        raise InputError(f"{name} must hold unsigned integer bit patterns of {fmt.name}, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64) if arr.dtype != np.uint64 else arr
+    if arr.size and (arr.min() < 0 or int(arr.max()) >> fmt.bits):
+        bad = int(arr.max()) if int(arr.max()) >> fmt.bits else int(arr.min())
+        raise InputError(f"{name}: {bad:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+    return arr.astype(np.int64) if arr.dtype == np.uint64 and fmt.bits < 64 else arr
+
+
+def simulate_dot(
+    target: Union[str, Model],
+    instr: Optional[str],
+    a: object,
+    b: object,
+    c: object,
+    *,
+    op: Optional[str] = None,
+    scale_a: object = None,
+    scale_b: object = None,
+) -> np.ndarray:
+    """D bit patterns of a batch of dot products ``d = c + sum_k a[:, k] * b[:, k]``.
+
+    ``target`` is an architecture (``"sm90"``, alias ``"h100"``) with
+    ``instr`` (``"f16f32"``) and optional ``op`` family, or a
+    :class:`~smtmma.models.Model` (then ``instr`` may be None).  ``a``, ``b``:
+    (N, K) unsigned arrays of A/B bit patterns; ``c``: (N,) C patterns;
+    ``scale_a``, ``scale_b``: (N, ceil(K / block)) scale patterns for
+    block-scaled instructions.  Returns an (N,) array of D patterns
+    (uint16 for FP16, uint32 for FP32 and E8M13-in-FP32, uint64 for FP64).
+    """
+    model = model_of(target, instr, op)
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    A, B, C = _as_bits("a", a, fa, 2), _as_bits("b", b, fb, 2), _as_bits("c", c, fc, 1)
+    if A.shape != B.shape:
+        raise InputError(f"a and b must have the same shape (N, K): got {A.shape} and {B.shape}")
+    if C.shape[0] != A.shape[0]:
+        raise InputError(f"c must have one value per dot product: {A.shape[0]} rows but c has {C.shape[0]}")
+    n, K = A.shape
+    if K == 0:
+        raise InputError("dot products need K >= 1 values")
+    SA = SB = None
+    if model.scale_fmt is not None:
+        if scale_a is None or scale_b is None:
+            raise InputError(f"instruction with {model.scale_fmt} block scales needs scale_a and scale_b")
+        sf = get_format(model.scale_fmt)
+        SA, SB = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
+        need = -(-K // model.block)
+        for nm, s in (("scale_a", SA), ("scale_b", SB)):
+            if s.shape != (n, need):
+                raise InputError(f"{nm} must have shape ({n}, {need}) (one scale per {model.block} values), got {s.shape}")
+    out_fmt = get_format(output_format(model).container or model.d_fmt)
+    result = np.empty(n, dtype=_dtype_for(out_fmt.bits))
+    alg = NumpyAlgebra()
+    for r0 in range(0, n, CHUNK_ROWS):
+        rows = slice(r0, min(n, r0 + CHUNK_ROWS))
+        lanes_a = [alg.input(A[rows, k], 0, (1 << fa.bits) - 1) for k in range(K)]
+        lanes_b = [alg.input(B[rows, k], 0, (1 << fb.bits) - 1) for k in range(K)]
+        cc = alg.input(C[rows], 0, (1 << fc.bits) - 1)
+        sa = sb = None
+        if SA is not None and SB is not None:
+            top = (1 << get_format(model.scale_fmt or "ue8m0").bits) - 1
+            sa = [alg.input(SA[rows, j], 0, top) for j in range(SA.shape[1])]
+            sb = [alg.input(SB[rows, j], 0, top) for j in range(SB.shape[1])]
+        d = run_model(alg, model, lanes_a, lanes_b, cc, sa, sb)
+        result[rows] = alg.value(d, rows.stop - rows.start).astype(result.dtype)
+    return result
+
+
+def simulate_mma(
+    target: Union[str, Model],
+    instr: Optional[str],
+    A: object,
+    B: object,
+    C: object,
+    *,
+    op: Optional[str] = None,
+    scale_a: object = None,
+    scale_b: object = None,
+) -> np.ndarray:
+    """D = A x B + C for instruction-shaped matrices of bit patterns: A (M, K), B (K, N), C (M, N) -> D (M, N).
+
+    With an architecture, (M, N, K) must be one of the instruction's shapes.
+    Scales: scale_a (M, K/block), scale_b (K/block, N).
+    """
+    model = model_of(target, instr, op)
+    Am, Bm, Cm = np.asarray(A), np.asarray(B), np.asarray(C)
+    if Am.ndim != 2 or Bm.ndim != 2 or Cm.ndim != 2:
+        raise InputError(f"A, B, C must be matrices; got shapes {Am.shape}, {Bm.shape}, {Cm.shape}")
+    M, K = Am.shape
+    if Bm.shape[0] != K or Cm.shape != (M, Bm.shape[1]):
+        raise InputError(f"shapes do not multiply: A {Am.shape}, B {Bm.shape}, C {Cm.shape}")
+    N = Bm.shape[1]
+    if isinstance(target, str):
+        entry = lookup(target, resolve_instr(instr or ""), op)
+        shapes = {(s.m, s.n, s.k) for s in entry.shapes}
+        if shapes and (M, N, K) not in shapes:
+            valid = ", ".join(f"m{m}n{n}k{k}" for m, n, k in sorted(shapes))
+            raise InputError(f"{entry.arch} {entry.instr} ({entry.op}) has no shape m{M}n{N}k{K}; valid: {valid}")
+    a = np.repeat(Am, N, axis=0)  # row i*N + j is A[i, :]
+    b = np.tile(Bm.T, (M, 1))  # row i*N + j is B[:, j]
+    sa = sb = None
+    if scale_a is not None and scale_b is not None:
+        sa = np.repeat(np.asarray(scale_a), N, axis=0)
+        sb = np.tile(np.asarray(scale_b).T, (M, 1))
+    d = simulate_dot(model, None, a, b, Cm.reshape(-1), scale_a=sa, scale_b=sb)
+    return d.reshape(M, N)

@@ -30,9 +30,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Optional, Union
 
+import numpy as np
+
 from .errors import InputError, NotRepresentableError, UnknownNameError, choices
 
 __all__ = [
+    "decode",
+    "encode",
+    "classify",
+    "ZERO",
+    "SUBNORMAL",
+    "NORMAL",
+    "INF",
+    "NAN",
     "Format",
     "FORMATS",
     "get_format",
@@ -376,3 +386,113 @@ def format_hex(fmt: Union[str, Format], bits: int) -> str:
     """The pattern as zero-padded lowercase hex without prefix (test-vector spelling)."""
     fmt = get_format(fmt)
     return f"{int(bits):0{fmt.hex_digits}x}"
+
+
+# -- vectorized decode / encode / classify (through the algebra's NumPy interpretation) ------------
+
+#: Class codes returned by :func:`classify`.
+ZERO, SUBNORMAL, NORMAL, INF, NAN = 0, 1, 2, 3, 4
+
+
+def _unpack_np(fmt: Format, bits: object):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from .encodings.concrete import NumpyAlgebra
+    from .encodings.fields import unpack
+
+    arr = np.asarray(bits)
+    flat = arr.reshape(-1).astype(object if fmt.bits > 62 else np.int64)
+    if flat.size and (int(flat.min()) < 0 or int(flat.max()) >> fmt.bits):
+        raise NotRepresentableError(f"pattern {int(flat.max()):#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+    alg = NumpyAlgebra()
+    u = unpack(alg, fmt, alg.input(flat, 0, (1 << fmt.bits) - 1))
+    n = flat.size
+    return alg, u, n, arr.shape
+
+
+def decode(fmt: Union[str, Format], bits: object) -> tuple["np.ndarray", "np.ndarray", "np.ndarray"]:  # noqa: F821
+    """Vectorized: (sign, exp, sig) arrays with value = (-1)**sign * sig * 2**(exp - man_bits).
+
+    ``exp`` is the unbiased exponent (``max(E, 1) - bias``), ``sig`` the
+    integer significand with the hidden bit.  Infinities and NaNs decode to
+    their raw fields; use :func:`classify` to tell them apart.
+    """
+    import numpy as np
+
+    fmt = get_format(fmt)
+    alg, u, n, shape = _unpack_np(fmt, bits)
+    sign = alg.value(u.neg, n).astype(np.uint8).reshape(shape)
+    exp = alg.value(u.exp, n).astype(np.int64).reshape(shape)
+    sig = alg.value(u.sig, n).astype(np.uint64).reshape(shape)
+    return sign, exp, sig
+
+
+def classify(fmt: Union[str, Format], bits: object) -> "np.ndarray":  # noqa: F821
+    """Vectorized class codes: ZERO, SUBNORMAL, NORMAL, INF, NAN (module constants)."""
+    import numpy as np
+
+    fmt = get_format(fmt)
+    alg, u, n, shape = _unpack_np(fmt, bits)
+    out = np.full(n, NORMAL, dtype=np.uint8)
+    sig = alg.value(u.sig, n).astype(np.int64)
+    out[sig < (1 << fmt.man_bits)] = SUBNORMAL
+    out[alg.value(u.is_zero, n)] = ZERO
+    out[alg.value(u.is_inf, n)] = INF
+    out[alg.value(u.is_nan, n)] = NAN
+    return out.reshape(shape)
+
+
+def encode(fmt: Union[str, Format], sign: object, exp: object, sig: object) -> "np.ndarray":  # noqa: F821
+    """Vectorized inverse of :func:`decode` for finite values: bit patterns of (-1)**sign * sig * 2**(exp - man_bits).
+
+    ``sig`` may be unnormalized (any non-negative integer); raises
+    NotRepresentableError when a value is not exactly representable.
+    """
+    import numpy as np
+
+    from .encodings.concrete import NumpyAlgebra
+    from .encodings.rounding import round_pack
+
+    fmt = get_format(fmt)
+    s = np.asarray(sign).reshape(-1).astype(bool)
+    e = np.asarray(exp).reshape(-1).astype(np.int64)
+    g = np.asarray(sig).reshape(-1).astype(object if fmt.bits > 62 else np.int64)
+    shape = np.asarray(sig).shape
+    if g.size == 0:
+        return np.zeros(shape, dtype=np.uint64)
+    alg = NumpyAlgebra()
+    sig_hi = max(int(g.max()), 1)
+    bits = round_pack(
+        alg, Format(**{**fmt.__dict__, "container": None, "container_shift": 0}), "rne",
+        _bool_input(alg, s),
+        alg.input(g, 0, sig_hi), alg.input(e - fmt.man_bits, int(e.min()) - fmt.man_bits, int(e.max()) - fmt.man_bits),
+    )
+    out = alg.value(bits, g.size).astype(np.uint64)
+    back_s, back_e, back_g = decode(fmt, out)
+    want_g, want_e = _strip(g, e)
+    got_g, got_e = _strip(back_g.astype(g.dtype), back_e)
+    special = (classify(fmt, out) >= INF)
+    bad = np.nonzero((want_g != got_g) | ((want_e != got_e) & (want_g != 0)) | special)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise NotRepresentableError(
+            f"value {'-' if s[i] else ''}{int(g[i])}*2^{int(e[i]) - fmt.man_bits} is not exactly representable in {fmt.name}"
+        )
+    return out.reshape(shape)
+
+
+def _strip(sig: "np.ndarray", exp: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:  # noqa: F821
+    """(sig, exp) with trailing zero bits of sig moved into exp (a canonical form of sig * 2**exp)."""
+    sig, exp = sig.copy(), exp.astype(np.int64).copy()
+    while True:
+        even = (sig != 0) & (sig % 2 == 0)
+        if not even.any():
+            return sig, exp
+        sig[even] //= 2
+        exp[even] += 1
+
+
+def _bool_input(alg: object, arr: "np.ndarray"):  # type: ignore[no-untyped-def]  # noqa: F821
+    from .encodings.algebra import Bool
+
+    return Bool(alg, arr)  # type: ignore[arg-type]

@@ -47,6 +47,8 @@ class NumpyAlgebra(Algebra):
             if raw.dtype != dtype:
                 return raw.astype(dtype)
             return raw
+        if dtype is object:  # keep big constants exact (np.where would wrap them to int64)
+            return np.array(raw, dtype=object)
         return raw  # Python int constant broadcasts
 
     # primitives -----------------------------------------------------------

@@ -61,6 +61,8 @@ def round_pack(
         inc = alg.and_(inexact, neg if mode == "rd" else alg.not_(neg))
     field = alg.shl(alg.sub(alg.max(lead, emin), emin), m)
     mag = alg.add(alg.add(field, kept), alg.b2i(inc))
+    if not fmt.subnormals:  # no subnormal range: the hidden bit is not part of the field (ue8m0)
+        mag = alg.max(alg.sub(mag, 1 << m), 0)
     # sig == 0 with sticky: a value below the smallest subnormal (precondition);
     # it rounds to 0, or to the smallest subnormal on its side under RD/RU
     mag = alg.ite(alg.eq(sig, 0), alg.b2i(inc) if mode in ("rd", "ru") else 0, mag)

@@ -1,0 +1,286 @@
+"""Check test-vector files against the catalogue's models.
+
+:func:`check_file` simulates every line of a JSON Lines file (see
+:mod:`smtmma.vectors`) and compares the result with the line's ``d``, bit for
+bit.  Lines are simulated in batches: consecutive lines are buffered, grouped
+by (arch, instr, op, K, scaled) and each group is one call of
+:func:`~smtmma.simulate.simulate_dot`, so files of 10^5+ lines take seconds.
+Memory stays bounded: the buffer is flushed every :data:`FLUSH_LINES` lines.
+
+Every non-blank line ends in exactly one of four counts: ``matched``,
+``mismatched``, ``errors`` (the line could not be parsed or simulated; the
+file goes on) and ``no_expectation`` (no ``d``: nothing to compare).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from .errors import SmtmmaError
+from .formats import Format, format_hex, to_float
+from .simulate import simulate_dot
+from .vectors import LineError, TestVector, iter_vectors, vector_formats
+
+__all__ = [
+    "Mismatch",
+    "FileReport",
+    "CheckReport",
+    "check_file",
+    "check_files",
+    "simulate_vectors",
+    "FLUSH_LINES",
+    "MAX_RECORDS",
+]
+
+#: Lines buffered before a batch of simulations.
+FLUSH_LINES = 1 << 16
+
+#: Default number of mismatch (and error) records kept per file.
+MAX_RECORDS = 10
+
+
+def _value(fmt: Format, bits: int) -> Union[float, str]:
+    """A pattern's value for reports: a float when finite, else ``"nan"``, ``"inf"``, ``"-inf"``."""
+    v = to_float(fmt, bits)
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A line whose simulated D differs from its recorded ``d`` (patterns as ints)."""
+
+    vector: TestVector
+    model: str  # Model.describe() of the row simulated
+    expected: int
+    got: int
+
+    @property
+    def line(self) -> int:
+        """Line number in the file (from 1)."""
+        return self.vector.line
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record: line, names, inputs and both outputs in hex, values of both."""
+        v = self.vector
+        fm = vector_formats(v.entry)
+        rec: dict[str, Any] = {
+            "line": v.line,
+            "arch": v.arch,
+            "instr": v.instr,
+            "op": v.op,
+            "model": self.model,
+            "a": [format_hex(fm.a, x) for x in v.a],
+            "b": [format_hex(fm.b, x) for x in v.b],
+            "c": format_hex(fm.c, v.c),
+        }
+        if v.scale_a is not None and v.scale_b is not None and fm.scale is not None:
+            rec["scale_a"] = [format_hex(fm.scale, x) for x in v.scale_a]
+            rec["scale_b"] = [format_hex(fm.scale, x) for x in v.scale_b]
+        rec["expected"] = format_hex(fm.d, self.expected)
+        rec["got"] = format_hex(fm.d, self.got)
+        rec["expected_value"] = _value(fm.d, self.expected)
+        rec["got_value"] = _value(fm.d, self.got)
+        return rec
+
+
+@dataclass
+class FileReport:
+    """Counts and first records of one checked file."""
+
+    file: str
+    lines: int = 0
+    matched: int = 0
+    mismatched: int = 0
+    errors: int = 0
+    no_expectation: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+    error_list: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No mismatch and no bad line."""
+        return self.mismatched == 0 and self.errors == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (``mismatches``: the first records; ``error_messages``: the first bad lines)."""
+        return {
+            "file": self.file,
+            "lines": self.lines,
+            "matched": self.matched,
+            "mismatched": self.mismatched,
+            "errors": self.errors,
+            "no_expectation": self.no_expectation,
+            "mismatches": [m.to_dict() for m in self.mismatches],
+            "error_messages": [{"line": e.line, "message": e.message} for e in self.error_list],
+        }
+
+
+@dataclass
+class CheckReport:
+    """Reports of several files and their totals."""
+
+    files: list[FileReport]
+
+    def _sum(self, name: str) -> int:
+        return sum(getattr(f, name) for f in self.files)
+
+    @property
+    def lines(self) -> int:
+        """Total non-blank lines."""
+        return self._sum("lines")
+
+    @property
+    def matched(self) -> int:
+        """Total matched lines."""
+        return self._sum("matched")
+
+    @property
+    def mismatched(self) -> int:
+        """Total mismatched lines."""
+        return self._sum("mismatched")
+
+    @property
+    def errors(self) -> int:
+        """Total bad lines."""
+        return self._sum("errors")
+
+    @property
+    def no_expectation(self) -> int:
+        """Total lines without ``d``."""
+        return self._sum("no_expectation")
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"files": [...], "lines", "matched", "mismatched", "errors", "no_expectation"}``."""
+        return {
+            "files": [f.to_dict() for f in self.files],
+            "lines": self.lines,
+            "matched": self.matched,
+            "mismatched": self.mismatched,
+            "errors": self.errors,
+            "no_expectation": self.no_expectation,
+        }
+
+
+def _group_key(v: TestVector) -> tuple[str, str, str, int, bool]:
+    return (v.arch, v.instr, v.op, v.K, v.scale_a is not None)
+
+
+def _simulate_group(vs: Sequence[TestVector]) -> np.ndarray:
+    v0 = vs[0]
+    a = np.array([v.a for v in vs], dtype=np.uint64)
+    b = np.array([v.b for v in vs], dtype=np.uint64)
+    c = np.array([v.c for v in vs], dtype=np.uint64)
+    sa = sb = None
+    if v0.scale_a is not None:
+        sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
+        sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
+    return simulate_dot(v0.arch, v0.instr, a, b, c, op=v0.op, scale_a=sa, scale_b=sb)
+
+
+def simulate_vectors(vectors: Sequence[TestVector]) -> list[Union[int, LineError]]:
+    """D pattern of each vector (in order), simulated in batches; a :class:`LineError` where one fails.
+
+    Vectors are grouped by (arch, instr, op, K, scaled) and each group is one
+    :func:`~smtmma.simulate.simulate_dot` call; if a group call fails, its
+    vectors are simulated one by one so the error lands on its own line.
+    """
+    out: list[Union[int, LineError]] = [0] * len(vectors)
+    groups: dict[tuple[str, str, str, int, bool], list[int]] = {}
+    for i, v in enumerate(vectors):
+        groups.setdefault(_group_key(v), []).append(i)
+    for idx in groups.values():
+        group = [vectors[i] for i in idx]
+        try:
+            d = _simulate_group(group)
+            for i, x in zip(idx, d.tolist()):
+                out[i] = int(x)
+        except SmtmmaError:
+            for i, v in zip(idx, group):
+                try:
+                    out[i] = int(_simulate_group([v])[0])
+                except SmtmmaError as e:
+                    out[i] = LineError(v.line, f"line {v.line}: {e}")
+    return out
+
+
+def _flush(report: FileReport, pending: list[TestVector], max_mismatches: int, max_errors: int) -> None:
+    results = simulate_vectors(pending)
+    models: dict[tuple[str, str, str], str] = {}
+    for v, got in zip(pending, results):
+        if isinstance(got, LineError):
+            report.errors += 1
+            report.error_list.append(got)
+            continue
+        if got == v.d:
+            report.matched += 1
+            continue
+        report.mismatched += 1
+        if len(report.mismatches) < max_mismatches:
+            key = (v.arch, v.instr, v.op)
+            if key not in models:
+                models[key] = v.entry.model.describe()
+            assert v.d is not None
+            report.mismatches.append(Mismatch(v, models[key], v.d, got))
+    # Errors found while parsing and while simulating interleave: keep the first ones by line.
+    report.error_list.sort(key=lambda e: e.line)
+    del report.error_list[max_errors:]
+    pending.clear()
+
+
+def check_file(
+    path: Union[str, Path],
+    *,
+    max_mismatches: int = MAX_RECORDS,
+    max_errors: int = MAX_RECORDS,
+    progress: Optional[Callable[[int], None]] = None,
+) -> FileReport:
+    """Simulate every line of ``path`` and compare with its ``d``; see :class:`FileReport`.
+
+    Raises :class:`~smtmma.errors.InputError` only if the file cannot be
+    read; bad lines are counted in ``errors`` (first ``max_errors`` kept).
+    ``progress``, if given, is called with the number of lines done after
+    each batch.
+    """
+    report = FileReport(str(path))
+    pending: list[TestVector] = []
+    for item in iter_vectors(path):
+        report.lines += 1
+        if isinstance(item, LineError):
+            report.errors += 1
+            if len(report.error_list) < max_errors:
+                report.error_list.append(item)
+        elif item.d is None:
+            report.no_expectation += 1
+        else:
+            pending.append(item)
+            if len(pending) >= FLUSH_LINES:
+                _flush(report, pending, max_mismatches, max_errors)
+                if progress is not None:
+                    progress(report.lines)
+    _flush(report, pending, max_mismatches, max_errors)
+    if progress is not None:
+        progress(report.lines)
+    return report
+
+
+def check_files(
+    paths: Iterable[Union[str, Path]],
+    *,
+    max_mismatches: int = MAX_RECORDS,
+    max_errors: int = MAX_RECORDS,
+    progress: Optional[Callable[[str, int], None]] = None,
+) -> CheckReport:
+    """:func:`check_file` for each path (in order); see :class:`CheckReport`."""
+    reports = []
+    for p in paths:
+        cb = (lambda n, _p=str(p): progress(_p, n)) if progress is not None else None
+        reports.append(check_file(p, max_mismatches=max_mismatches, max_errors=max_errors, progress=cb))
+    return CheckReport(reports)

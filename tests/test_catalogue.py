@@ -1,0 +1,137 @@
+"""The catalogue: every architecture and alias, the table rows of the MMA-Sim paper, the decisions taken."""
+
+from __future__ import annotations
+
+import pytest
+
+from smtmma import catalogue
+from smtmma.catalogue import ARCHS, CATALOGUE, lookup, resolve_arch, resolve_instr
+from smtmma.errors import UnknownNameError
+
+
+@pytest.mark.parametrize(
+    "alias,arch",
+    [
+        ("volta", "sm70"), ("v100", "sm70"), ("turing", "sm75"), ("t4", "sm75"), ("ampere", "sm80"),
+        ("a100", "sm80"), ("ada", "sm89"), ("hopper", "sm90"), ("h100", "sm90"), ("h200", "sm90"),
+        ("blackwell", "sm100"), ("b200", "sm100"), ("rtx-blackwell", "sm120"), ("cdna1", "gfx908"),
+        ("mi100", "gfx908"), ("cdna2", "gfx90a"), ("mi250x", "gfx90a"), ("cdna3", "gfx942"),
+        ("mi300x", "gfx942"), ("SM_90", "sm90"), ("H100", "sm90"),
+    ],
+)
+def test_aliases(alias: str, arch: str) -> None:
+    assert resolve_arch(alias) == arch
+
+
+def test_every_architecture_has_rows() -> None:
+    assert {e.arch for e in CATALOGUE} == set(ARCHS)
+
+
+def test_one_default_per_arch_and_instr() -> None:
+    keys = {(e.arch, e.instr) for e in CATALOGUE}
+    for arch, instr in keys:
+        defaults = [e for e in CATALOGUE if (e.arch, e.instr) == (arch, instr) and e.default]
+        assert len(defaults) == 1, (arch, instr, defaults)
+
+
+# Table 4 of the MMA-Sim paper: (arch, instr) -> (L, F, rho)
+TABLE4 = [
+    ("sm70", "f16f32", 4, 23, "rz-fp32"), ("sm70", "f16f16", 4, 23, "rne-fp16"),
+    ("sm75", "f16f32", 8, 24, "rz-fp32"), ("sm75", "f16f16", 8, 24, "rne-fp16"),
+    ("sm80", "tf32f32", 4, 24, "rz-fp32"), ("sm80", "bf16f32", 8, 24, "rz-fp32"),
+    ("sm80", "f16f32", 8, 24, "rz-fp32"), ("sm80", "f16f16", 8, 24, "rne-fp16"),
+    ("sm89", "tf32f32", 4, 24, "rz-fp32"), ("sm89", "e4m3f32", 16, 13, "rz-e8m13"),
+    ("sm89", "e5m2f16", 16, 13, "rne-fp16"),
+    ("sm90", "tf32f32", 8, 25, "rz-fp32"), ("sm90", "bf16f32", 16, 25, "rz-fp32"),
+    ("sm90", "f16f16", 16, 25, "rne-fp16"), ("sm90", "e4m3f32", 32, 13, "rz-e8m13"),
+    ("sm90", "e4m3e5m2f16", 32, 13, "rne-fp16"),
+    ("sm100", "tf32f32", 8, 25, "rz-fp32"), ("sm100", "e4m3f32", 32, 25, "rz-fp32"),
+    ("sm100", "e2m1f32", 32, 25, "rz-fp32"), ("sm100", "e5m2f16", 32, 25, "rne-fp16"),
+    ("sm120", "f16f32", 16, 25, "rz-fp32"), ("sm120", "e3m2f32", 32, 25, "rz-fp32"),
+]
+
+
+@pytest.mark.parametrize("arch,instr,L,F,rho", TABLE4, ids=lambda x: str(x))
+def test_table4_rows(arch: str, instr: str, L: int, F: int, rho: str) -> None:
+    m = lookup(arch, instr).model
+    assert (m.kind, m.L, m.F, m.rho, m.nan) == ("t-fdpa", L, F, rho, "nvidia")
+
+
+def test_table5_gst_fdpa() -> None:
+    for arch in ("sm100", "sm120"):
+        for instr, block, scale in (("mxf4f32", 32, "ue8m0"), ("nvf4f32", 16, "ue4m3")):
+            m = lookup(arch, instr).model
+            assert (m.kind, m.L, m.G, m.F, m.rho, m.block, m.scale_fmt) == ("gst-fdpa", 64, 16, 35, "rz-fp32", block, scale)
+
+
+def test_st_fdpa_rows() -> None:
+    m = lookup("sm100", "mxe4m3f32").model
+    assert (m.kind, m.L, m.F, m.block, m.scale_fmt) == ("st-fdpa", 32, 25, 32, "ue8m0")
+
+
+@pytest.mark.parametrize(
+    "arch,instr,op,kind,params",
+    [
+        ("gfx908", "f32f32", None, "fma", {}),
+        ("gfx908", "bf16f32", None, "e-fdpa", {"L": 2}),
+        ("gfx908", "f16f32", None, "e-fdpa", {"L": 4}),
+        ("gfx90a", "f64f64", None, "fma", {}),
+        ("gfx90a", "bf16f32", None, "ftz-addmul", {"P": 2, "ftz_inputs": True}),
+        ("gfx90a", "bf16f32", "v_mfma_f32_32x32x8bf16_1k", "ftz-addmul", {"P": 4}),
+        ("gfx90a", "bf16f32", "mfma_1k", "ftz-addmul", {"P": 4}),
+        ("gfx90a", "f16f32", None, "ftz-addmul", {"P": 4}),
+        ("gfx942", "tf32f32", None, "tr-fdpa", {"L": 4, "F": 24, "F2": 31, "rho": "rne-fp32"}),
+        ("gfx942", "f16f32", None, "tr-fdpa", {"L": 8, "F": 24, "F2": 31}),
+        ("gfx942", "bf16f32", None, "tr-fdpa", {"L": 8}),
+        ("gfx942", "fp8bf8f32", None, "gtr-fdpa", {"L": 16, "F": 24, "F2": 31}),
+    ],
+)
+def test_tables6_and_7(arch: str, instr: str, op: str, kind: str, params: dict) -> None:
+    m = lookup(arch, instr, op).model
+    assert m.kind == kind
+    for k, v in params.items():
+        assert getattr(m, k) == v
+
+
+def test_fp64_is_an_fma_chain_on_every_arch_that_has_it() -> None:
+    rows = [e for e in CATALOGUE if e.instr == "f64f64"]
+    assert {e.arch for e in rows} == {"sm80", "sm86", "sm89", "sm90", "sm100", "sm120", "gfx90a", "gfx942"}
+    assert all(e.model.kind == "fma" for e in rows)
+
+
+def test_fp8_mma_on_hopper_runs_on_the_fp16_path() -> None:
+    # Decision (docs/fp8-mma-sm90.md): PTX mma.sync FP8 on sm90/sm100 is two HMMA.16816.
+    for arch in ("sm90", "sm100"):
+        m = lookup(arch, "e4m3f16", "mma").model
+        assert (m.L, m.F, m.rho, m.interleave, m.c_after, m.via) == (16, 25, "rne-fp16", 2, True, "fp16")
+    assert lookup("sm90", "e4m3f16").op == "wgmma"  # the native datapath stays the default
+    assert lookup("sm89", "e4m3f16", "mma").model.F == 13  # Ada's mma.sync is native QMMA
+
+
+def test_wmma_is_the_mma_datapath() -> None:
+    assert lookup("sm80", "f16f32", "wmma") is lookup("sm80", "f16f32", "mma")
+
+
+def test_full_ptx_names_resolve_to_their_family() -> None:
+    e = lookup("sm90", "e4m3f16", "mma.sync.aligned.m16n8k32")
+    assert e.op == "mma"
+
+
+@pytest.mark.parametrize(
+    "call,fragment",
+    [
+        (lambda: resolve_arch("sm99"), "unknown architecture 'sm99'; valid: sm70, sm75"),
+        (lambda: resolve_instr("f17f32"), "unknown instruction 'f17f32'; valid: f64f64"),
+        (lambda: lookup("sm70", "bf16f32"), "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32"),
+        (lambda: lookup("sm90", "f16f32", "tcgen05"), "has no op 'tcgen05'; valid: mma, wgmma"),
+    ],
+)
+def test_errors_list_the_valid_choices(call, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UnknownNameError) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+def test_entries_filter() -> None:
+    rows = catalogue.entries("hopper", "f16f32")
+    assert {e.op for e in rows} == {"mma", "wgmma"}

@@ -1,0 +1,256 @@
+"""Differential tests: the simulator (smtmma.simulate_dot) against the exact reference.
+
+For every catalogue entry, dot products are drawn
+
+* by Hypothesis: K below, at, above and not a multiple of L; elements from
+  uniformly random patterns, from a table of special patterns of each format
+  (zeros, extremes, subnormals, inf, NaN), or from the samplers of
+  :mod:`smtmma.sampling` with a drawn seed;
+* in batches: every sampling kind of §3.1.4 through one ``simulate_dot``
+  call per K, compared with :func:`reference.reference_dot` line by line.
+
+Every comparison is bit for bit.  Hypothesis runs ~50 examples per entry by
+default; ``SMTMMA_HYPOTHESIS_PROFILE=thorough`` runs 1000.  The light batch
+(unmarked) draws 200 dot products per entry; the heavy one (``slow``) 2000
+per entry and sampling kind.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections import Counter
+from typing import Iterator, Optional
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from smtmma import sampling
+from smtmma.catalogue import CATALOGUE, Entry
+from smtmma.formats import Format, get_format
+from smtmma.models import Model
+
+from reference import reference_dot, round_fraction
+
+simulate_dot = pytest.importorskip("smtmma").simulate_dot
+
+settings.register_profile(
+    "smtmma-default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.register_profile(
+    "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+_PROFILE = os.environ.get("SMTMMA_HYPOTHESIS_PROFILE", "smtmma-default")
+_SETTINGS = settings(settings.get_profile(_PROFILE if _PROFILE in ("smtmma-default", "thorough") else "smtmma-default"))
+
+
+def entry_id(e: Entry) -> str:
+    """Readable id of a catalogue row: ``sm90-f16f32-mma``."""
+    return f"{e.arch}-{e.instr}-{e.op}"
+
+
+ENTRIES = list(CATALOGUE)
+IDS = [entry_id(e) for e in ENTRIES]
+
+#: Passing comparisons per model kind and input source (printed at module teardown, see -s).
+COUNTS: Counter = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts() -> Iterator[None]:
+    yield
+    if COUNTS:
+        lines = [f"  {kind:<11} {src:<16} {n:>8}" for (kind, src), n in sorted(COUNTS.items())]
+        print("\ndifferential comparisons passed (model kind, source, count):\n" + "\n".join(lines))
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def chunk_length(model: Model) -> int:
+    """The natural chunk of the model: L for FDPAs, P for FTZ-AddMul, 4 for FMA chains."""
+    return model.L or model.P or 4
+
+
+def k_values(model: Model) -> list[int]:
+    """K below, at, above and not a multiple of the chunk length."""
+    L = chunk_length(model)
+    ks = {1, max(1, L - 1), L, L + 1, 2 * L, 2 * L + 3}
+    if model.kind == "fma":
+        ks |= {7, 13}
+    return sorted(ks)
+
+
+def n_scales(model: Model, K: int) -> int:
+    return -(-K // model.block) if model.block else 0
+
+
+def hex_list(xs: object) -> str:
+    return "[" + ", ".join(f"{int(x):#x}" for x in np.asarray(xs).ravel()) + "]"
+
+
+def describe(model: Model, a: object, b: object, c: int, sa: object = None, sb: object = None) -> str:
+    s = f"{model.describe()} a={hex_list(a)} b={hex_list(b)} c={int(c):#x}"
+    if sa is not None:
+        s += f" scale_a={hex_list(sa)} scale_b={hex_list(sb)}"
+    return s
+
+
+def run_sim(model: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+            sa: Optional[np.ndarray] = None, sb: Optional[np.ndarray] = None) -> np.ndarray:
+    kw = {}
+    if model.scale_fmt is not None:
+        kw = dict(scale_a=sa, scale_b=sb)
+    return np.asarray(simulate_dot(model, None, a, b, c, **kw))
+
+
+def run_ref(model: Model, a: np.ndarray, b: np.ndarray, c: int,
+            sa: Optional[np.ndarray] = None, sb: Optional[np.ndarray] = None) -> int:
+    if model.scale_fmt is not None:
+        return reference_dot(model, list(a), list(b), int(c), list(sa), list(sb))
+    return reference_dot(model, list(a), list(b), int(c))
+
+
+def special_patterns(fmt: Format) -> list[int]:
+    """Edge patterns of a format: ±0, ±1, extremes, subnormals, ±inf, NaNs."""
+    from fractions import Fraction
+
+    out = {0, fmt.sign_mask}
+    top_finite = (fmt.max_exp_field << fmt.man_bits) | (fmt.max_sig & ((1 << fmt.man_bits) - 1))
+    for mag in (
+        round_fraction(Fraction(1), fmt, "rne"),
+        top_finite,
+        top_finite - 1,
+        1 << fmt.man_bits,  # smallest normal
+        1,  # smallest subnormal
+        (1 << fmt.man_bits) - 1,  # largest subnormal
+        round_fraction(Fraction(3, 2), fmt, "rne"),
+        round_fraction(Fraction(1, 2), fmt, "rne"),
+    ):
+        out |= {mag, mag | fmt.sign_mask}
+    if fmt.has_inf:
+        out |= {fmt.inf_bits(), fmt.inf_bits(negative=True)}
+    if fmt.nan != "none":
+        out.add(fmt.nan_bits())
+        if fmt.nan == "ieee":
+            out |= {fmt.nan_bits() | fmt.sign_mask, fmt.inf_bits() | 1}
+        if fmt.nan == "all_ones":
+            out.add(fmt.nan_bits() | fmt.sign_mask)
+    return sorted(x for x in out if 0 <= x < (1 << fmt.bits))
+
+
+def element(fmt: Format) -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, (1 << fmt.bits) - 1), st.sampled_from(special_patterns(fmt)))
+
+
+def scale_element(fmt: Format) -> st.SearchStrategy[int]:
+    if fmt.name == "ue8m0":
+        return st.one_of(st.integers(127 - 30, 127 + 30), st.integers(0, 255))
+    return st.one_of(st.integers(0x30, 0x48), st.integers(0, 255))
+
+
+@st.composite
+def dot_inputs(draw: st.DrawFn, model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """One dot product (a, b of shape (1, K); c of shape (1,); scales (1, ceil(K/block)) or None)."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    L = chunk_length(model)
+    K = draw(st.one_of(st.sampled_from(k_values(model)), st.integers(1, 3 * L + 2)))
+    source = draw(st.sampled_from(["patterns", "sampler"]))
+    if source == "sampler":
+        kind = draw(st.sampled_from(sampling.KINDS))
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        a, b, c = sampling.draw_dot(kind, fa, fb, fc, 1, K, rng)
+    else:
+        a = np.array([draw(st.lists(element(fa), min_size=K, max_size=K))], dtype=sampling.dtype_for(fa))
+        b = np.array([draw(st.lists(element(fb), min_size=K, max_size=K))], dtype=sampling.dtype_for(fb))
+        c = np.array([draw(element(fc))], dtype=sampling.dtype_for(fc))
+    sa = sb = None
+    if model.scale_fmt is not None:
+        sf = get_format(model.scale_fmt)
+        ns = n_scales(model, K)
+        sa = np.array([draw(st.lists(scale_element(sf), min_size=ns, max_size=ns))], dtype=sampling.dtype_for(sf))
+        sb = np.array([draw(st.lists(scale_element(sf), min_size=ns, max_size=ns))], dtype=sampling.dtype_for(sf))
+    return a, b, c, sa, sb
+
+
+# ---------------------------------------------------------------------------
+# Hypothesis: every catalogue entry
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_simulator_matches_reference(entry: Entry) -> None:
+    model = entry.model
+
+    @_SETTINGS
+    @given(dot_inputs(model))
+    def check(inputs: tuple) -> None:
+        a, b, c, sa, sb = inputs
+        got = int(run_sim(model, a, b, c, sa, sb)[0])
+        want = run_ref(model, a[0], b[0], int(c[0]), None if sa is None else sa[0], None if sb is None else sb[0])
+        assert got == want, f"{describe(model, a, b, c[0], sa, sb)}: reference {want:#x}, simulator {got:#x}"
+        COUNTS[(model.kind, "hypothesis")] += 1
+
+    check()
+
+
+# ---------------------------------------------------------------------------
+# Batches from every sampling kind
+# ---------------------------------------------------------------------------
+
+
+def _batch(entry: Entry, kind: str, n: int, seed_salt: str) -> tuple[int, list[str]]:
+    """Compare n dot products of ``kind`` (spread over the K values); return (passed, mismatches)."""
+    model = entry.model
+    fa, fb, fc = model.a_fmt, model.b_fmt, model.c_fmt
+    rng = np.random.default_rng(zlib.crc32(f"{entry_id(entry)}/{kind}/{seed_salt}".encode()))
+    ks = k_values(model)
+    passed, bad = 0, []
+    for i, K in enumerate(ks):
+        rows = n // len(ks) + (1 if i < n % len(ks) else 0)
+        if rows == 0:
+            continue
+        a, b, c = sampling.draw_dot(kind, fa, fb, fc, rows, K, rng)
+        sa = sb = None
+        if model.scale_fmt is not None:
+            ns = n_scales(model, K)
+            sa = sampling.draw_scales(kind, model.scale_fmt, (rows, ns), rng)
+            sb = sampling.draw_scales(kind, model.scale_fmt, (rows, ns), rng)
+        got = run_sim(model, a, b, c, sa, sb)
+        for r in range(rows):
+            want = run_ref(model, a[r], b[r], int(c[r]), None if sa is None else sa[r], None if sb is None else sb[r])
+            if int(got[r]) == want:
+                passed += 1
+            else:
+                bad.append(
+                    f"{describe(model, a[r], b[r], c[r], None if sa is None else sa[r], None if sb is None else sb[r])}:"
+                    f" reference {want:#x}, simulator {int(got[r]):#x}"
+                )
+    return passed, bad
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_batched_light(entry: Entry) -> None:
+    """200 dot products per entry, spread over the sampling kinds."""
+    kinds = sampling.KINDS
+    total_bad: list[str] = []
+    for j, kind in enumerate(kinds):
+        n = 200 // len(kinds) + (1 if j < 200 % len(kinds) else 0)
+        passed, bad = _batch(entry, kind, n, "light")
+        COUNTS[(entry.model.kind, kind)] += passed
+        total_bad += bad
+    assert not total_bad, f"{len(total_bad)} mismatches, first: " + "\n".join(total_bad[:5])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sampling.KINDS)
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_batched_heavy(entry: Entry, kind: str) -> None:
+    """2000 dot products per entry and sampling kind, one simulate_dot call per K."""
+    passed, bad = _batch(entry, kind, 2000, "heavy")
+    COUNTS[(entry.model.kind, kind)] += passed
+    assert not bad, f"{len(bad)} of 2000 mismatch, first: " + "\n".join(bad[:5])

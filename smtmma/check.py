@@ -36,8 +36,8 @@ __all__ = [
     "MAX_RECORDS",
 ]
 
-#: Lines buffered before a batch of simulations.
-FLUSH_LINES = 1 << 16
+#: Lines buffered before a batch of simulations (small enough that the garbage collector stays cheap).
+FLUSH_LINES = 1 << 13
 
 #: Default number of mismatch (and error) records kept per file.
 MAX_RECORDS = 10

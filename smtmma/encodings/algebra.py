@@ -208,6 +208,14 @@ class Algebra(ABC):
     def _min(self, a: Int, b: Int, lo: int, hi: int) -> Any:
         return self._ite(self.lt(a, b), a, b, lo, hi)
 
+    def _bool(self, raw: Any) -> Bool:
+        """Wrap a primitive's boolean result (an interpretation may fold uniform batches to constants)."""
+        return Bool(self, raw)
+
+    def unpack_cached(self, fmt: Any, bits: Int, unpack: Any) -> Any:
+        """Hook: decoded fields of ``bits`` from a table of ``unpack``'s own results, or None."""
+        return None
+
     # -- lifting ---------------------------------------------------------
     def const(self, value: int) -> Int:
         """The integer constant ``value``."""
@@ -403,7 +411,7 @@ class Algebra(ABC):
             return self.bconst(True)
         if a.lo >= b.hi:
             return self.bconst(False)
-        return Bool(self, self._lt(a, b))
+        return self._bool(self._lt(a, b))
 
     def le(self, a: IntLike, b: IntLike) -> Bool:
         """a <= b."""
@@ -416,7 +424,7 @@ class Algebra(ABC):
             return self.bconst(a.const == b.const)
         if a.hi < b.lo or b.hi < a.lo:
             return self.bconst(False)
-        return Bool(self, self._eq(a, b))
+        return self._bool(self._eq(a, b))
 
     def ne(self, a: IntLike, b: IntLike) -> Bool:
         """a != b."""
@@ -441,7 +449,7 @@ class Algebra(ABC):
             if a.const == b.const:
                 return a
             return c if a.const else self.not_(c)
-        return Bool(self, self._bite(c, a, b))
+        return self._bool(self._bite(c, a, b))
 
     def b2i(self, c: BoolLike) -> Int:
         """1 if c else 0."""
@@ -460,7 +468,7 @@ class Algebra(ABC):
             return b
         if b.const is True:
             return a
-        return Bool(self, self._and(a, b))
+        return self._bool(self._and(a, b))
 
     def or_(self, a: BoolLike, b: BoolLike) -> Bool:
         """a or b."""
@@ -471,7 +479,7 @@ class Algebra(ABC):
             return b
         if b.const is False:
             return a
-        return Bool(self, self._or(a, b))
+        return self._bool(self._or(a, b))
 
     def xor(self, a: BoolLike, b: BoolLike) -> Bool:
         """a xor b."""
@@ -486,14 +494,14 @@ class Algebra(ABC):
             return self.not_(b)
         if b.const is True:
             return self.not_(a)
-        return Bool(self, self._xor(a, b))
+        return self._bool(self._xor(a, b))
 
     def not_(self, a: BoolLike) -> Bool:
         """not a."""
         a = self.blift(a)
         if a.const is not None:
             return self.bconst(not a.const)
-        return Bool(self, self._not(a))
+        return self._bool(self._not(a))
 
     def any(self, xs: Iterable[BoolLike]) -> Bool:
         """Disjunction (False when empty)."""

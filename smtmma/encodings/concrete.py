@@ -24,8 +24,48 @@ def _dtype(lo: int, hi: int) -> Any:
     return np.int64 if -_LIMIT <= lo and hi < _LIMIT else object
 
 
+_TABLES: dict[Any, Any] = {}
+
+
 class NumpyAlgebra(Algebra):
     """The simulator's interpretation: each term is a batch of exact integers."""
+
+    def _bool(self, raw: Any) -> Bool:
+        """A batch that is all False (or all True) becomes a constant, so the ops it guards fold away."""
+        if isinstance(raw, np.ndarray) and raw.ndim:
+            if not raw.any():
+                return self.bconst(False)
+            if raw.all():
+                return self.bconst(True)
+        return Bool(self, raw)
+
+    def unpack_cached(self, fmt: Any, bits: Int, unpack: Any) -> Any:
+        """Fields of a pattern of a <= 16-bit format by table look-up.
+
+        The table holds ``unpack``'s own results over every pattern, so the
+        definition stays single; only the work per element shrinks.
+        """
+        if fmt.bits > 16 or not isinstance(bits.raw, np.ndarray) or bits.lo < 0 or bits.hi >= (1 << fmt.bits):
+            return None
+        table = _TABLES.get(fmt)
+        if table is None:
+            plain = NumpyAlgebra()
+            plain.unpack_cached = lambda *args: None  # type: ignore[method-assign]
+            every = plain.input(np.arange(1 << fmt.bits, dtype=np.int64), 0, (1 << fmt.bits) - 1)
+            table = _TABLES[fmt] = unpack(plain, fmt, every)
+        idx = bits.raw
+
+        def take(x: Any) -> Any:
+            if x.const is not None:
+                return x
+            if isinstance(x, Bool):
+                return self._bool(x.raw[idx])
+            return Int(self, x.raw[idx], x.lo, x.hi)
+
+        return type(table)(
+            take(table.neg), take(table.exp), take(table.sig), table.frac,
+            take(table.is_zero), take(table.is_inf), take(table.is_nan),
+        )
 
     def input(self, array: np.ndarray, lo: int, hi: int) -> Int:
         """An input term over a batch (values must lie in [lo, hi])."""

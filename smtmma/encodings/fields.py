@@ -34,7 +34,14 @@ def bits_input(alg: Algebra, fmt: Format) -> tuple[int, int]:
 
 
 def unpack(alg: Algebra, fmt: Format, bits: Int) -> Unpacked:
-    """Fields of the pattern ``bits`` of format ``fmt`` (see module docstring)."""
+    """Fields of the pattern ``bits`` of format ``fmt`` (see module docstring).
+
+    An interpretation may answer from a table of this very function's
+    results (the NumPy one does for formats of <= 16 bits).
+    """
+    cached = alg.unpack_cached(fmt, bits, unpack)
+    if cached is not None:
+        return cached
     m, e = fmt.man_bits, fmt.exp_bits
     efield = alg.bits(bits, m + e - 1, m)
     man = alg.low_bits(bits, m) if m else alg.const(0)

@@ -36,15 +36,16 @@ def max_exponent(alg: Algebra, terms: Sequence[Term], floor: Optional[int] = Non
 def aligned(alg: Algebra, t: Term, e_ref: Int, F: int, *, floor: bool = False) -> Int:
     """``t`` in units of 2**(e_ref - F), cut to an integer: toward zero (RZ_F) or down (RD_F).
 
-    Requires ``t.exp <= e_ref`` for non-zero terms.
+    Requires ``t.exp <= e_ref`` for non-zero terms (zero terms give 0 whatever their exponent).
     """
-    # value / 2**(e_ref - F) = sig * 2**(exp - e_ref + F - frac)
-    k = alg.sub(alg.add(t.exp, F - t.frac), e_ref)
-    span = t.sig.hi.bit_length() + 1
+    # value / 2**(e_ref - F) = sig * 2**(F - frac) / 2**(e_ref - exp)
+    up, down = max(F - t.frac, 0), max(t.frac - F, 0)
+    span = t.sig.hi.bit_length() + up + 1  # shifting further right leaves 0 (or -1 when flooring)
+    right = alg.clamp(alg.add(alg.sub(e_ref, t.exp), down), 0, span)
+    x = alg.shl(t.sig, up)
     if not floor:
-        mag = alg.shift(t.sig, k, max_left=F - t.frac, max_right=span)
-        return signed(alg, t.neg, mag)
-    return alg.shift(signed(alg, t.neg, t.sig), k, max_left=F - t.frac, max_right=span)
+        return signed(alg, t.neg, alg.shr(x, right))
+    return alg.shr(signed(alg, t.neg, x), right)
 
 
 def wrap_carry(alg: Algebra, s: Int, F: int, carry_bits: Optional[int]) -> Int:

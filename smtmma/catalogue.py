@@ -239,6 +239,10 @@ def _with_shapes(rows: list[Entry]) -> list[Entry]:
 
 CATALOGUE: tuple[Entry, ...] = tuple(_with_shapes(_nvidia_rows() + _amd_rows()))
 
+_ROWS: dict[tuple[str, str], list[Entry]] = {}
+for _e in CATALOGUE:
+    _ROWS.setdefault((_e.arch, _e.instr), []).append(_e)
+
 _ARCH_BY_NAME = {n.lower(): a.name for a in ARCHS.values() for n in (a.name, *a.aliases)}
 _INSTR_BY_NAME = {n.lower(): i.name for i in INSTRS.values() for n in (i.name, *i.aliases)}
 
@@ -280,7 +284,7 @@ def lookup(arch: str, instr: str, op: Optional[str] = None) -> Entry:
     (``v_mfma_f32_32x32x8bf16_1k``, ``mma.sync.aligned.m16n8k32``).
     """
     a, i = resolve_arch(arch), resolve_instr(instr)
-    rows = [e for e in CATALOGUE if e.arch == a and e.instr == i]
+    rows = _ROWS.get((a, i), [])
     if not rows:
         have = sorted({e.instr for e in CATALOGUE if e.arch == a})
         raise UnknownNameError(f"{a} has no instruction {i}; valid for {a}: {choices(have)}")

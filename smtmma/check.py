@@ -32,6 +32,7 @@ __all__ = [
     "check_file",
     "check_files",
     "simulate_vectors",
+    "json_value",
     "FLUSH_LINES",
     "MAX_RECORDS",
 ]
@@ -43,8 +44,8 @@ FLUSH_LINES = 1 << 13
 MAX_RECORDS = 10
 
 
-def _value(fmt: Format, bits: int) -> Union[float, str]:
-    """A pattern's value for reports: a float when finite, else ``"nan"``, ``"inf"``, ``"-inf"``."""
+def json_value(fmt: Format, bits: int) -> Union[float, str]:
+    """A pattern's value for JSON reports: a float when finite, else ``"nan"``, ``"inf"``, ``"-inf"``."""
     v = to_float(fmt, bits)
     if v != v:
         return "nan"
@@ -86,8 +87,8 @@ class Mismatch:
             rec["scale_b"] = [format_hex(fm.scale, x) for x in v.scale_b]
         rec["expected"] = format_hex(fm.d, self.expected)
         rec["got"] = format_hex(fm.d, self.got)
-        rec["expected_value"] = _value(fm.d, self.expected)
-        rec["got_value"] = _value(fm.d, self.got)
+        rec["expected_value"] = json_value(fm.d, self.expected)
+        rec["got_value"] = json_value(fm.d, self.got)
         return rec
 
 

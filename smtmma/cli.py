@@ -22,8 +22,8 @@ from fractions import Fraction
 from typing import IO, Any, NoReturn, Optional, Sequence
 
 from . import __version__
-from .catalogue import ARCHS, INSTRS, Entry, entries, lookup
-from .check import CheckReport, FileReport, check_files
+from .catalogue import ARCHS, Entry, entries, lookup
+from .check import CheckReport, FileReport, check_files, json_value
 from .errors import InputError, NotRepresentableError, SmtmmaError
 from .formats import Format, format_hex, from_fraction, parse_hex, parse_value, to_float
 from .models import parse_model_spec
@@ -71,7 +71,9 @@ values (comma-separated lists for --a/--b, one value for --c):
   0x3c00           hex bit pattern in the operand's format (always safe)
   3c00             hex too: a token of hex digits that is not all decimal digits
   1000             a decimal integer: tokens of digits 0-9 only are decimal;
-                   write 0x1000 for the bit pattern
+                   write 0x1000 for the bit pattern.  Next to bare hex values,
+                   a digits-only token as wide as the format's hex (1400 in
+                   fp16) is refused as ambiguous: write 0x1400 or 1400.0
   1.5  -0.25  3/4  exact decimals or fractions (must be exactly representable;
                    0.1 in fp16 is an error, not a rounding)
   2^-24  -2^3      powers of two
@@ -87,7 +89,7 @@ strings in each operand's format; d_value is a number, or "nan", "inf", "-inf".
 
 examples:
   smtmma simulate --arch sm90 --instr f16f32 --a 1,2^-10 --b 1,2^-10 --c 0
-  smtmma simulate --arch a100 --instr f16f16 --a 0x3c00,0x1400 --b 3c00,1400 --c 0x0000 --json
+  smtmma simulate --arch a100 --instr f16f16 --a 0x3c00,0x1400 --b 3c00,0x1400 --c 0 --json
   smtmma simulate --arch sm90 --instr e4m3f32 --op wgmma --a 1,1 --b 0.5,-0.5 --c 2^-20
   smtmma simulate --arch sm100 --instr mxe4m3f32 --a 1 --b 1 --c 0 --scale-a 2 --scale-b 1
   smtmma simulate --arch sm90 --instr f16f32 --model t-fdpa:F=26 --a 1,2^-24 --b 1,1 --c 0"""
@@ -257,53 +259,92 @@ def parse_cli_value(fmt: Format, token: str, field: str = "value") -> int:
         return parse_hex(fmt, t, field=field)
     try:
         return parse_value(fmt, t, field=field)
-    except NotRepresentableError:
-        try:
-            q = Fraction(t)
-        except (ValueError, ZeroDivisionError):
+    except InputError as e:
+        if not str(e).startswith(f"{field}: "):  # e.g. "format e4m3 has no infinity"
+            raise type(e)(f"{field}: {e}") from None
+        if not isinstance(e, NotRepresentableError):
             raise
-        near = _neighbours(fmt, q)
-        hint = f" (nearest: {' and '.join(_display(fmt, x) for x in near)})" if near else ""
-        raise NotRepresentableError(f"{field}: {t} is not exactly representable in {fmt.name}{hint}") from None
+        q = _as_fraction(t)
+        if q is not None and q < 0 and "negative" in str(e):
+            raise NotRepresentableError(f"{field}: {t} is negative; {fmt.name} is unsigned") from e
+        if q is None or "not exactly representable" not in str(e):
+            raise
+        raise NotRepresentableError(f"{field}: {t} is not exactly representable in {fmt.name}{_hint(fmt, q)}") from e
 
 
-def _neighbours(fmt: Format, q: Fraction) -> list[int]:
-    """Patterns of the representable values just below and above ``|q|`` (with q's sign), for error hints."""
+_POW2 = re.compile(r"([+-]?)2\^\(?([+-]?\d+)\)?")
+
+
+def _as_fraction(t: str) -> Optional[Fraction]:
+    """``t`` as a Fraction (decimal, fraction or power of two), None if it is none of those."""
+    m = _POW2.fullmatch(t)
+    if m:
+        return Fraction(2) ** int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
+    try:
+        return Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _hint(fmt: Format, q: Fraction) -> str:
+    """`` (nearest: ...)``: the representable values around ``q``, for error messages."""
     sign = -1 if q < 0 else 1
     mag = abs(q)
-    if mag == 0:
-        return []
+    if mag == 0 or not fmt.signed and sign < 0:
+        return ""
+    top = Fraction(fmt.max_sig) * Fraction(2) ** (fmt.emax - fmt.man_bits)
+    if mag > top:
+        return f" (largest finite: {_display(fmt, from_fraction(fmt, sign * top))})"
     e = mag.numerator.bit_length() - mag.denominator.bit_length()
     if Fraction(2) ** e > mag:
         e -= 1
     ulp = Fraction(2) ** (max(e, fmt.emin) - fmt.man_bits)
     lo = (mag // ulp) * ulp
-    out = []
+    near = []
     for v in (lo, lo + ulp):
         try:
-            out.append(from_fraction(fmt, sign * v))
+            near.append(from_fraction(fmt, "-0" if v == 0 and sign < 0 else sign * v))
         except SmtmmaError:
             pass
-    return sorted(set(out), key=lambda x: to_float(fmt, x))
+    near.sort(key=lambda x: to_float(fmt, x))
+    return f" (nearest: {' and '.join(_display(fmt, x) for x in near)})" if near else ""
 
 
-def _values(fmt: Format, text: str, opt: str) -> list[int]:
+def _tokens(fmt: Format, text: str, opt: str) -> list[tuple[Format, str, str]]:
     parts = text.split(",")
-    return [parse_cli_value(fmt, p, field=f"{opt}[{i}]" if len(parts) > 1 else opt) for i, p in enumerate(parts)]
+    return [(fmt, p.strip(), f"{opt}[{i}]" if len(parts) > 1 else opt) for i, p in enumerate(parts)]
+
+
+def _check_ambiguous(tokens: list[tuple[Format, str, str]]) -> None:
+    """Refuse a digits-only token that reads as a different pattern in hex when other tokens are bare hex.
+
+    ``--a 3c00,1400`` most likely means two hex patterns, but ``1400`` is the
+    decimal 1400 by the rule; rather than answer silently for another input,
+    ask for ``0x1400`` or ``1400.0``.
+    """
+    if not any(_ALL_HEX.fullmatch(t) and not _ALL_DEC.fullmatch(t) for _, t, _ in tokens):
+        return
+    for fmt, t, field in tokens:
+        if not (_ALL_DEC.fullmatch(t) and len(t) >= 2 and len(t) == fmt.hex_digits):
+            continue
+        try:
+            as_dec, as_hex = parse_value(fmt, t), parse_hex(fmt, t)
+        except SmtmmaError:
+            continue
+        if as_dec != as_hex:
+            raise InputError(
+                f"{field}: {t!r} is ambiguous next to bare hex values: it reads as the decimal {t} "
+                f"(0x{format_hex(fmt, as_dec)}); write 0x{t} for the bit pattern or {t}.0 for the number"
+            )
+
+
+def _parse_tokens(tokens: list[tuple[Format, str, str]]) -> list[int]:
+    return [parse_cli_value(fmt, t, field=field) for fmt, t, field in tokens]
 
 
 def _display(fmt: Format, bits: int) -> str:
     v = to_float(fmt, bits)
     return f"0x{format_hex(fmt, bits)} ({v!r})" if v == v else f"0x{format_hex(fmt, bits)} (nan)"
-
-
-def _json_value(fmt: Format, bits: int) -> Any:
-    v = to_float(fmt, bits)
-    if v != v:
-        return "nan"
-    if v in (float("inf"), float("-inf")):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -312,18 +353,26 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.model:
         model = parse_model_spec(args.model, like=model)
     fm = vector_formats(entry)
-    a = _values(fm.a, args.a, "--a")
-    b = _values(fm.b, args.b, "--b")
+    ta, tb, tc = _tokens(fm.a, args.a, "--a"), _tokens(fm.b, args.b, "--b"), _tokens(fm.c, args.c, "--c")
+    if len(tc) != 1:
+        raise InputError(f"--c takes one value, got {len(tc)}")
+    ts = []
+    if fm.scale is not None:
+        for opt, text in (("--scale-a", args.scale_a), ("--scale-b", args.scale_b)):
+            if text is not None:
+                ts += _tokens(fm.scale, text, opt)
+    _check_ambiguous(ta + tb + tc + ts)
+    a, b, (c,) = _parse_tokens(ta), _parse_tokens(tb), _parse_tokens(tc)
     if len(a) != len(b):
         raise InputError(f"--a has {len(a)} values but --b has {len(b)}; a dot product needs K values of each")
-    c = parse_cli_value(fm.c, args.c, field="--c")
     sa = sb = None
     if fm.scale is not None:
         need = -(-len(a) // (fm.block or 1))
         if args.scale_a is None or args.scale_b is None:
             raise InputError(f"{entry.instr} is block-scaled: give --scale-a and --scale-b, {need} {fm.scale.name} "
                              f"value(s) each (one per {fm.block} values)")
-        sa, sb = _values(fm.scale, args.scale_a, "--scale-a"), _values(fm.scale, args.scale_b, "--scale-b")
+        sa = _parse_tokens(_tokens(fm.scale, args.scale_a, "--scale-a"))
+        sb = _parse_tokens(_tokens(fm.scale, args.scale_b, "--scale-b"))
         for opt, s in (("--scale-a", sa), ("--scale-b", sb)):
             if len(s) != need:
                 raise InputError(f"{opt} needs {need} value(s) (one per {fm.block} values of K={len(a)}), got {len(s)}")
@@ -343,21 +392,24 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             rec["scale_a"] = [format_hex(fm.scale, x) for x in sa]
             rec["scale_b"] = [format_hex(fm.scale, x) for x in sb]
         rec["d"] = format_hex(fm.d, d)
-        rec["d_value"] = _json_value(fm.d, d)
+        rec["d_value"] = json_value(fm.d, d)
         print(json.dumps(rec))
         return EXIT_OK
     override = "  (--model override)" if args.model else f"  [{entry.source}]"
-    print(f"arch   {entry.arch} ({ARCHS[entry.arch].family})")
-    print(f"instr  {entry.instr}  (a {fm.a.name}, b {fm.b.name}, c {fm.c.name}, d {fm.d.name})")
-    print(f"op     {entry.op}")
-    print(f"model  {model.describe()}{override}")
-    print(f"a      {', '.join(_display(fm.a, x) for x in a)}")
-    print(f"b      {', '.join(_display(fm.b, x) for x in b)}")
+    lines = [
+        ("arch", f"{entry.arch} ({ARCHS[entry.arch].family})"),
+        ("instr", f"{entry.instr}  (a {fm.a.name}, b {fm.b.name}, c {fm.c.name}, d {fm.d.name})"),
+        ("op", entry.op),
+        ("model", model.describe() + override),
+        ("a", ", ".join(_display(fm.a, x) for x in a)),
+        ("b", ", ".join(_display(fm.b, x) for x in b)),
+    ]
     if sa is not None and sb is not None and fm.scale is not None:
-        print(f"scale_a {', '.join(_display(fm.scale, x) for x in sa)}")
-        print(f"scale_b {', '.join(_display(fm.scale, x) for x in sb)}")
-    print(f"c      {_display(fm.c, c)}")
-    print(f"d      {_display(fm.d, d)}")
+        lines.append(("scale_a", ", ".join(_display(fm.scale, x) for x in sa)))
+        lines.append(("scale_b", ", ".join(_display(fm.scale, x) for x in sb)))
+    lines += [("c", _display(fm.c, c)), ("d", _display(fm.d, d))]
+    for label, text in lines:
+        print(f"{label:<8}{text}")
     return EXIT_OK
 
 
@@ -440,7 +492,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = parser.parse_args(_join_negative_values(args_list))
         if getattr(args, "func", None) is None:
-            parser.print_help(sys.stderr)
+            _print_error("a command is required: list, simulate or check (see 'smtmma --help')")
             return EXIT_USAGE
         return int(args.func(args))
     except SystemExit as e:  # --help, --version, usage errors

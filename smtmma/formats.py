@@ -378,8 +378,10 @@ def parse_value(fmt: Union[str, Format], text: str, *, field: str = "value") -> 
         ) from None
     try:
         return from_fraction(fmt, value)
-    except NotRepresentableError as e:
-        raise NotRepresentableError(f"{field}: {e}") from None
+    except NotRepresentableError:
+        raise NotRepresentableError(f"{field}: {t} is not exactly representable in {fmt.name}") from None
+    except InputError as e:
+        raise InputError(f"{field}: {e}") from None
 
 
 def format_hex(fmt: Union[str, Format], bits: int) -> str:

@@ -172,8 +172,10 @@ def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
         raise InputError(f"{name} must hold unsigned integer bit patterns of {fmt.name}, got dtype {arr.dtype}")
     arr = arr.astype(np.int64) if arr.dtype != np.uint64 else arr
     if arr.size and (arr.min() < 0 or int(arr.max()) >> fmt.bits):
-        bad = int(arr.max()) if int(arr.max()) >> fmt.bits else int(arr.min())
-        raise InputError(f"{name}: {bad:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+        flat = arr.reshape(len(arr), -1) if arr.ndim > 1 else arr.reshape(-1, 1)
+        row = int(np.nonzero(((flat < 0) | (flat >= (1 << min(fmt.bits, 63)))).any(axis=1))[0][0]) if fmt.bits < 64 else 0
+        bad = int(flat[row][(flat[row] < 0) | (flat[row] >= (1 << min(fmt.bits, 63)))][0]) if fmt.bits < 64 else int(arr.min())
+        raise InputError(f"{name}: row {row}: {bad:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
     return arr.astype(np.int64) if arr.dtype == np.uint64 and fmt.bits < 64 else arr
 
 

@@ -319,7 +319,7 @@ def parse_line(text: Union[str, bytes], line: int = 1) -> TestVector:
         except UnicodeDecodeError as e:
             raise InputError(f"line {line}: not UTF-8 text (byte {e.start})") from None
     try:
-        obj = json.loads(text)
+        obj = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as e:
         raise InputError(f"line {line}: bad JSON: {e.msg} at column {e.colno}") from None
     return parse_record(obj, line)

@@ -495,8 +495,11 @@ def gst_fdpa(
     part in e_max.
     """
     F, G = model.F, model.G
+    # a chunk shorter than a multiple of G (K < L_max) is padded with zero products
+    n_groups = -(-len(a) // G)
+    a, b = _pad(a, G), _pad(b, G)
     L = len(a)
-    assert L % G == 0
+    assert len(alpha) == len(beta) == n_groups
     # §4.2: NaN scales, NaN/Inf products (including inf × a zero scale significand)
     specials: list[Operand] = []
     for g in range(L // G):
@@ -667,8 +670,9 @@ def reference_dot(
     if kind == "ftz-addmul":  # Alg. 2
         return phi_ftz_addmul(model, a, b, c)
 
-    # Alg. 5: chunks of L, the last padded with zeros; d threads through the chain.
-    L = model.L
+    # Alg. 5: L <- min(K, L_max) (line 1); chunks of L, the last padded with zeros
+    # (+0 × +0); d threads through the chain.
+    L = max(1, min(K, model.L))
     n_chunks = max(1, -(-K // L))
     a = a + [POS_ZERO] * (n_chunks * L - K)
     b = b + [POS_ZERO] * (n_chunks * L - K)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections import Counter
+from fractions import Fraction
 from typing import Iterator, Optional
 
 import numpy as np
@@ -117,8 +118,6 @@ def run_ref(model: Model, a: np.ndarray, b: np.ndarray, c: int,
 
 def special_patterns(fmt: Format) -> list[int]:
     """Edge patterns of a format: ±0, ±1, extremes, subnormals, ±inf, NaNs."""
-    from fractions import Fraction
-
     out = {0, fmt.sign_mask}
     top_finite = (fmt.max_exp_field << fmt.man_bits) | (fmt.max_sig & ((1 << fmt.man_bits) - 1))
     for mag in (
@@ -154,13 +153,43 @@ def scale_element(fmt: Format) -> st.SearchStrategy[int]:
 
 
 @st.composite
+def near(draw: st.DrawFn, fmt: Format, center: int, spread: int) -> int:
+    """A pattern with random sign and fraction and an unbiased exponent within ``spread`` of ``center``."""
+    top = fmt.max_exp_field
+    efield = min(max(fmt.bias + center + draw(st.integers(-spread, spread)), 0), top)
+    man = draw(st.integers(0, (1 << fmt.man_bits) - 1))
+    pattern = (efield << fmt.man_bits) | man
+    if efield == top and fmt.nan == "all_ones":
+        pattern = min(pattern, fmt.nan_bits() - 1)
+    if fmt.signed and not fmt.sign_ignored and draw(st.booleans()) and not (fmt.nan == "neg_zero" and pattern == 0):
+        pattern |= fmt.sign_mask
+    return pattern
+
+
+@st.composite
 def dot_inputs(draw: st.DrawFn, model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
     """One dot product (a, b of shape (1, K); c of shape (1,); scales (1, ceil(K/block)) or None)."""
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     L = chunk_length(model)
     K = draw(st.one_of(st.sampled_from(k_values(model)), st.integers(1, 3 * L + 2)))
-    source = draw(st.sampled_from(["patterns", "sampler"]))
-    if source == "sampler":
+    source = draw(st.sampled_from(["patterns", "sampler", "window", "zeros"]))
+    if source == "zeros":
+        # signed zeros, ones and subnormals: zero signs, padding, FTZ, e_max without zero terms
+        def pick(f: Format) -> st.SearchStrategy[int]:
+            one = round_fraction(Fraction(1), f, "rne")
+            pool = sorted({0, f.sign_mask, one, one | f.sign_mask, 1, 1 | f.sign_mask} - ({f.sign_mask} if f.nan == "neg_zero" else set()))
+            return st.sampled_from(pool)
+
+        a = np.array([draw(st.lists(pick(fa), min_size=K, max_size=K))], dtype=sampling.dtype_for(fa))
+        b = np.array([draw(st.lists(pick(fb), min_size=K, max_size=K))], dtype=sampling.dtype_for(fb))
+        c = np.array([draw(pick(fc))], dtype=sampling.dtype_for(fc))
+    elif source == "window":
+        # products and c within a few binades of each other: alignment and truncation boundaries
+        spread = draw(st.integers(0, 3))
+        a = np.array([draw(st.lists(near(fa, 0, spread), min_size=K, max_size=K))], dtype=sampling.dtype_for(fa))
+        b = np.array([draw(st.lists(near(fb, 0, spread), min_size=K, max_size=K))], dtype=sampling.dtype_for(fb))
+        c = np.array([draw(near(fc, draw(st.integers(-40, 8)), 0))], dtype=sampling.dtype_for(fc))
+    elif source == "sampler":
         kind = draw(st.sampled_from(sampling.KINDS))
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         a, b, c = sampling.draw_dot(kind, fa, fb, fc, 1, K, rng)
@@ -254,3 +283,67 @@ def test_batched_heavy(entry: Entry, kind: str) -> None:
     passed, bad = _batch(entry, kind, 2000, "heavy")
     COUNTS[(entry.model.kind, kind)] += passed
     assert not bad, f"{len(bad)} of 2000 mismatch, first: " + "\n".join(bad[:5])
+
+
+# ---------------------------------------------------------------------------
+# Hypothesis: parameterizations beyond the catalogue (candidate hypotheses)
+# ---------------------------------------------------------------------------
+
+_T_INPUTS = ["fp16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
+_T_OUTPUTS = [("fp32", "rz-fp32"), ("fp32", "rne-fp32"), ("fp32", "rz-e8m13"), ("fp16", "rne-fp16")]
+
+
+@st.composite
+def random_models(draw: st.DrawFn) -> Model:
+    """A model of any kind with parameters drawn around the catalogued ones (carry bits included)."""
+    kind = draw(st.sampled_from(["fma", "ftz-addmul", "e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa"]))
+    nan = draw(st.sampled_from(["nvidia", "ieee"]))
+    carry = draw(st.one_of(st.none(), st.integers(0, 4)))
+    if kind == "fma":
+        f = draw(st.sampled_from(["fp32", "fp64"]))
+        return Model("fma", f, f, f, f)
+    if kind == "ftz-addmul":
+        f = draw(st.sampled_from(["fp16", "bf16"]))
+        return Model(kind, f, f, "fp32", "fp32", P=draw(st.sampled_from([2, 4])), ftz_inputs=draw(st.booleans()))
+    if kind == "e-fdpa":
+        f = draw(st.sampled_from(["fp16", "bf16"]))
+        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)))
+    if kind == "t-fdpa":
+        cd, rho = draw(st.sampled_from(_T_OUTPUTS))
+        return Model(kind, draw(st.sampled_from(_T_INPUTS)), draw(st.sampled_from(_T_INPUTS)), cd, cd,
+                     L=draw(st.integers(1, 16)), F=draw(st.integers(0, 40)), rho=rho, carry_bits=carry, nan=nan)
+    if kind == "st-fdpa":
+        f8 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
+        block = draw(st.sampled_from([8, 16, 32]))
+        return Model(kind, draw(st.sampled_from(f8)), draw(st.sampled_from(f8)), "fp32", "fp32",
+                     L=block * draw(st.sampled_from([1, 2])), F=draw(st.integers(10, 35)), rho="rz-fp32",
+                     block=block, scale_fmt="ue8m0", carry_bits=carry, nan=nan)
+    if kind == "gst-fdpa":
+        G = draw(st.sampled_from([4, 8, 16]))
+        block = G * draw(st.sampled_from([1, 2]))
+        return Model(kind, "e2m1", "e2m1", "fp32", "fp32", L=block * draw(st.sampled_from([1, 2])), G=G,
+                     F=draw(st.integers(20, 40)), rho="rz-fp32", block=block,
+                     scale_fmt=draw(st.sampled_from(["ue8m0", "ue4m3"])), carry_bits=carry, nan=nan)
+    F = draw(st.integers(10, 30))
+    F2 = draw(st.integers(F, 40))
+    if kind == "tr-fdpa":
+        f = draw(st.sampled_from(["fp16", "bf16", "tf32"]))
+        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)), F=F, F2=F2, rho="rne-fp32")
+    fa, fb = draw(st.sampled_from(["e4m3fnuz", "e5m2fnuz"])), draw(st.sampled_from(["e4m3fnuz", "e5m2fnuz"]))
+    return Model(kind, fa, fb, "fp32", "fp32", L=2 * draw(st.integers(1, 8)), F=F, F2=F2, rho="rne-fp32")
+
+
+@st.composite
+def model_and_inputs(draw: st.DrawFn) -> tuple:
+    model = draw(random_models())
+    return (model,) + draw(dot_inputs(model))
+
+
+@settings(_SETTINGS, max_examples=_SETTINGS.max_examples * 20)
+@given(model_and_inputs())
+def test_model_variants_match_reference(inputs: tuple) -> None:
+    model, a, b, c, sa, sb = inputs
+    got = int(run_sim(model, a, b, c, sa, sb)[0])
+    want = run_ref(model, a[0], b[0], int(c[0]), None if sa is None else sa[0], None if sb is None else sb[0])
+    assert got == want, f"{describe(model, a, b, c[0], sa, sb)}: reference {want:#x}, simulator {got:#x}"
+    COUNTS[(model.kind, "variants")] += 1

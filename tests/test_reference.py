@@ -221,6 +221,13 @@ def test_exact_zero_sums() -> None:
     assert reference_dot(e4, [0x8000] * 3 + [0], [ONE16] * 4, 0x80000000) == 0
 
 
+def test_short_dot_is_not_padded() -> None:
+    """Alg. 5 line 1: L = min(K, L_max), so K < L_max runs one FDPA of K terms (no +0 padding)."""
+    assert reference_dot(E_FDPA, [0x8000], [ONE16], 0x80000000) == 0x80000000  # -0 + -0
+    # K = 5 > L = 4: the second chunk is padded with +0 products, so the exact zero is +0
+    assert reference_dot(E_FDPA, [0x8000] * 5, [ONE16] * 5, 0x80000000) == 0
+
+
 def test_t_fdpa_underflow_keeps_sign() -> None:
     # bf16 products far below the fp32 range truncate to a signed zero under RZ
     m = Model("t-fdpa", "bf16", "bf16", "fp32", "fp32", L=8, F=24, rho="rz-fp32")

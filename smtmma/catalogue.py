@@ -309,9 +309,21 @@ def lookup(arch: str, instr: str, op: Optional[str] = None) -> Entry:
 
 
 def model_of(target: Union[str, Model], instr: Optional[str] = None, op: Optional[str] = None) -> Model:
-    """A :class:`Model`: ``target`` itself, or the catalogue's model of ``(target, instr, op)``."""
+    """A :class:`Model`: ``target`` itself, or the catalogue's model of ``(target, instr, op)``.
+
+    When ``op`` names one instruction shape (``mma.sync.aligned.m16n8k4``)
+    whose k is below the model's L, each instruction is its own FDPA: L
+    becomes that k (Alg. 5, L = min(K, L_max), with K the instruction's k).
+    """
     if isinstance(target, Model):
         return target
     if instr is None:
         raise InputError("an architecture needs an instruction (instr)")
-    return lookup(target, instr, op).model
+    entry = lookup(target, instr, op)
+    model = entry.model
+    if op and model.L is not None and model.kind.endswith("fdpa"):
+        key = op.strip().lower()
+        ks = {s.k for s in entry.shapes if s.name.lower() == key}
+        if len(ks) == 1 and min(ks) < model.L:
+            model = model.replace(L=min(ks))
+    return model

@@ -170,8 +170,14 @@ class CheckReport:
         }
 
 
+def _op_name(v: TestVector) -> str:
+    """The op as the line wrote it (a full instruction name can narrow L), else the row's family."""
+    raw = v.raw.get("op")
+    return raw if isinstance(raw, str) and raw else v.op
+
+
 def _group_key(v: TestVector) -> tuple[str, str, str, int, bool]:
-    return (v.arch, v.instr, v.op, v.K, v.scale_a is not None)
+    return (v.arch, v.instr, _op_name(v), v.K, v.scale_a is not None)
 
 
 def _simulate_group(vs: Sequence[TestVector]) -> np.ndarray:
@@ -183,7 +189,7 @@ def _simulate_group(vs: Sequence[TestVector]) -> np.ndarray:
     if v0.scale_a is not None:
         sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
         sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
-    return simulate_dot(v0.arch, v0.instr, a, b, c, op=v0.op, scale_a=sa, scale_b=sb)
+    return simulate_dot(v0.arch, v0.instr, a, b, c, op=_op_name(v0), scale_a=sa, scale_b=sb)
 
 
 def simulate_vectors(vectors: Sequence[TestVector]) -> list[Union[int, LineError]]:

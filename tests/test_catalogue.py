@@ -135,3 +135,11 @@ def test_errors_list_the_valid_choices(call, fragment: str) -> None:  # type: ig
 def test_entries_filter() -> None:
     rows = catalogue.entries("hopper", "f16f32")
     assert {e.op for e in rows} == {"mma", "wgmma"}
+
+
+def test_an_instruction_shape_below_l_chains_per_instruction() -> None:
+    from smtmma.catalogue import model_of
+
+    assert model_of("sm90", "tf32f32", "mma.sync.aligned.m16n8k4").L == 4  # HMMA.1684: one FDPA per k=4
+    assert model_of("sm90", "tf32f32", "mma.sync.aligned.m16n8k8").L == 8
+    assert model_of("sm90", "tf32f32", "mma").L == 8

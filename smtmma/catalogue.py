@@ -160,13 +160,20 @@ def _nvidia_rows() -> list[Entry]:
         add("sm89", f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 13, "rz-e8m13"), "T4")
         add("sm89", f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 13, "rne-fp16"), "T4")
     # Hopper, Blackwell, RTX Blackwell: F = 25, L doubled (T4).
+    # Hopper and Blackwell never align below 2**-133 (BF16/TF32: products can be smaller) and B200
+    # FP16->FP16 never below 2**-15: the newer hardware evidence of 003_d749da898286e929.txt ("exponent,
+    # on alignment, is capped from below to -133, for bf16 and tf19"; Khattak & Mikaitis's H100/B200
+    # models).  Sm120 has no such measurement: no floor.
     for arch, native in (("sm90", "wgmma"), ("sm100", "tcgen05"), ("sm120", "mma")):
+        floor = {"emax_floor": -133} if arch != "sm120" else {}
+        floor16 = {"emax_floor": -15} if arch == "sm100" else {}
+        src = "T4 + 003 (alignment floor)" if floor else "T4"
         for op in dict.fromkeys(("mma", native)):
             default = op == "mma"
-            add(arch, "tf32f32", op, _nv_tfdpa("tf32f32", 8, 25, "rz-fp32"), "T4", default)
-            add(arch, "bf16f32", op, _nv_tfdpa("bf16f32", 16, 25, "rz-fp32"), "T4", default)
+            add(arch, "tf32f32", op, _nv_tfdpa("tf32f32", 8, 25, "rz-fp32", **floor), src, default)
+            add(arch, "bf16f32", op, _nv_tfdpa("bf16f32", 16, 25, "rz-fp32", **floor), src, default)
             add(arch, "f16f32", op, _nv_tfdpa("f16f32", 16, 25, "rz-fp32"), "T4", default)
-            add(arch, "f16f16", op, _nv_tfdpa("f16f16", 16, 25, "rne-fp16"), "T4", default)
+            add(arch, "f16f16", op, _nv_tfdpa("f16f16", 16, 25, "rne-fp16", **floor16), "T4 + 003 (alignment floor)" if floor16 else "T4", default)
         add(arch, "f64f64", "mma", _fma("f64f64"), "T3 (DMMA)")
     for ab in _FP8:
         # Hopper QGMMA (wgmma): L=32, F=13, RZ-E8M13 / RNE-FP16 (T4).
@@ -179,11 +186,12 @@ def _nvidia_rows() -> list[Entry]:
         # PTX mma.sync FP8 on Hopper/Blackwell does not reach the FP8 datapath: the compiler converts
         # e4m3/e5m2 to fp16 (exactly) and issues two HMMA.16816 (L=16, F=25 as the FP16 rows) over the
         # k-halves of alternating fp16 register pairs, from a zero accumulator, then adds C with an RNE
-        # add.  Found on hw-samples/H100-e4m3-fp16.jsonl (300/300; the native model gets 188/300);
-        # the FP32-output row is the same structure by analogy (no recorded data yet).  See docs/fp8-mma-sm90.md.
+        # add.  Found on hw-samples/H100-e4m3-fp16.jsonl (300/300; the native model gets 188/300) and
+        # confirmed on further public validation lines (H100, H200, B200; FP16 and FP32 output; 89/89
+        # each).  See docs/fp8-mma-sm90.md.
         for arch in ("sm90", "sm100"):
             hmma = dict(via="fp16", interleave=2, c_after=True)
-            add(arch, f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 25, "rz-fp32", **hmma), "experiment (analogy)", False)
+            add(arch, f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 25, "rz-fp32", **hmma), "experiment: public validation data", False)
             add(arch, f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 25, "rne-fp16", **hmma), "experiment: hw-samples", False)
     for a in ("e2m3", "e3m2", "e2m1"):
         for b in ("e2m3", "e3m2", "e2m1"):

@@ -64,9 +64,9 @@ _PARAMS: dict[str, tuple[str, ...]] = {
     "ftz-addmul": ("P",),
     "fma": (),
     "e-fdpa": ("L",),
-    "t-fdpa": ("L", "F", "rho", "carry_bits"),
-    "st-fdpa": ("L", "F", "rho", "block", "carry_bits"),
-    "gst-fdpa": ("L", "G", "F", "rho", "block", "carry_bits"),
+    "t-fdpa": ("L", "F", "rho", "carry_bits", "emax_floor"),
+    "st-fdpa": ("L", "F", "rho", "block", "carry_bits", "emax_floor"),
+    "gst-fdpa": ("L", "G", "F", "rho", "block", "carry_bits", "emax_floor"),
     "tr-fdpa": ("L", "F", "F2", "rho"),
     "gtr-fdpa": ("L", "F", "F2", "rho"),
 }
@@ -80,6 +80,7 @@ PARAM_RANGES: dict[str, tuple[int, int]] = {
     "P": (2, 4),
     "block": (1, 64),
     "carry_bits": (0, 16),
+    "emax_floor": (-1100, 0),
 }
 
 
@@ -94,7 +95,8 @@ class Model:
     bits of a product (None = unbounded), ``block`` elements per scale
     factor, ``interleave`` lanes per register when chunks of L are
     interleaved (chunk of lane k = (k // interleave) mod chunks),
-    ``c_after`` chain from zero and add C last with an RNE add, ``nan`` canonical NaN style of the output ("nvidia": 0x7FFFFFFF
+    ``c_after`` chain from zero and add C last with an RNE add,
+    ``emax_floor`` lowest alignment exponent of the fused sum (exponent), ``nan`` canonical NaN style of the output ("nvidia": 0x7FFFFFFF
     / 0x7FFF; "ieee": 0x7FC00000 / 0x7E00), ``ftz_inputs`` flush input
     subnormals to +0 (CDNA2).
     """
@@ -118,6 +120,7 @@ class Model:
     via: Optional[str] = None  # inputs converted exactly to this format first (e.g. fp8 run on the fp16 path)
     interleave: Optional[int] = None  # chunk of lane k is (k // interleave) % chunks, not k // L
     c_after: bool = False  # chain from a zero accumulator, then add C with an RNE add in d_fmt
+    emax_floor: Optional[int] = None  # alignment exponent e_max is at least this (T/ST/GST-FDPA)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

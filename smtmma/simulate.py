@@ -65,12 +65,12 @@ def _fdpa_step(model: Model) -> Callable[..., Int]:
     if kind in ("t-fdpa", "st-fdpa"):
         return lambda alg, a, b, c, sa, sb: tfdpa(
             alg, a, b, c, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
-            carry_bits=model.carry_bits, scale_a=sa, scale_b=sb,
+            carry_bits=model.carry_bits, emax_floor=model.emax_floor, scale_a=sa, scale_b=sb,
         )
     if kind == "gst-fdpa":
         return lambda alg, a, b, c, sa, sb: gstfdpa(
             alg, a, b, c, sa, sb, G=model.G, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
-            carry_bits=model.carry_bits,
+            carry_bits=model.carry_bits, emax_floor=model.emax_floor,
         )
     if kind == "tr-fdpa":
         return lambda alg, a, b, c, sa, sb: trfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits)

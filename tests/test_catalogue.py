@@ -143,3 +143,13 @@ def test_an_instruction_shape_below_l_chains_per_instruction() -> None:
     assert model_of("sm90", "tf32f32", "mma.sync.aligned.m16n8k4").L == 4  # HMMA.1684: one FDPA per k=4
     assert model_of("sm90", "tf32f32", "mma.sync.aligned.m16n8k8").L == 8
     assert model_of("sm90", "tf32f32", "mma").L == 8
+
+
+def test_alignment_floor_rows() -> None:
+    # 003_d749da898286e929.txt: "exponent, on alignment, is capped from below to -133, for bf16 and tf19"
+    for arch in ("sm90", "sm100"):
+        for instr in ("bf16f32", "tf32f32"):
+            assert lookup(arch, instr).model.emax_floor == -133
+    assert lookup("sm100", "f16f16").model.emax_floor == -15
+    assert lookup("sm80", "bf16f32").model.emax_floor is None
+    assert lookup("sm120", "bf16f32").model.emax_floor is None

@@ -137,3 +137,19 @@ def test_fp64_fma_chain_rounds_each_step() -> None:
     third = np.float64(1) / np.float64(3)
     resid = np.float64(float(__import__("fractions").Fraction(float(third)) * 3 - 1))
     assert dot("gfx942", "f64f64", [int(np.float64(third).view(np.uint64))], [F(3)], F(-1)) == int(resid.view(np.uint64))
+
+
+def test_alignment_floor_cuts_bits_below_2_to_the_minus_158() -> None:
+    # Two bf16 products that sum to exactly 2**-149 (the smallest fp32 subnormal), c = 0:
+    #   t1 = 2**-149 * (1 - 2**-8)**2 = 2**-149 * (1 - 2**-7 + 2**-16),  t2 = 2**-156 * (1 - 2**-9).
+    # Without a floor e_max ~ -150 and F = 25 keep every bit: RZ gives 2**-149 (bits 0x1).  Hopper aligns
+    # at 2**-133 (003: "capped from below to -133"), cutting below 2**-158: the sum falls short -> +0.
+    from fractions import Fraction as Fr
+
+    B = lambda v: bits_of("bf16", v)  # noqa: E731
+    a = [B((1 - Fr(1, 256)) * Fr(2) ** -75), B(Fr(7, 8) * Fr(2) ** -78)]
+    b = [B((1 - Fr(1, 256)) * Fr(2) ** -74), B(Fr(73, 64) * Fr(2) ** -78)]
+    assert dot("sm90", "bf16f32", a, b, S(0)) == 0x00000000
+    assert dot("sm80", "bf16f32", a, b, S(0)) == 0x00000001  # Ampere: no floor documented
+    free = smtmma.lookup("sm90", "bf16f32").model.replace(emax_floor=None)
+    assert smtmma.simulate_dot(free, None, np.array([a]), np.array([b]), np.array([S(0)]))[0] == 0x00000001

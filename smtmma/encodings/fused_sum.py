@@ -57,9 +57,17 @@ def wrap_carry(alg: Algebra, s: Int, F: int, carry_bits: Optional[int]) -> Int:
     return alg.sub(alg.low_bits(alg.add(s, half), width), half)
 
 
-def truncated_sum(alg: Algebra, terms: Sequence[Term], F: int, carry_bits: Optional[int] = None) -> tuple[Int, Int]:
-    """(S, e_max): S = sum of RZ_F-aligned terms in units of 2**(e_max - F) (Alg. 7 lines 8-11)."""
+def truncated_sum(
+    alg: Algebra, terms: Sequence[Term], F: int, carry_bits: Optional[int] = None, emax_floor: Optional[int] = None
+) -> tuple[Int, Int]:
+    """(S, e_max): S = sum of RZ_F-aligned terms in units of 2**(e_max - F) (Alg. 7 lines 8-11).
+
+    ``emax_floor``: the alignment exponent is never below it (terms below
+    2**(emax_floor - F) are cut), as Hopper/Blackwell do for BF16/TF32 (-133).
+    """
     e_max = max_exponent(alg, terms)
+    if emax_floor is not None:
+        e_max = alg.max(e_max, emax_floor)
     total = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
     return wrap_carry(alg, total, F, carry_bits), e_max
 

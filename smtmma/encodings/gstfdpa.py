@@ -28,6 +28,7 @@ def gstfdpa(
     mode: str,
     nan_bits: int,
     carry_bits: Optional[int] = None,
+    emax_floor: Optional[int] = None,
 ) -> Int:
     """Bits of rho(S * 2**(e_max - F)) for Alg. 9; ``scale_a``/``scale_b`` give each lane its block's scale."""
     assert scale_a is not None and scale_b is not None, "GST-FDPA needs scales"
@@ -45,6 +46,6 @@ def gstfdpa(
         specials.extend(s for _, s in prods)
         specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
     terms.append(input_term(c))  # lines 7-8
-    total, e_max = truncated_sum(alg, terms, F, carry_bits)  # lines 9-12
+    total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # lines 9-12
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # line 14
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

@@ -25,6 +25,7 @@ def tfdpa(
     mode: str,
     nan_bits: int,
     carry_bits: Optional[int] = None,
+    emax_floor: Optional[int] = None,
     scale_a: Optional[Sequence[Unpacked]] = None,
     scale_b: Optional[Sequence[Unpacked]] = None,
 ) -> Int:
@@ -44,6 +45,6 @@ def tfdpa(
         terms.append(t)
         specials.append(s)
     terms.append(input_term(c))  # Alg. 7 lines 6-7
-    total, e_max = truncated_sum(alg, terms, F, carry_bits)  # Alg. 7 step 2
+    total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # Alg. 7 step 2
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # Alg. 7 step 3
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

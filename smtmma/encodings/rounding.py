@@ -89,7 +89,7 @@ def flush_subnormal(alg: Algebra, fmt: Format, bits: Int) -> Int:
     """A subnormal pattern of ``fmt`` becomes the zero of the same sign (output FTZ)."""
     mag = alg.low_bits(bits, fmt.bits - 1)
     sub = alg.and_(alg.lt(0, mag), alg.lt(mag, 1 << fmt.man_bits))
-    return alg.ite(sub, alg.sub(bits, mag), bits)
+    return alg.ite(sub, alg.shl(alg.shr(bits, fmt.bits - 1), fmt.bits - 1), bits)
 
 
 def convert_fixed(alg: Algebra, fmt: Format, mode: str, total: Int, scale_exp: Int) -> Int:

@@ -1,0 +1,191 @@
+"""Solver backends behind one small interface: SMT-LIB2 text in, verdict and values out.
+
+Every backend takes the same script (declarations, definitions,
+assertions: what :class:`~smtmma.encodings.symbolic.SmtAlgebra` writes),
+checks it with a timeout, and returns a :class:`SolverResult`: ``sat``
+with the values of the named bit-vector constants, ``unsat``, or
+``unknown`` with a reason.  Solvers are imported lazily; a backend is
+*available* when its Python package imports.  Preference order: bitwuzla,
+z3, cvc5 (bitwuzla is the fastest on these pure bit-vector queries).
+``portfolio`` races the available backends in separate processes and
+keeps the first definite answer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing as mp
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from ..errors import SmtmmaError, UnknownNameError, choices
+
+__all__ = ["SolverResult", "BACKENDS", "available", "default_backend", "solve", "NoBackendError"]
+
+
+class NoBackendError(SmtmmaError, RuntimeError):
+    """No SMT backend is installed (or the one asked for is not)."""
+
+
+@dataclass(frozen=True)
+class SolverResult:
+    """A solver's answer: ``verdict`` is "sat", "unsat" or "unknown"; ``values`` maps constant names to unsigned ints."""
+
+    verdict: str
+    solver: str
+    seconds: float
+    values: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+
+
+Want = Sequence[str]  # names of bit-vector constants whose values a sat answer reports
+
+
+def _run_bitwuzla(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+    import bitwuzla as bw
+
+    t0 = time.perf_counter()
+    tm = bw.TermManager()
+    opts = bw.Options()
+    opts.set(bw.Option.PRODUCE_MODELS, True)
+    opts.set(bw.Option.SEED, seed)
+    if timeout:
+        opts.set(bw.Option.TIME_LIMIT_PER, int(timeout * 1000))
+    parser = bw.Parser(tm, opts)
+    parser.parse(script, True, False)
+    solver = parser.bitwuzla()
+    res = solver.check_sat()
+    dt = time.perf_counter() - t0
+    if res == bw.Result.SAT:
+        terms = {str(t): t for t in parser.get_declared_funs()}
+        values = {n: int(solver.get_value(terms[n]).value(10)) for n in want}
+        return SolverResult("sat", "bitwuzla", dt, values)
+    if res == bw.Result.UNSAT:
+        return SolverResult("unsat", "bitwuzla", dt)
+    return SolverResult("unknown", "bitwuzla", dt, reason=f"timeout after {timeout:g} s" if timeout and dt >= timeout * 0.95 else "solver gave up")
+
+
+def _run_z3(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+    import z3
+
+    t0 = time.perf_counter()
+    s = z3.SolverFor("QF_BV")
+    s.set("random_seed", seed)
+    if timeout:
+        s.set("timeout", int(timeout * 1000))
+    s.from_string(script)
+    res = s.check()
+    dt = time.perf_counter() - t0
+    if res == z3.sat:
+        m = s.model()
+        by_name = {d.name(): d for d in m.decls()}
+        values = {n: (m[by_name[n]].as_long() if n in by_name else 0) for n in want}
+        return SolverResult("sat", "z3", dt, values)
+    if res == z3.unsat:
+        return SolverResult("unsat", "z3", dt)
+    return SolverResult("unknown", "z3", dt, reason=s.reason_unknown() or "unknown")
+
+
+def _run_cvc5(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+    import cvc5
+
+    t0 = time.perf_counter()
+    s = cvc5.Solver()
+    s.setOption("produce-models", "true")
+    s.setOption("bitblast", "eager")  # without it cvc5 times out even on easy sat queries (issue 3)
+    s.setOption("seed", str(seed))
+    if timeout:
+        s.setOption("tlimit-per", str(int(timeout * 1000)))
+    ip = cvc5.InputParser(s)
+    ip.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, script, "smtmma")
+    sm = ip.getSymbolManager()
+    while True:
+        cmd = ip.nextCommand()
+        if cmd.isNull():
+            break
+        cmd.invoke(s, sm)
+    res = s.checkSat()
+    dt = time.perf_counter() - t0
+    if res.isSat():
+        terms = {str(t): t for t in sm.getDeclaredTerms()}
+        values = {n: int(s.getValue(terms[n]).getBitVectorValue(10)) for n in want}
+        return SolverResult("sat", "cvc5", dt, values)
+    if res.isUnsat():
+        return SolverResult("unsat", "cvc5", dt)
+    return SolverResult("unknown", "cvc5", dt, reason=str(res.getUnknownExplanation()))
+
+
+#: name -> (python module, runner), in preference order.
+BACKENDS: dict[str, tuple[str, Callable[[str, Want, float, int], SolverResult]]] = {
+    "bitwuzla": ("bitwuzla", _run_bitwuzla),
+    "z3": ("z3", _run_z3),
+    "cvc5": ("cvc5", _run_cvc5),
+}
+
+
+def available() -> list[str]:
+    """Names of the installed backends, preferred first."""
+    return [name for name, (module, _) in BACKENDS.items() if importlib.util.find_spec(module) is not None]
+
+
+def default_backend() -> str:
+    """The preferred installed backend; NoBackendError when none is."""
+    have = available()
+    if not have:
+        raise NoBackendError("no SMT backend is installed; install one: pip install 'smtmma[bitwuzla]' (or [z3], [cvc5])")
+    return have[0]
+
+
+def _child(name: str, script: str, want: Want, timeout: float, seed: int, queue: "mp.Queue[SolverResult]") -> None:
+    try:
+        queue.put(BACKENDS[name][1](script, want, timeout, seed))
+    except Exception as e:  # a crash in one racer must not stop the race
+        queue.put(SolverResult("unknown", name, 0.0, reason=f"{type(e).__name__}: {e}"))
+
+
+def _portfolio(script: str, want: Want, timeout: float, seed: int, names: Sequence[str]) -> SolverResult:
+    t0 = time.perf_counter()
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    queue: "mp.Queue[SolverResult]" = ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(n, script, want, timeout, seed, queue), daemon=True) for n in names]
+    for p in procs:
+        p.start()
+    answers: list[SolverResult] = []
+    try:
+        deadline = t0 + (timeout or 1e9) + 5
+        while len(answers) < len(procs):
+            try:
+                r = queue.get(timeout=max(0.05, deadline - time.perf_counter()))
+            except Exception:
+                break
+            answers.append(r)
+            if r.verdict in ("sat", "unsat"):
+                return SolverResult(r.verdict, f"portfolio:{r.solver}", time.perf_counter() - t0, r.values, r.reason)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+            p.join(timeout=1)
+    reasons = "; ".join(f"{r.solver}: {r.reason}" for r in answers) or f"timeout after {timeout:g} s"
+    return SolverResult("unknown", "portfolio", time.perf_counter() - t0, reason=reasons)
+
+
+def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0) -> SolverResult:
+    """Check ``script`` (SMT-LIB2 without ``check-sat``) with ``solver`` (default: the preferred installed one).
+
+    ``want``: names of declared bit-vector constants whose values a sat
+    answer returns.  ``solver="portfolio"`` races every installed backend.
+    """
+    have = available()
+    if solver in (None, "", "default"):
+        solver = default_backend()
+    if solver == "portfolio":
+        if not have:
+            default_backend()
+        return _portfolio(script, want, timeout, seed, have)
+    if solver not in BACKENDS:
+        raise UnknownNameError(f"unknown solver {solver!r}; valid: {choices([*BACKENDS, 'portfolio'])}")
+    if solver not in have:
+        raise NoBackendError(f"solver {solver} is not installed (installed: {choices(have) or 'none'}); pip install 'smtmma[{solver}]'")
+    return BACKENDS[solver][1](script, want, timeout, seed)

@@ -1,0 +1,191 @@
+"""Formulas of dot products: shared symbolic inputs, one output per model, input domains.
+
+A :class:`DotFormula` declares the inputs of one dot product of length K
+(``a0..``, ``b0..``, ``c``, and block scales when the models need them) as
+bit-vector constants, and runs any number of models on them through the
+symbolic interpretation; each model's D pattern becomes a declared
+constant ``out_<i>`` so a sat answer reports it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import unpack
+from ..encodings.symbolic import SmtAlgebra
+from ..errors import InputError
+from ..formats import Format, get_format
+from ..models import Model
+from ..simulate import output_format, run_model
+
+__all__ = ["Domain", "DotFormula", "parse_domain", "output_bits"]
+
+
+def output_bits(model: Model) -> int:
+    """Width in bits of the model's D patterns (FP32 container for E8M13)."""
+    f = output_format(model)
+    return get_format(f.container or f.name).bits
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Restrictions on the inputs of a query (all optional; the default is finite inputs).
+
+    ``specials``: allow NaN/Inf inputs; ``subnormals``: allow subnormal
+    inputs; ``exp``/``cexp``: (lo, hi) unbiased exponents of non-zero A/B
+    and C values; ``lanes``: only the first n lanes may be non-zero;
+    ``nonneg``: A, B and C non-negative; ``fixed``: exact patterns for
+    named inputs (``a0``, ``b3``, ``c``).
+    """
+
+    specials: bool = False
+    subnormals: bool = True
+    exp: Optional[tuple[int, int]] = None
+    cexp: Optional[tuple[int, int]] = None
+    lanes: Optional[int] = None
+    nonneg: bool = False
+    fixed: tuple[tuple[str, int], ...] = ()
+
+    def describe(self) -> str:
+        """One line stating the domain, e.g. ``finite inputs, exponents of a,b in [-8, 8]``."""
+        parts = ["NaN/Inf allowed" if self.specials else "finite inputs"]
+        if not self.subnormals:
+            parts.append("no subnormals")
+        if self.exp:
+            parts.append(f"exponents of a,b in [{self.exp[0]}, {self.exp[1]}]")
+        if self.cexp:
+            parts.append(f"exponent of c in [{self.cexp[0]}, {self.cexp[1]}]")
+        if self.lanes is not None:
+            parts.append(f"only lanes 0..{self.lanes - 1} non-zero")
+        if self.nonneg:
+            parts.append("non-negative a, b, c")
+        parts.extend(f"{k}={v:#x}" for k, v in self.fixed)
+        return ", ".join(parts)
+
+
+_RANGE = re.compile(r"^(-?\d+):(-?\d+)$")
+
+
+def parse_domain(spec: Optional[str]) -> Domain:
+    """Parse ``finite,exp=-8:8,cexp=0:30,lanes=4,nonneg,normal,specials,a0=0x3c00`` into a :class:`Domain`."""
+    kw: dict[str, object] = {}
+    fixed: list[tuple[str, int]] = []
+    for tok in filter(None, (t.strip() for t in (spec or "").split(","))):
+        key, eq, val = tok.partition("=")
+        key = key.lower()
+        if key == "finite" and not eq:
+            kw["specials"] = False
+        elif key == "specials" and not eq:
+            kw["specials"] = True
+        elif key in ("normal", "nosubnormals") and not eq:
+            kw["subnormals"] = False
+        elif key == "nonneg" and not eq:
+            kw["nonneg"] = True
+        elif key in ("exp", "cexp") and eq and _RANGE.match(val):
+            lo, hi = (int(x) for x in val.split(":"))
+            if lo > hi:
+                raise InputError(f"domain: empty exponent range {tok!r}")
+            kw[key] = (lo, hi)
+        elif key == "lanes" and eq and val.isdigit() and int(val) >= 1:
+            kw["lanes"] = int(val)
+        elif re.match(r"^(a\d+|b\d+|c)$", key) and eq:
+            try:
+                fixed.append((key, int(val, 16) if val.lower().startswith("0x") else int(val, 16)))
+            except ValueError:
+                raise InputError(f"domain: {tok!r} needs a hex bit pattern (e.g. a0=0x3c00)") from None
+        else:
+            raise InputError(
+                f"domain: bad item {tok!r}; items: finite, specials, normal, nonneg, exp=LO:HI, cexp=LO:HI, lanes=N, a<k>=0xHEX, b<k>=0xHEX, c=0xHEX"
+            )
+    return Domain(fixed=tuple(fixed), **kw)  # type: ignore[arg-type]
+
+
+@dataclass
+class DotFormula:
+    """Symbolic inputs of one dot product of length K and the outputs of models run on them."""
+
+    a_fmt: Format
+    b_fmt: Format
+    c_fmt: Format
+    K: int
+    scale_fmt: Optional[Format] = None
+    block: Optional[int] = None
+    alg: SmtAlgebra = field(default_factory=SmtAlgebra)
+
+    def __post_init__(self) -> None:
+        if self.K < 1:
+            raise InputError("K must be at least 1")
+        alg = self.alg
+        self.a = [alg.var(f"a{k}", self.a_fmt.bits) for k in range(self.K)]
+        self.b = [alg.var(f"b{k}", self.b_fmt.bits) for k in range(self.K)]
+        self.c = alg.var("c", self.c_fmt.bits)
+        self.scale_a: Optional[list[Int]] = None
+        self.scale_b: Optional[list[Int]] = None
+        if self.scale_fmt is not None and self.block:
+            n = -(-self.K // self.block)
+            self.scale_a = [alg.var(f"sa{j}", self.scale_fmt.bits) for j in range(n)]
+            self.scale_b = [alg.var(f"sb{j}", self.scale_fmt.bits) for j in range(n)]
+        self.outputs: list[tuple[str, int]] = []
+
+    @classmethod
+    def for_models(cls, models: list[Model], K: int) -> "DotFormula":
+        """Inputs shaped for ``models``, which must share their A/B/C formats (and scales)."""
+        m0 = models[0]
+        for m in models[1:]:
+            if (m.a_fmt, m.b_fmt, m.c_fmt, m.scale_fmt, m.block) != (m0.a_fmt, m0.b_fmt, m0.c_fmt, m0.scale_fmt, m0.block):
+                raise InputError(
+                    f"models read different operand formats: {m0.describe()} ({m0.a_fmt},{m0.b_fmt},{m0.c_fmt}) vs "
+                    f"{m.describe()} ({m.a_fmt},{m.b_fmt},{m.c_fmt})"
+                )
+        sf = get_format(m0.scale_fmt) if m0.scale_fmt else None
+        return cls(get_format(m0.a_fmt), get_format(m0.b_fmt), get_format(m0.c_fmt), K, sf, m0.block)
+
+    @property
+    def input_names(self) -> list[str]:
+        """Declared input constants, in order a0.., b0.., c, sa.., sb..."""
+        names = [f"a{k}" for k in range(self.K)] + [f"b{k}" for k in range(self.K)] + ["c"]
+        if self.scale_a is not None:
+            names += [f"sa{j}" for j in range(len(self.scale_a))] + [f"sb{j}" for j in range(len(self.scale_a))]
+        return names
+
+    def output(self, model: Model, name: Optional[str] = None) -> tuple[str, Int]:
+        """Run ``model`` on the inputs; declare its D pattern as a constant; return (name, term)."""
+        d = run_model(self.alg, model, self.a, self.b, self.c, self.scale_a, self.scale_b)
+        bits = output_bits(model)
+        name = name or f"out{len(self.outputs)}"
+        self.alg.decls.append(f"(declare-const {name} (_ BitVec {bits}))")
+        self.alg.asserts.append(f"(assert (= {name} {self.alg.bits_of(d, bits)}))")
+        self.outputs.append((name, bits))
+        return name, d
+
+    def restrict(self, domain: Domain) -> None:
+        """Assert ``domain`` on the inputs."""
+        alg = self.alg
+        by_name = dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
+        for name, value in domain.fixed:
+            if name not in by_name:
+                raise InputError(f"domain: {name} is not an input of this query (K={self.K})")
+            alg.assert_(alg.eq(by_name[name], value))
+        for k in range(self.K):
+            for fmt, x, who in ((self.a_fmt, self.a[k], "a"), (self.b_fmt, self.b[k], "b")):
+                self._restrict_value(fmt, x, domain, domain.exp)
+                if domain.lanes is not None and k >= domain.lanes:
+                    alg.assert_(unpack(alg, fmt, x).is_zero)
+        self._restrict_value(self.c_fmt, self.c, domain, domain.cexp)
+
+    def _restrict_value(self, fmt: Format, x: Int, domain: Domain, exp: Optional[tuple[int, int]]) -> None:
+        alg = self.alg
+        u = unpack(alg, fmt, x)
+        if not domain.specials:
+            alg.assert_(alg.not_(alg.or_(u.is_nan, u.is_inf)))
+        if not domain.subnormals:
+            alg.assert_(alg.or_(u.is_zero, alg.le(1 << fmt.man_bits, u.sig)))
+        if domain.nonneg:
+            alg.assert_(alg.or_(alg.not_(u.neg), u.is_zero))
+        if exp is not None:
+            lo, hi = exp
+            ok: Bool = alg.and_(alg.le(lo, u.exp), alg.le(u.exp, hi))
+            alg.assert_(alg.or_(u.is_zero, ok))

@@ -1,0 +1,85 @@
+"""distinguish: witnesses that tell models apart (replayed through the simulator), proofs of equivalence, domains."""
+
+from __future__ import annotations
+
+import pytest
+
+import smtmma
+from smtmma.errors import InputError
+from smtmma.queries.backends import available
+from smtmma.queries.distinguish import distinguish, replay, ulp_distance
+from smtmma.queries.formula import Domain, parse_domain
+
+pytestmark = pytest.mark.skipif(not available(), reason="no SMT backend installed")
+
+
+def M(arch: str, instr: str = "f16f32", op: str | None = None) -> smtmma.Model:
+    return smtmma.lookup(arch, instr, op).model
+
+
+def test_ampere_and_hopper_differ_and_the_witness_replays() -> None:
+    r = distinguish([M("sm80"), M("sm90")], ["sm80", "sm90"], K=16, timeout=300)
+    assert r.verdict == "sat"
+    assert r.witness is not None and len(r.witness.a) == 16
+    got = replay([M("sm80"), M("sm90")], r.witness)
+    assert got == [r.outputs["sm80"], r.outputs["sm90"]] and got[0] != got[1]
+
+
+def test_identical_models_are_proved_equivalent() -> None:
+    r = distinguish([M("sm80"), M("sm86")], ["sm80", "sm86"], K=16)
+    assert r.verdict == "unsat"
+    assert "equivalent on this domain (finite inputs, K=16)" in r.reason
+
+
+def test_f_differs_by_one_bit_inside_a_small_domain() -> None:
+    base = M("sm80")
+    dom = parse_domain("exp=-4:4,cexp=-4:4,lanes=3")
+    r = distinguish([base, base.replace(F=23)], K=8, domain=dom, timeout=300)
+    assert r.verdict == "sat"
+    w = r.witness
+    assert w is not None and all(x & 0x7FFF == 0 for x in w.a[3:])  # lanes >= 3 are zero
+    for x in w.a[:3]:
+        e = (x >> 10) & 0x1F
+        assert x & 0x7FFF == 0 or -4 <= max(e, 1) - 15 <= 4
+
+
+def test_fixed_lanes_are_respected() -> None:
+    r = distinguish([M("sm80"), M("sm90")], K=16, domain=parse_domain("a0=0x3c00,c=0"), timeout=300)
+    assert r.verdict == "sat" and r.witness is not None
+    assert r.witness.a[0] == 0x3C00 and r.witness.c == 0
+
+
+@pytest.mark.slow
+def test_many_models_group_the_equivalent_ones() -> None:
+    names = ["sm70", "sm75", "sm80", "sm90", "sm100"]
+    r = distinguish([M(a) for a in names], names, K=16, timeout=600)
+    assert r.classes == [["sm70"], ["sm75", "sm80"], ["sm90", "sm100"]]
+    assert r.verdict == "sat"
+    assert len({r.outputs["sm70"], r.outputs["sm80"], r.outputs["sm90"]}) == 3
+
+
+def test_bad_requests() -> None:
+    with pytest.raises(InputError, match="at least two models"):
+        distinguish([M("sm80")])
+    with pytest.raises(InputError, match="different operand formats"):
+        distinguish([M("sm80"), M("sm80", "bf16f32")])
+    with pytest.raises(InputError, match="bad item 'lanes=0'"):
+        parse_domain("lanes=0")
+    with pytest.raises(InputError, match="empty exponent range"):
+        parse_domain("exp=3:1")
+
+
+def test_domain_description_states_every_restriction() -> None:
+    d = parse_domain("normal,exp=-8:8,cexp=0:30,lanes=4,nonneg,a0=0x3c00")
+    assert d.describe() == (
+        "finite inputs, no subnormals, exponents of a,b in [-8, 8], exponent of c in [0, 30], "
+        "only lanes 0..3 non-zero, non-negative a, b, c, a0=0x3c00"
+    )
+    assert Domain().describe() == "finite inputs"
+
+
+def test_ulp_distance() -> None:
+    assert ulp_distance("fp32", 0x3F800000, 0x3F800002) == 2
+    assert ulp_distance("fp32", 0x80000000, 0x00000000) == 0
+    assert ulp_distance("fp32", 0x80000001, 0x00000001) == 2
+    assert ulp_distance("e8m13", 0x3F800000, 0x7FFFFFFF) is None

@@ -45,16 +45,11 @@ class Conversion:
     mode: str  # "rne" | "rz" | "rd" | "ru"
 
 
-#: Table 2 of the MMA-Sim paper.
+#: Table 2 of the MMA-Sim paper, plus the other IEEE modes as hypotheses to test against.
 RHOS: dict[str, Conversion] = {
-    c.name: c
-    for c in (
-        Conversion("rz-fp32", "fp32", "rz"),
-        Conversion("rz-e8m13", "e8m13", "rz"),
-        Conversion("rne-fp32", "fp32", "rne"),
-        Conversion("rne-fp16", "fp16", "rne"),
-        Conversion("rne-fp64", "fp64", "rne"),
-    )
+    f"{mode}-{fmt}": Conversion(f"{mode}-{fmt}", fmt, mode)
+    for fmt in ("fp32", "fp16", "e8m13", "fp64")
+    for mode in ("rz", "rne", "rd", "ru")
 }
 
 KINDS = ("ftz-addmul", "fma", "e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa")

@@ -32,7 +32,7 @@ CHUNK_ROWS = 1 << 14
 
 
 def output_format(model: Model) -> Format:
-    """Format whose bits the model returns (the container of E8M13 is FP32)."""
+    """The D format of the model (its bits are what the model returns; E8M13 results come in this FP32 format)."""
     return get_format(model.d_fmt)
 
 

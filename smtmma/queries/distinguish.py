@@ -4,6 +4,12 @@ The models run on shared symbolic inputs; the solver is asked for inputs
 whose outputs differ pairwise.  A sat witness is replayed through the
 simulator (the concrete interpretation) before it is reported; a replay
 that disagrees with the solver is an internal error, never a result.
+
+An unsat answer is a proof only when some input satisfies the domain: on
+unsat the domain alone is checked, and an empty domain raises
+:class:`EmptyDomainError` instead of returning a vacuous proof.  With
+``confirm=True`` the same script is re-checked by a second installed
+backend (:func:`confirm_unsat`), and the result records which one agreed.
 """
 
 from __future__ import annotations
@@ -19,14 +25,29 @@ from ..errors import InputError, SmtmmaError
 from ..formats import get_format
 from ..models import Model
 from ..simulate import simulate_dot
-from .backends import SolverResult, solve
+from .backends import SolverResult, available, solve
 from .formula import Domain, DotFormula, output_bits
 
-__all__ = ["Witness", "DistinguishResult", "distinguish", "replay", "ulp_distance"]
+__all__ = [
+    "Witness",
+    "DistinguishResult",
+    "EmptyDomainError",
+    "distinguish",
+    "replay",
+    "ulp_distance",
+    "domain_is_empty",
+    "confirm_unsat",
+    "second_backend",
+    "smt2_file_text",
+]
 
 
 class ReplayError(SmtmmaError, AssertionError):
     """The simulator disagrees with the solver's model of a witness: a bug in an interpretation."""
+
+
+class EmptyDomainError(InputError):
+    """No input satisfies the domain, so an unsat answer would prove nothing."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +77,8 @@ class DistinguishResult:
     reason: str = ""
     smt2: str = ""
     classes: list[list[str]] = field(default_factory=list)  # equivalent models, when not all can differ
+    confirmed_by: Optional[str] = None  # second backend that also answered unsat (confirm=True)
+    confirmation: str = ""  # what the second backend said, e.g. "z3: unsat in 1.2 s"
 
 
 def replay(models: Sequence[Model], w: Witness) -> list[int]:
@@ -69,16 +92,23 @@ def replay(models: Sequence[Model], w: Witness) -> list[int]:
 
 
 def ulp_distance(fmt_name: str, x: int, y: int) -> Optional[int]:
-    """Number of representable values between two finite patterns (0 for +0 vs -0); None when either is NaN."""
+    """Steps between two finite patterns in ``fmt_name``'s own ulps (0 for +0 vs -0); None when either is NaN.
+
+    A format carried in a container (E8M13 in FP32) counts its own steps:
+    0x3F800000 and 0x3F800400 are 1 E8M13 ulp apart (1024 FP32 ulps).
+    Patterns are given in the container; its dropped low bits must be zero.
+    """
     fmt = get_format(fmt_name)
-    if fmt.container:
-        fmt = get_format(fmt.container)
-    if fmt.is_nan_bits(x) or fmt.is_nan_bits(y):
+    outer = get_format(fmt.container) if fmt.container else fmt
+    if outer.is_nan_bits(x) or outer.is_nan_bits(y):
         return None
+    shift = fmt.container_shift if fmt.container else 0
+    if (x | y) & ((1 << shift) - 1):
+        raise InputError(f"{x:#x} or {y:#x} is not an {fmt.name} pattern: the low {shift} bits of its {outer.name} container must be zero")
 
     def key(v: int) -> int:
-        mag = v & ~fmt.sign_mask
-        return -mag if v & fmt.sign_mask else mag
+        mag = (v & ~outer.sign_mask) >> shift
+        return -mag if v & outer.sign_mask else mag
 
     return abs(key(x) - key(y))
 
@@ -93,8 +123,68 @@ def _witness(formula: DotFormula, values: dict[str, int]) -> Witness:
     return Witness(tuple(values[f"a{k}"] for k in range(K)), tuple(values[f"b{k}"] for k in range(K)), values["c"], sa, sb)
 
 
+def second_backend(first: str) -> Optional[str]:
+    """The preferred installed backend other than the one that answered ``first`` (``portfolio:z3`` counts as z3)."""
+    base = first.split(":", 1)[-1]
+    for name in available():
+        if name != base:
+            return name
+    return None
+
+
+def confirm_unsat(
+    script: str, first: str, want: Sequence[str] = (), *, timeout: float = 60.0, seed: int = 0
+) -> tuple[Optional[str], Optional[SolverResult], str]:
+    """Re-check an unsat ``script`` with a second installed backend.
+
+    Returns ``(confirmed_by, answer, text)``: ``confirmed_by`` is the second
+    backend's name when it also answered unsat (else None); ``answer`` its
+    :class:`SolverResult` (None when no second backend is installed);
+    ``text`` one line for reports, e.g. ``"z3: unsat in 1.23 s"``.
+    """
+    second = second_backend(first)
+    if second is None:
+        return None, None, f"not confirmed: no second backend installed (installed: {', '.join(available()) or 'none'})"
+    res = solve(script, want, solver=second, timeout=timeout, seed=seed)
+    if res.verdict == "unsat":
+        return second, res, f"{second}: unsat in {res.seconds:.2f} s"
+    if res.verdict == "unknown":
+        return None, res, f"not confirmed: {second}: unknown ({res.reason})"
+    return None, res, f"not confirmed: {second} answered sat"
+
+
+def domain_is_empty(
+    models: Sequence[Model], K: int, domain: Domain, *, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0
+) -> Optional[bool]:
+    """True when no input of length ``K`` (shaped for ``models``) satisfies ``domain``; None if the solver gave up."""
+    formula = DotFormula.for_models(list(models), K)
+    formula.restrict(domain)
+    res = solve(formula.alg.script(), (), solver=solver, timeout=timeout, seed=seed)
+    return {"unsat": True, "sat": False}.get(res.verdict)
+
+
+def smt2_file_text(script: str, comments: Sequence[str] = ()) -> str:
+    """``script`` as a self-contained SMT-LIB2 file: ``comments`` as ``;`` lines on top, ``(check-sat)`` at the end.
+
+    The backends are given the script without ``check-sat`` (cvc5's parser
+    would run it while parsing); only the archived file carries it.
+    """
+    head = "".join(f"; {line}\n" for c in comments for line in str(c).splitlines())
+    body = script if script.endswith("\n") else script + "\n"
+    return head + body + "(check-sat)\n(exit)\n"
+
+
 def _pairwise_distinct(
-    models: Sequence[Model], names: Sequence[str], K: int, domain: Domain, solver: Optional[str], timeout: float, seed: int
+    models: Sequence[Model],
+    names: Sequence[str],
+    K: int,
+    domain: Domain,
+    solver: Optional[str],
+    timeout: float,
+    seed: int,
+    *,
+    check_domain: bool = False,
+    confirm: bool = False,
 ) -> DistinguishResult:
     formula = DotFormula.for_models(list(models), K)
     bits = {output_bits(m) for m in models}
@@ -105,9 +195,33 @@ def _pairwise_distinct(
     for x, y in itertools.combinations(outs, 2):
         formula.alg.asserts.append(f"(assert (not (= {x} {y})))")
     script = formula.alg.script()
+    want = formula.input_names + outs
     t0 = time.perf_counter()
-    res: SolverResult = solve(script, formula.input_names + outs, solver=solver, timeout=timeout, seed=seed)
+    res: SolverResult = solve(script, want, solver=solver, timeout=timeout, seed=seed)
     result = DistinguishResult(res.verdict, list(names), list(models), K, domain, res.solver, time.perf_counter() - t0, reason=res.reason, smt2=script)
+    if res.verdict == "unsat" and check_domain:
+        empty = domain_is_empty(models, K, domain, solver=solver, timeout=timeout, seed=seed)
+        if empty:
+            raise EmptyDomainError(
+                f"empty domain: no input satisfies it ({domain.describe()}, K={K}), so unsat proves nothing; "
+                "check the exponent ranges against the fixed inputs"
+            )
+    if res.verdict == "unsat" and confirm:
+        result.confirmed_by, second, result.confirmation = confirm_unsat(script, res.solver, want, timeout=timeout, seed=seed)
+        result.seconds = time.perf_counter() - t0
+        if second is not None and second.verdict == "sat":
+            w = _witness(formula, second.values)
+            got = replay(models, w)
+            if got == [second.values[o] for o in outs] and len(set(got)) == len(got):
+                # The second backend's witness replays through the simulator: the first answer was wrong.
+                result.verdict, result.solver = "sat", second.solver
+                result.witness, result.outputs = w, dict(zip(names, got))
+                result.reason = (f"{res.solver} answered unsat, but {second.solver} found a witness that the simulator "
+                                 f"confirms: {res.solver}'s answer is wrong (please report it)")
+                return result
+            result.verdict = "unknown"
+            result.reason = f"backends disagree: {res.solver} answered unsat, {second.solver} sat (its witness does not replay)"
+            return result
     if res.verdict != "sat":
         if res.verdict == "unsat":
             result.reason = f"equivalent on this domain ({domain.describe()}, K={K})" if len(models) == 2 else (
@@ -134,28 +248,47 @@ def distinguish(
     solver: Optional[str] = None,
     timeout: float = 60.0,
     seed: int = 0,
+    confirm: bool = False,
+    check_domain: bool = True,
 ) -> DistinguishResult:
     """Ask for inputs on which every pair of ``models`` gives different D bits.
 
     ``K`` defaults to the largest L among the models (one FDPA each); the
     witness is replayed through the simulator before it is returned.
+    ``timeout`` is per solver call, in seconds.  On unsat, with
+    ``check_domain`` the domain alone is checked and an empty one raises
+    :class:`EmptyDomainError`; with ``confirm`` the unsat script is re-checked
+    by a second installed backend (``confirmed_by``/``confirmation`` of the
+    result; a second backend's sat witness that replays overrides the first
+    answer).  With three or more models, ``confirm`` applies to the
+    pairwise-different query, not to the class-by-class comparisons.
     """
     models = list(models)
     if len(models) < 2:
         raise InputError("distinguish needs at least two models")
-    names = list(names) if names else [m.describe() for m in models]
+    if not names:  # default names: the specs, numbered where two models are the same
+        specs = [m.describe() for m in models]
+        names = [s if specs.count(s) == 1 else f"{s}#{specs[:i + 1].count(s)}" for i, s in enumerate(specs)]
+    names = list(names)
+    if len(names) != len(models):
+        raise InputError(f"{len(models)} models but {len(names)} names")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"model {dupes[0]!r} is given twice; name each model once")
     domain = domain or Domain()
     if K is None:
         K = max((m.L or m.P or 4) for m in models)
-    result = _pairwise_distinct(models, names, K, domain, solver, timeout, seed)
+    result = _pairwise_distinct(models, names, K, domain, solver, timeout, seed, check_domain=check_domain, confirm=confirm)
     if result.verdict != "unsat" or len(models) == 2:
         return result
     # No input splits them all: group the models that are equivalent on the domain, then split the groups.
     t0 = time.perf_counter()
     classes: list[list[int]] = []
+    gave_up = 0
     for i in range(len(models)):
         for cls in classes:
             pair = _pairwise_distinct([models[cls[0]], models[i]], [names[cls[0]], names[i]], K, domain, solver, timeout, seed)
+            gave_up += pair.verdict == "unknown"
             if pair.verdict == "unsat":
                 cls.append(i)
                 break
@@ -172,5 +305,7 @@ def distinguish(
             result.smt2 = split.smt2
     groups = "; ".join(" = ".join(c) for c in result.classes)
     result.reason = f"not all pairwise different: equivalent groups on this domain: {groups} ({domain.describe()}, K={K})"
+    if gave_up:
+        result.reason += f"; {gave_up} pairwise comparison(s) gave up, so some groups may be equivalent to each other"
     result.seconds += time.perf_counter() - t0
     return result

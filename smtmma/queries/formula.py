@@ -165,9 +165,13 @@ class DotFormula:
         """Assert ``domain`` on the inputs."""
         alg = self.alg
         by_name = dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
+        widths = {n: (self.a_fmt if n[0] == "a" else self.b_fmt if n[0] == "b" else self.c_fmt) for n in by_name if n[0] in "abc"}
         for name, value in domain.fixed:
             if name not in by_name:
                 raise InputError(f"domain: {name} is not an input of this query (K={self.K})")
+            fmt = widths.get(name)
+            if fmt is not None and not 0 <= value < (1 << fmt.bits):
+                raise InputError(f"domain: {name}={value:#x} is not a {fmt.name} bit pattern ({fmt.bits} bits)")
             alg.assert_(alg.eq(by_name[name], value))
         for k in range(self.K):
             for fmt, x, who in ((self.a_fmt, self.a[k], "a"), (self.b_fmt, self.b[k], "b")):

@@ -124,6 +124,8 @@ class Model:
             v = getattr(self, name)
             if v is not None and not lo <= v <= hi:
                 raise InputError(f"model parameter {name}={v} out of range {lo}..{hi}")
+        if self.interleave is not None and (self.L is None or self.interleave < 1 or self.L % self.interleave):
+            raise InputError(f"interleave={self.interleave} must divide L={self.L}")
         if self.rho is not None and self.rho not in RHOS:
             raise UnknownNameError(f"unknown conversion rho={self.rho!r}; valid: {choices(RHOS)}")
 

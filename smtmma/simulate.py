@@ -14,7 +14,8 @@ from .catalogue import lookup, model_of, resolve_instr
 from .encodings.algebra import Algebra, Int
 from .encodings.concrete import NumpyAlgebra
 from .encodings.efdpa import efdpa
-from .encodings.fields import unpack
+from .encodings.fields import Unpacked, unpack
+from .encodings.rounding import pack_special, round_pack
 from .encodings.fma import fma
 from .encodings.addmul import add, flush_input, mul
 from .encodings.gstfdpa import gstfdpa
@@ -97,8 +98,8 @@ def run_model(
     K = len(a)
     if K != len(b):
         raise InputError(f"a has {K} values but b has {len(b)}")
-    dec_a = [unpack(alg, fa, x) for x in a]
-    dec_b = [unpack(alg, fb, x) for x in b]
+    dec_a = [_decode(alg, fa, x, model.via) for x in a]
+    dec_b = [_decode(alg, fb, x, model.via) for x in b]
     kind = model.kind
     if kind == "fma":  # Alg. 4: a chain of standard FMAs
         d = c
@@ -128,7 +129,7 @@ def run_model(
     assert model.L is not None
     L = max(1, min(K, model.L))
     step = _fdpa_step(model)
-    zero_a, zero_b = unpack(alg, fa, alg.const(0)), unpack(alg, fb, alg.const(0))
+    zero_a, zero_b = _decode(alg, fa, alg.const(0), model.via), _decode(alg, fb, alg.const(0), model.via)
     dec_sa = dec_sb = None
     if model.scale_fmt is not None:
         if scale_a is None or scale_b is None:
@@ -156,6 +157,22 @@ def run_model(
         fd = get_format(model.d_fmt)
         d = add(alg, unpack(alg, fd, d), unpack(alg, fc, c), out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
     return d
+
+
+def _decode(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:
+    """Fields of an input pattern; with ``via``, of its exact conversion to that format first.
+
+    The conversion matters: an e4m3 subnormal is a normal fp16 with a smaller
+    exponent, and exponents decide the alignment (e_max) of the fused sum.
+    """
+    u = unpack(alg, fmt, bits)
+    if via is None or via == fmt.name:
+        return u
+    to = get_format(via)
+    conv = round_pack(alg, to, "rne", u.neg, u.sig, alg.sub(u.exp, u.frac))
+    nan_in = to.nan_bits() if to.nan != "none" else 0
+    conv = pack_special(alg, to, nan_in, u.is_nan, alg.and_(u.is_inf, alg.not_(u.neg)), alg.and_(u.is_inf, u.neg), conv)
+    return unpack(alg, to, conv)
 
 
 def flush_input_bits(alg: Algebra, fmt: Format, bits: Int) -> Int:

@@ -294,16 +294,19 @@ def _c_term(c: Operand) -> _Term:
     return _Term(c.signed_sig, c.m, c.exp)
 
 
-def _truncated_fused_sum(terms: Sequence[_Term], F: int) -> tuple[int, Optional[int]]:
+def _truncated_fused_sum(terms: Sequence[_Term], F: int, emax_floor: Optional[int] = None) -> tuple[int, Optional[int]]:
     """Alg. 7 lines 8-11: align at e_max, RZ_F each term, sum exactly.
 
     Returns (S in units of 2^-F relative to e_max, e_max); zero terms do not
-    take part in e_max; with no nonzero term, (0, None).
+    take part in e_max; with no nonzero term, (0, None).  ``emax_floor``
+    (model parameter): the alignment exponent is never below it.
     """
     live = [t for t in terms if t.sig != 0]
     if not live:
         return 0, None
     e_max = max(t.e for t in live)
+    if emax_floor is not None:
+        e_max = max(e_max, emax_floor)
     S = sum(_shift_rz(t.sig, F + t.e - e_max - t.frac) for t in live)
     return S, e_max
 
@@ -353,9 +356,13 @@ def _ieee_round(model: Model, fmt_name: str, r: "tuple[str, bool, Fraction]") ->
 # --------------------------------------------------------------------------
 
 
-def _as_ieee(fmt_name: str, bits: int) -> "tuple[str, bool, Fraction]":
-    op = decode(fmt_name, bits)
+def _ieee_value(op: Operand) -> "tuple[str, bool, Fraction]":
+    """(kind, neg, value) of a decoded operand, for the IEEE helpers."""
     return op.kind, op.neg, (op.value if op.kind == "num" else Fraction(0))
+
+
+def _as_ieee(fmt_name: str, bits: int) -> "tuple[str, bool, Fraction]":
+    return _ieee_value(decode(fmt_name, bits))
 
 
 def _ftz_fp32(model: Model, r: "tuple[str, bool, Fraction]") -> int:
@@ -385,7 +392,7 @@ def phi_ftz_addmul(model: Model, a: Sequence[Operand], b: Sequence[Operand], c: 
     P = model.P
     assert P in (2, 4)
     fmt32 = get_format("fp32")
-    d = _ieee_round(model, "fp32", (c.kind, c.neg, c.value if c.kind == "num" else Fraction(0)))
+    d = _ieee_round(model, "fp32", _ieee_value(c))
     assert get_format(model.c_fmt) == fmt32 and get_format(model.d_fmt) == fmt32
     a, b = _pad(a, P), _pad(b, P)
     for k in range(0, len(a), P):
@@ -427,7 +434,7 @@ def phi_fma(model: Model, a: Sequence[Operand], b: Sequence[Operand], c_bits: in
 def e_fdpa(model: Model, a: Sequence[Operand], b: Sequence[Operand], c: Operand) -> int:
     """Alg. 6: RNE-FP32(c + sum a_k b_k) as if with infinite precision."""
     terms = [_ieee_mul_exact(x, y) for x, y in zip(a, b)]
-    terms.append((c.kind, c.neg, c.value if c.kind == "num" else Fraction(0)))
+    terms.append(_ieee_value(c))
     return _ieee_round(model, model.d_fmt, _ieee_sum_exact(terms))
 
 
@@ -467,7 +474,7 @@ def t_fdpa(
             t = _Term(t.sig * sa.sig * sb.sig, t.frac + sa.m + sb.m, t.e + sa.exp + sb.exp)
         terms.append(t)
     terms.append(_c_term(c))
-    S, e_max = _truncated_fused_sum(terms, F)
+    S, e_max = _truncated_fused_sum(terms, F, model.emax_floor)
     if e_max is None:
         return _rho(model, 0, 0)  # every term zero: +0
     S = _wrap_carry(S, F, model.carry_bits)
@@ -527,6 +534,8 @@ def gst_fdpa(
     if not live:
         return _rho(model, 0, 0)
     e_max = max(e for _, e in live)
+    if model.emax_floor is not None:
+        e_max = max(e_max, model.emax_floor)
     S = sum(_frac_rz(s * TWO ** (F + e - e_max)) for s, e in live)
     S = _wrap_carry(S, F, model.carry_bits)
     # Step 3
@@ -700,9 +709,9 @@ def reference_dot(
     if scales is not None:
         scales = [scales[k] for lanes in chunk_lanes for k in lanes]
     # ``c_after``: the chain starts from +0 and C joins last through an RNE add in d_fmt.
+    c_first = c
     if model.c_after:
-        c_first, c = c, POS_ZERO
-        c_bits = 0
+        c = POS_ZERO
 
     d_bits = c_bits
     for i in range(n_chunks):
@@ -732,10 +741,6 @@ def reference_dot(
         d_op = decode(model.d_fmt, d_bits)
         d_bits = _ieee_round(model, model.d_fmt, _ieee_sum_exact([_ieee_value(d_op), _ieee_value(c_first)]))
     return d_bits
-
-
-def _ieee_value(op: Operand) -> "tuple[str, bool, Fraction]":
-    return op.kind, op.neg, (op.value if op.kind == "num" else Fraction(0))
 
 
 def _one_bits(fmt_name: str) -> int:

@@ -308,22 +308,29 @@ def random_models(draw: st.DrawFn) -> Model:
     if kind == "e-fdpa":
         f = draw(st.sampled_from(["fp16", "bf16"]))
         return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)))
+    floor = draw(st.one_of(st.none(), st.sampled_from([-133, -15]), st.integers(-160, 0)))
     if kind == "t-fdpa":
         cd, rho = draw(st.sampled_from(_T_OUTPUTS))
-        return Model(kind, draw(st.sampled_from(_T_INPUTS)), draw(st.sampled_from(_T_INPUTS)), cd, cd,
-                     L=draw(st.integers(1, 16)), F=draw(st.integers(0, 40)), rho=rho, carry_bits=carry, nan=nan)
+        fa, fb = draw(st.sampled_from(_T_INPUTS)), draw(st.sampled_from(_T_INPUTS))
+        small = {"e4m3", "e5m2", "e2m3", "e3m2", "e2m1"}
+        via = draw(st.sampled_from([None, "fp16"])) if fa in small and fb in small else None
+        L = draw(st.integers(1, 16))
+        interleave = draw(st.sampled_from([None] + [i for i in (1, 2, 4) if L % i == 0]))  # lanes per register divide L
+        return Model(kind, fa, fb, cd, cd, L=L, F=draw(st.integers(0, 40)), rho=rho,
+                     carry_bits=carry, nan=nan, emax_floor=floor, via=via,
+                     interleave=interleave, c_after=draw(st.booleans()))
     if kind == "st-fdpa":
         f8 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
         block = draw(st.sampled_from([8, 16, 32]))
         return Model(kind, draw(st.sampled_from(f8)), draw(st.sampled_from(f8)), "fp32", "fp32",
                      L=block * draw(st.sampled_from([1, 2])), F=draw(st.integers(10, 35)), rho="rz-fp32",
-                     block=block, scale_fmt="ue8m0", carry_bits=carry, nan=nan)
+                     block=block, scale_fmt="ue8m0", carry_bits=carry, nan=nan, emax_floor=floor)
     if kind == "gst-fdpa":
         G = draw(st.sampled_from([4, 8, 16]))
         block = G * draw(st.sampled_from([1, 2]))
         return Model(kind, "e2m1", "e2m1", "fp32", "fp32", L=block * draw(st.sampled_from([1, 2])), G=G,
                      F=draw(st.integers(20, 40)), rho="rz-fp32", block=block,
-                     scale_fmt=draw(st.sampled_from(["ue8m0", "ue4m3"])), carry_bits=carry, nan=nan)
+                     scale_fmt=draw(st.sampled_from(["ue8m0", "ue4m3"])), carry_bits=carry, nan=nan, emax_floor=floor)
     F = draw(st.integers(10, 30))
     F2 = draw(st.integers(F, 40))
     if kind == "tr-fdpa":
@@ -347,3 +354,81 @@ def test_model_variants_match_reference(inputs: tuple) -> None:
     want = run_ref(model, a[0], b[0], int(c[0]), None if sa is None else sa[0], None if sb is None else sb[0])
     assert got == want, f"{describe(model, a, b, c[0], sa, sb)}: reference {want:#x}, simulator {got:#x}"
     COUNTS[(model.kind, "variants")] += 1
+
+
+# ---------------------------------------------------------------------------
+# Known cases: Table 8 through the catalogue, and minimal inputs of past disagreements
+# ---------------------------------------------------------------------------
+
+#: Table 8 of the MMA-Sim paper: d for Eq. 10 by (architecture, input type).
+TABLE8: dict[tuple[str, str], Fraction] = {
+    ("sm70", "fp16"): Fraction(0), ("sm75", "fp16"): Fraction(-1, 2),
+    ("sm80", "tf32"): Fraction(-1, 2), ("sm80", "bf16"): Fraction(-1, 2), ("sm80", "fp16"): Fraction(-1, 2),
+    ("sm86", "tf32"): Fraction(-1, 2), ("sm86", "bf16"): Fraction(-1, 2), ("sm86", "fp16"): Fraction(-1, 2),
+    ("sm89", "tf32"): Fraction(-1, 2), ("sm89", "bf16"): Fraction(-1, 2), ("sm89", "fp16"): Fraction(-1, 2),
+    ("sm89", "fp8"): Fraction(0), ("sm90", "fp8"): Fraction(0),
+    **{(arch, t): Fraction(-3, 4) for arch in ("sm90", "sm100", "sm120") for t in ("tf32", "bf16", "fp16")},
+    ("sm100", "fp8"): Fraction(-3, 4), ("sm120", "fp8"): Fraction(-3, 4),
+    ("gfx908", "bf16"): Fraction(-7, 8), ("gfx908", "fp16"): Fraction(-7, 8),
+    ("gfx90a", "fp16"): Fraction(0),
+    ("gfx942", "tf32"): Fraction(-1, 2), ("gfx942", "bf16"): Fraction(-1, 2), ("gfx942", "fp16"): Fraction(-1, 2),
+    ("gfx942", "fp8"): Fraction(-1),
+}
+_TYPE = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "e5m2": "fp8", "e5m2fnuz": "fp8", "fp32": "fp32", "fp64": "fp64"}
+
+
+def _table8_rows() -> list[tuple[Entry, Fraction]]:
+    rows = []
+    for e in ENTRIES:
+        m = e.model
+        t = _TYPE.get(m.a_fmt)
+        if t is None or m.a_fmt != m.b_fmt or m.c_fmt not in ("fp32", "fp64") or m.scale_fmt is not None:
+            continue  # e4m3 cannot hold 2^13; an fp16 C cannot hold 2^23
+        if t in ("fp32", "fp64"):
+            want = Fraction(-7, 8)  # "all FP64/FP32 instructions produce -0.875"
+        elif e.arch == "gfx90a" and t == "bf16":
+            want = Fraction(0) if e.op == "mfma_1k" else Fraction(-3, 8)
+        elif (e.arch, t) in TABLE8 and not (t == "fp8" and m.via):
+            want = TABLE8[(e.arch, t)]
+        else:
+            continue
+        rows.append((e, want))
+    return rows
+
+
+@pytest.mark.parametrize("entry, want", _table8_rows(), ids=[entry_id(e) for e, _ in _table8_rows()])
+def test_table8_through_catalogue(entry: Entry, want: Fraction) -> None:
+    """Eq. 10 on every catalogued instruction that can hold its values gives Table 8's d."""
+    from smtmma.formats import from_fraction, to_fraction
+
+    m = entry.model
+    av = (-(2**13), Fraction(-1, 2), Fraction(-1, 4), Fraction(-1, 8))
+    bv = (2**10, 1, 1, 1)
+    a = np.array([[from_fraction(m.a_fmt, Fraction(v)) for v in av]], dtype=sampling.dtype_for(m.a_fmt))
+    b = np.array([[from_fraction(m.b_fmt, Fraction(v)) for v in bv]], dtype=sampling.dtype_for(m.b_fmt))
+    c = np.array([from_fraction(m.c_fmt, Fraction(2**23))], dtype=sampling.dtype_for(m.c_fmt))
+    want_bits = run_ref(m, a[0], b[0], int(c[0]))
+    assert to_fraction(m.d_fmt, want_bits) == want
+    assert int(run_sim(m, a, b, c)[0]) == want_bits
+
+
+def _known() -> list[tuple[str, Model, list[int], list[int], int, int]]:
+    from smtmma.catalogue import lookup
+
+    fp8_via = lookup("sm90", "e4m3e5m2f32", "mma").model
+    return [
+        # via=fp16: an e4m3 subnormal (0x01 = 2^-9) is a normal fp16 (Exp -9, not -6), so
+        # 2^6 - 2^6 + 2^-18 keeps 2^-18 at e_max = 6 (the f16f32 row gives the same)
+        ("via-fp16-subnormal-exponent", fp8_via, [0x01, 0x81, 0x28], [0x78, 0x78, 0x01], 0, 0x36800000),
+        # Alg. 5 line 1, L = min(K, L_max): a single -0 product plus c = -0 is -0 (no +0 padding)
+        ("efdpa-short-negative-zero", Model("e-fdpa", "fp16", "fp16", "fp32", "fp32", L=4), [0x8000], [0x3CAD],
+         0x80000000, 0x80000000),
+    ]
+
+
+@pytest.mark.parametrize("name, model, a, b, c, want", _known(), ids=[k[0] for k in _known()])
+def test_known_cases(name: str, model: Model, a: list[int], b: list[int], c: int, want: int) -> None:
+    assert run_ref(model, np.array(a), np.array(b), c) == want
+    fa, fb, fc = (sampling.dtype_for(f) for f in (model.a_fmt, model.b_fmt, model.c_fmt))
+    got = int(run_sim(model, np.array([a], dtype=fa), np.array([b], dtype=fb), np.array([c], dtype=fc))[0])
+    assert got == want, f"{describe(model, a, b, c)}: expected {want:#x}, simulator {got:#x}"

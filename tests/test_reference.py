@@ -267,6 +267,20 @@ def test_carry_bits_wrap() -> None:
     assert value("fp32", reference_dot(unbounded.replace(carry_bits=1), a, a, 0)) == F(-15, 4)
 
 
+def test_emax_floor() -> None:
+    """``emax_floor``: the alignment exponent is never below it, so tiny terms are cut at 2^(floor - F)."""
+    m = Model("t-fdpa", "bf16", "bf16", "fp32", "fp32", L=16, F=10, rho="rz-fp32", nan="nvidia")
+    # t1 = 2^-149 + 2^-156, t2 = 2^-149 - 2^-157 (products of normal bf16 values), c = 0
+    a = [bits("bf16", (1 + F(1, 2**7)) / 2**75), bits("bf16", (2 - F(1, 2**7)) / 2**76)]
+    b = [bits("bf16", F(1, 2**74))] * 2
+    # no floor: e_max = -149, quantum 2^-159, exact: 2^-148 + 2^-157 -> RZ-FP32 2^-148
+    assert reference_dot(m, a, b, 0) == 0x00000002
+    # floor -140: quantum 2^-150; t1 -> 2^-149, t2 -> 2^-150; 1.5 × 2^-149 -> RZ 2^-149
+    assert reference_dot(m.replace(emax_floor=-140), a, b, 0) == 0x00000001
+    # a floor below the terms' e_max changes nothing
+    assert reference_dot(m.replace(emax_floor=-200), a, b, 0) == 0x00000002
+
+
 def test_tr_fdpa_product_overflow() -> None:
     big = bits("bf16", F(2**127))
     two = bits("bf16", 2)

@@ -32,8 +32,8 @@ def add(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_b
 
 
 def flush_input(alg: Algebra, u: Unpacked) -> Unpacked:
-    """A subnormal input becomes +0 (Alg. 2 lines 1-3, FlushSubnormal)."""
-    sub = alg.and_(alg.not_(u.is_zero), alg.lt(u.sig, 1 << u.frac))
+    """A subnormal input, or -0, becomes +0 (Alg. 2 lines 1-3, FlushSubnormal: |x| < MinNormal -> +0)."""
+    sub = alg.and_(alg.lt(u.sig, 1 << u.frac), alg.not_(alg.or_(u.is_nan, u.is_inf)))
     return Unpacked(
         alg.and_(u.neg, alg.not_(sub)), u.exp, alg.ite(sub, 0, u.sig), u.frac,
         alg.or_(u.is_zero, sub), u.is_inf, u.is_nan,

@@ -1,6 +1,6 @@
 """Concrete interpretation of the algebra: NumPy arrays, vectorized over a batch.
 
-A term's ``raw`` is an int64 array when its static interval fits 62 bits,
+A term's ``raw`` is an int32 array when its static interval fits 31 bits, int64 when it fits 62 bits,
 an object array of exact Python integers beyond that (only the FP64 FMA and
 the exact sums of E-FDPA/FTZ ops reach such widths), or a Python int/bool
 for constants.  Booleans are NumPy bool arrays.
@@ -21,6 +21,8 @@ _bit_length_obj = np.frompyfunc(int.bit_length, 1, 1)
 
 
 def _dtype(lo: int, hi: int) -> Any:
+    if -(1 << 31) <= lo and hi < (1 << 31):
+        return np.int32
     return np.int64 if -_LIMIT <= lo and hi < _LIMIT else object
 
 
@@ -98,27 +100,34 @@ class NumpyAlgebra(Algebra):
     def _bconst(self, value: bool) -> Any:
         return value
 
-    def _add(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+    def _arith(self, op: Any, a: Int, b: Int, lo: int, hi: int) -> Any:
+        """``op`` in a dtype that holds both operands and the result, then narrowed to the result's dtype."""
+        wide = _dtype(min(lo, a.lo, b.lo), max(hi, a.hi, b.hi))
+        out = op(self._v(a, wide), self._v(b, wide))
         dt = _dtype(lo, hi)
-        return self._v(a, dt) + self._v(b, dt)
+        return out.astype(dt) if isinstance(out, np.ndarray) and out.dtype != dt else out
+
+    def _add(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        return self._arith(np.add, a, b, lo, hi)
 
     def _sub(self, a: Int, b: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
-        return self._v(a, dt) - self._v(b, dt)
+        return self._arith(np.subtract, a, b, lo, hi)
 
     def _mul(self, a: Int, b: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
-        return self._v(a, dt) * self._v(b, dt)
+        return self._arith(np.multiply, a, b, lo, hi)
 
     def _shl(self, a: Int, k: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
-        return self._v(a, dt) << self._v(k, np.int64 if dt is np.int64 else object)
+        dt = _dtype(min(lo, a.lo), max(hi, a.hi))
+        out = self._v(a, dt) << self._v(k, dt)
+        res = _dtype(lo, hi)
+        return out.astype(res) if isinstance(out, np.ndarray) and out.dtype != res else out
 
     def _shr(self, a: Int, k: Int, lo: int, hi: int) -> Any:
         src = _dtype(a.lo, a.hi)
         av = self._v(a, src)
-        if src is np.int64:
-            kv = np.minimum(k.raw, 63) if isinstance(k.raw, np.ndarray) else min(k.raw, 63)
+        if src is not object:
+            top = 31 if src is np.int32 else 63
+            kv = np.minimum(k.raw, top) if isinstance(k.raw, np.ndarray) else min(k.raw, top)
             out = av >> kv
         else:
             out = av >> self._v(k, object)
@@ -135,21 +144,21 @@ class NumpyAlgebra(Algebra):
         if _dtype(a.lo, a.hi) is object:
             return _bit_length_obj(av).astype(np.int64)
         if hi < (1 << 53):
-            return np.frexp(av.astype(np.float64))[1].astype(np.int64)
+            return np.frexp(av.astype(np.float64))[1].astype(_dtype(0, hi.bit_length()))
         top = av >> 26
         low = np.frexp((av & ((1 << 26) - 1)).astype(np.float64))[1]
         return np.where(top > 0, np.frexp(top.astype(np.float64))[1] + 26, low).astype(np.int64)
 
     def _lt(self, a: Int, b: Int) -> Any:
-        dt = object if object in (_dtype(a.lo, a.hi), _dtype(b.lo, b.hi)) else np.int64
+        dt = _dtype(min(a.lo, b.lo), max(a.hi, b.hi))
         return self._v(a, dt) < self._v(b, dt)
 
     def _eq(self, a: Int, b: Int) -> Any:
-        dt = object if object in (_dtype(a.lo, a.hi), _dtype(b.lo, b.hi)) else np.int64
+        dt = _dtype(min(a.lo, b.lo), max(a.hi, b.hi))
         return self._v(a, dt) == self._v(b, dt)
 
     def _ite(self, c: Bool, a: Int, b: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
+        dt = _dtype(lo, hi)  # the result's interval holds both branches
         out = np.where(c.raw, self._v(a, dt), self._v(b, dt))
         return out.astype(dt) if out.dtype != dt else out
 
@@ -169,16 +178,16 @@ class NumpyAlgebra(Algebra):
         return np.logical_not(a.raw)
 
     def _b2i(self, a: Bool) -> Any:
-        return np.asarray(a.raw, dtype=np.int64)
+        return np.asarray(a.raw, dtype=np.int32)
 
     def _max(self, a: Int, b: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
-        if dt is np.int64:
-            return np.maximum(self._v(a, dt), self._v(b, dt))
+        dt = _dtype(min(a.lo, b.lo), max(a.hi, b.hi))
+        if dt is not object:
+            return np.maximum(self._v(a, dt), self._v(b, dt)).astype(_dtype(lo, hi), copy=False)
         return super()._max(a, b, lo, hi)
 
     def _min(self, a: Int, b: Int, lo: int, hi: int) -> Any:
-        dt = _dtype(lo, hi)
-        if dt is np.int64:
-            return np.minimum(self._v(a, dt), self._v(b, dt))
+        dt = _dtype(min(a.lo, b.lo), max(a.hi, b.hi))
+        if dt is not object:
+            return np.minimum(self._v(a, dt), self._v(b, dt)).astype(_dtype(lo, hi), copy=False)
         return super()._min(a, b, lo, hi)

@@ -1,0 +1,376 @@
+"""Building blocks of property queries: several copies of a dot product in one formula.
+
+A property compares a model with itself on related inputs (negated,
+permuted, larger), so its formula holds two or more runs of the same
+model.  :class:`QueryAlgebra` makes those runs share every term they can:
+
+* identical definitions are emitted once (hash-consing on the SMT-LIB2
+  text), so two runs on the same inputs give the same term names and a
+  solver sees one circuit, not two;
+* decoding a pattern is memoized, and decoding a *negated* pattern reuses
+  the fields of the original (only the sign differs), so a run on
+  ``-A`` multiplies the very same significands as the run on ``A``.
+
+:class:`InputSet` declares one set of dot-product inputs (with a name
+suffix, so several sets can live in one formula) and restricts it to a
+:class:`~smtmma.queries.formula.Domain`.  :func:`fused_parts` rebuilds the
+intermediate sums of a one-FDPA T-FDPA from the same encoding functions
+the model uses (:func:`~smtmma.encodings.fused_sum.truncated_sum` and its
+pieces); they let a query state lemmas about internal sums.  A lemma is
+only ever used after a solver proved it (:class:`LemmaChain`), so the
+lemmas speed queries up without being trusted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.fused_sum import aligned, max_exponent, truncated_sum, wrap_carry
+from ..encodings.symbolic import SmtAlgebra
+from ..encodings.terms import Term, input_term, product
+from ..errors import InputError, SmtmmaError
+from ..formats import Format, get_format
+from ..models import Model
+from ..simulate import output_format
+from .backends import SolverResult, solve
+from .distinguish import Witness
+from .formula import DotFormula
+
+__all__ = [
+    "QueryAlgebra",
+    "InputSet",
+    "Runner",
+    "LemmaChain",
+    "FusedParts",
+    "fused_parts",
+    "supports_fused_parts",
+    "same_value",
+    "value_key",
+    "container_format",
+    "declare_output",
+    "neg_pattern",
+    "output_container",
+]
+
+
+def _lit(value: int, width: int) -> str:
+    return f"(_ bv{value % (1 << width)} {width})"
+
+
+def container_format(fmt: Format) -> Format:
+    """The format whose bits carry ``fmt`` (FP32 for E8M13 and TF32, else ``fmt``)."""
+    return get_format(fmt.container) if fmt.container else fmt
+
+
+def neg_pattern(fmt: Format, bits: int) -> int:
+    """The pattern of ``-value(bits)`` (concrete): the sign bit flipped; FNUZ zero and NaN stay as they are."""
+    if fmt.nan == "neg_zero" and bits & ~fmt.sign_mask == 0:
+        return bits
+    return bits ^ fmt.sign_mask
+
+
+class QueryAlgebra(SmtAlgebra):
+    """An :class:`SmtAlgebra` that emits each distinct definition once and decodes negated patterns for free."""
+
+    def __init__(self, prefix: str = "t") -> None:
+        super().__init__(prefix)
+        self._seen: dict[tuple[str, str], str] = {}
+        self._unpacked: dict[tuple[str, str], Unpacked] = {}
+        self._negation_of: dict[str, tuple[Int, str]] = {}
+        self._decoding = False
+
+    def _define(self, sort: str, expr: str) -> str:
+        key = (sort, expr)
+        name = self._seen.get(key)
+        if name is None:
+            name = self._seen[key] = super()._define(sort, expr)
+        return name
+
+    def unpack_cached(self, fmt: Format, bits: Int, unpack_fn: object) -> Optional[Unpacked]:
+        """Memoized decoding; a pattern made by :meth:`negate` gets the original's fields with the sign flipped."""
+        if self._decoding or bits.const is not None:
+            return None
+        key = (fmt.name, str(bits.raw))
+        hit = self._unpacked.get(key)
+        if hit is not None:
+            return hit
+        origin = self._negation_of.get(str(bits.raw))
+        if origin is not None and origin[1] == fmt.name:
+            u = unpack(self, fmt, origin[0])
+            # -x has x's exponent, significand and class; only the sign changes (an FNUZ zero or NaN keeps it)
+            neg = self.xor(u.neg, self.not_(u.is_zero)) if fmt.nan == "neg_zero" else self.not_(u.neg)
+            hit = Unpacked(neg, u.exp, u.sig, u.frac, u.is_zero, u.is_inf, u.is_nan)
+        else:
+            self._decoding = True
+            try:
+                hit = unpack(self, fmt, bits)
+            finally:
+                self._decoding = False
+        self._unpacked[key] = hit
+        return hit
+
+    def flip_bits(self, x: Int, bits: int, mask: int) -> Int:
+        """``x XOR mask`` for a pattern ``x`` in [0, 2**bits)."""
+        assert x.lo >= 0 and x.hi < (1 << bits) and 0 <= mask < (1 << bits), (x, bits, mask)
+        if x.const is not None:
+            return self.const(x.const ^ mask)
+        w = max(x.width, bits + 1)
+        raw = self._define(f"(_ BitVec {w})", f"(bvxor {self._ext(x, w)} {_lit(mask, w)})")
+        return Int(self, raw, 0, (1 << bits) - 1)
+
+    def negate(self, x: Int, fmt: Format) -> Int:
+        """The pattern of ``-value(x)`` in ``fmt``: the sign bit flipped (an FNUZ zero, and its NaN 0x80, stay put)."""
+        if not fmt.signed or fmt.sign_ignored:
+            raise InputError(f"{fmt.name} values have no sign; they cannot be negated")
+        flipped = self.flip_bits(x, fmt.bits, fmt.sign_mask)
+        if fmt.nan == "neg_zero":
+            flipped = self.ite(self.eq(self.low_bits(x, fmt.bits - 1), 0), x, flipped)
+        if flipped.const is None:
+            self._negation_of[str(flipped.raw)] = (x, fmt.name)
+        return flipped
+
+    def raw_bool(self, b: Bool) -> str:
+        """The SMT-LIB2 text of a Bool term."""
+        return self._braw(b)
+
+
+@dataclass
+class InputSet(DotFormula):
+    """Declared inputs ``a<k><suffix>``, ``b<k><suffix>``, ``c<suffix>`` (and scales) of one dot product."""
+
+    suffix: str = ""
+
+    def __post_init__(self) -> None:
+        if self.K < 1:
+            raise InputError("K must be at least 1")
+        alg, s = self.alg, self.suffix
+        self.a = [alg.var(f"a{k}{s}", self.a_fmt.bits) for k in range(self.K)]
+        self.b = [alg.var(f"b{k}{s}", self.b_fmt.bits) for k in range(self.K)]
+        self.c = alg.var(f"c{s}", self.c_fmt.bits)
+        self.scale_a: Optional[list[Int]] = None
+        self.scale_b: Optional[list[Int]] = None
+        if self.scale_fmt is not None and self.block:
+            n = -(-self.K // self.block)
+            self.scale_a = [alg.var(f"sa{j}{s}", self.scale_fmt.bits) for j in range(n)]
+            self.scale_b = [alg.var(f"sb{j}{s}", self.scale_fmt.bits) for j in range(n)]
+        self.outputs: list[tuple[str, int]] = []
+
+    @classmethod
+    def of(cls, alg: SmtAlgebra, model: Model, K: int, suffix: str = "") -> "InputSet":
+        """Inputs shaped for ``model`` (its A/B/C formats and block scales) in ``alg``."""
+        sf = get_format(model.scale_fmt) if model.scale_fmt else None
+        return cls(get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt), K, sf, model.block, alg, suffix)
+
+    @property
+    def declared(self) -> list[str]:
+        """Names of the declared constants, in the order a.., b.., c, sa.., sb.."""
+        return [f"{n}{self.suffix}" for n in self.input_names]
+
+    def terms(self) -> dict[str, Int]:
+        """Input name (without suffix) -> pattern term."""
+        return dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
+
+    def witness(self, values: dict[str, int]) -> Witness:
+        """The inputs of a solver's model as a :class:`Witness`."""
+        s = self.suffix
+        sa = sb = None
+        if self.scale_a is not None:
+            n = len(self.scale_a)
+            sa = tuple(values[f"sa{j}{s}"] for j in range(n))
+            sb = tuple(values[f"sb{j}{s}"] for j in range(n))
+        return Witness(
+            tuple(values[f"a{k}{s}"] for k in range(self.K)), tuple(values[f"b{k}{s}"] for k in range(self.K)), values[f"c{s}"], sa, sb
+        )
+
+
+def declare_output(alg: SmtAlgebra, name: str, d: Int, bits: int) -> str:
+    """Declare constant ``name`` equal to the output pattern ``d`` (so a sat answer reports it)."""
+    alg.decls.append(f"(declare-const {name} (_ BitVec {bits}))")
+    alg.asserts.append(f"(assert (= {name} {alg.bits_of(d, bits)}))")
+    return name
+
+
+def same_value(alg: SmtAlgebra, fmt: Format, x: Int, y: Int) -> Bool:
+    """x and y denote the same value: equal bits, or both zeros (+0 = -0), or both NaN (any payload)."""
+    ux, uy = unpack(alg, fmt, x), unpack(alg, fmt, y)
+    return alg.any([alg.eq(x, y), alg.and_(ux.is_zero, uy.is_zero), alg.and_(ux.is_nan, uy.is_nan)])
+
+
+def value_key(alg: SmtAlgebra, fmt: Format, x: Int) -> Int:
+    """An integer ordered as the values of non-NaN patterns of ``fmt`` (-mag for negative, mag else; both zeros 0)."""
+    mag = alg.low_bits(x, fmt.bits - 1) if fmt.signed else x
+    if not fmt.signed or fmt.sign_ignored:
+        return mag
+    return alg.ite(alg.eq(alg.shr(x, fmt.bits - 1), 1), alg.neg(mag), mag)
+
+
+@dataclass
+class Runner:
+    """Runs solver calls for one property: accumulates time, never raises on a solver failure."""
+
+    solver: Optional[str]
+    timeout: float
+    seed: int
+    calls: int = 0
+    solver_seconds: float = 0.0
+    used: str = ""
+    t0: float = field(default_factory=time.perf_counter)
+
+    def check(self, script: str, want: Sequence[str] = (), *, timeout: Optional[float] = None) -> SolverResult:
+        """The solver's answer on ``script`` (``timeout``: this call's own limit, at most the runner's).
+
+        A crash of the backend is an ``unknown`` with its message.
+        """
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        try:
+            r = solve(script, list(want), solver=self.solver, timeout=limit, seed=self.seed)
+        except SmtmmaError:
+            raise  # a user error (unknown or missing solver): report it, do not hide it
+        except Exception as e:  # a backend failure (out of memory, crash) is an answer of its own: unknown
+            r = SolverResult("unknown", self.solver or "default", 0.0, reason=f"{type(e).__name__}: {e}")
+        self.calls += 1
+        self.solver_seconds += r.seconds
+        if r.solver:
+            self.used = r.solver
+        return r
+
+    @property
+    def seconds(self) -> float:
+        """Wall time since the runner started (building formulas, solving, replaying)."""
+        return time.perf_counter() - self.t0
+
+    @property
+    def name(self) -> str:
+        """The backend that answered last (or the one asked for)."""
+        return self.used or (self.solver or "default")
+
+
+@dataclass
+class LemmaChain:
+    """Lemmas about internal terms, each proved by a solver before it is asserted.
+
+    ``prove(label, goal)`` asks whether ``goal`` can be false under the
+    assertions so far (domain and earlier lemmas); on unsat the goal is
+    valid and is asserted, which can only help later queries.  On sat or
+    unknown the chain stops (later lemmas may build on the failed one).
+    """
+
+    alg: QueryAlgebra
+    runner: Runner
+    proven: list[tuple[str, str]] = field(default_factory=list)  # (label, raw goal)
+    stopped: str = ""
+
+    def prove(self, label: str, goal: Bool) -> bool:
+        """True when ``goal`` is proved (and now asserted)."""
+        if self.stopped:
+            return False
+        if goal.const is True:
+            return True
+        if goal.const is False:
+            self.stopped = f"lemma {label} is false"
+            return False
+        raw = self.alg.raw_bool(goal)
+        r = self.runner.check(self.alg.script(f"(assert (not {raw}))"))
+        if r.verdict != "unsat":
+            self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+            return False
+        self.alg.asserts.append(f"(assert {raw})")
+        self.proven.append((label, raw))
+        return True
+
+    def certificate(self, base_asserts: int, final: str) -> str:
+        """An incremental SMT-LIB2 script proving every lemma, then the final query (every answer should be unsat).
+
+        ``base_asserts``: number of assertions made before the first lemma
+        (the domain); ``final``: the final query's assertion text.
+        """
+        alg = self.alg
+        lemma_lines = {f"(assert {raw})" for _, raw in self.proven}
+        others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
+        lines = [f"(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
+        for i, (label, raw) in enumerate(self.proven):
+            lines += [f"; lemma {i + 1}: {label} (expected: unsat)", "(push 1)", f"(assert (not {raw}))", "(check-sat)", "(pop 1)",
+                      f"(assert {raw})"]
+        lines += ["; the property (expected: unsat)", final]
+        return "\n".join(lines) + "\n"
+
+
+# -- the internal sums of a one-FDPA T-FDPA / ST-FDPA ------------------------------------------
+
+
+def supports_fused_parts(model: Model, K: int) -> bool:
+    """Whether :func:`fused_parts` rebuilds the model's sums: one T-FDPA or ST-FDPA (K <= L), C inside the sum."""
+    return model.kind in ("t-fdpa", "st-fdpa") and model.L is not None and K <= model.L and not model.c_after
+
+
+@dataclass
+class FusedParts:
+    """Intermediate terms of Alg. 7 step 2 for one FDPA: summands aligned at e_max and their running sums (units 2**(e_max-F))."""
+
+    terms: list[Term]
+    e_max: Int
+    aligned: list[Int]
+    prefix: list[Int]  # prefix[j] = aligned[0] + ... + aligned[j], summed in the model's order
+    total: Int  # the exact sum of the aligned summands (unbounded register)
+
+    def wrapped(self, alg: SmtAlgebra, F: int, carry_bits: Optional[int]) -> Int:
+        """The sum held in a register of 2 + carry_bits integer bits."""
+        return wrap_carry(alg, self.total, F, carry_bits)
+
+
+def fused_parts(
+    alg: SmtAlgebra,
+    model: Model,
+    a: Sequence[Int],
+    b: Sequence[Int],
+    c: Int,
+    scale_a: Optional[Sequence[Int]] = None,
+    scale_b: Optional[Sequence[Int]] = None,
+) -> FusedParts:
+    """The summands, e_max and sums of the model's fused sum, built with the model's own encoding functions.
+
+    Mirrors what :func:`~smtmma.encodings.tfdpa.tfdpa` feeds
+    :func:`~smtmma.encodings.fused_sum.truncated_sum` (products, scaled
+    for ST-FDPA, then c), so in a :class:`QueryAlgebra` the terms are the
+    model's own terms.  Only for :func:`supports_fused_parts` models.
+    """
+    assert supports_fused_parts(model, len(a)), model
+    assert model.F is not None
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    dec_sa = dec_sb = None
+    if model.scale_fmt is not None:
+        if scale_a is None or scale_b is None:
+            raise InputError(f"{model.describe()} needs scales")
+        sf = get_format(model.scale_fmt)
+        dec_sa = [unpack(alg, sf, x) for x in scale_a]
+        dec_sb = [unpack(alg, sf, x) for x in scale_b]
+    terms: list[Term] = []
+    for k, (x, y) in enumerate(zip(a, b)):
+        t, _ = product(alg, unpack(alg, fa, x), unpack(alg, fb, y))
+        if dec_sa is not None and dec_sb is not None and model.block:
+            last = len(dec_sa) - 1
+            sa, sb = dec_sa[min(k // model.block, last)], dec_sb[min(k // model.block, last)]
+            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
+        terms.append(t)
+    terms.append(input_term(unpack(alg, fc, c)))
+    total, e_max = truncated_sum(alg, terms, model.F, None, model.emax_floor)
+    # the same summands and running sums truncated_sum adds up (identical definitions, so the same terms)
+    e_ref = max_exponent(alg, terms)
+    if model.emax_floor is not None:
+        e_ref = alg.max(e_ref, model.emax_floor)
+    xs = [aligned(alg, t, e_ref, model.F) for t in terms]
+    prefix: list[Int] = []
+    run: Int = alg.const(0)
+    for x in xs:
+        run = alg.add(run, x)
+        prefix.append(run)
+    return FusedParts(terms, e_max, xs, prefix, total)
+
+
+def output_container(model: Model) -> Format:
+    """Format of the model's D bits (FP32 for E8M13 results)."""
+    return container_format(output_format(model))

@@ -26,7 +26,7 @@ from .errors import InputError
 from .formats import Format, get_format
 from .models import Model
 
-__all__ = ["simulate_dot", "simulate_mma", "run_model", "output_format", "nan_pattern", "CHUNK_ROWS"]
+__all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS"]
 
 #: Rows simulated per NumPy pass (keeps the working set in cache).
 CHUNK_ROWS = 1 << 14
@@ -98,8 +98,8 @@ def run_model(
     K = len(a)
     if K != len(b):
         raise InputError(f"a has {K} values but b has {len(b)}")
-    dec_a = [_decode(alg, fa, x, model.via) for x in a]
-    dec_b = [_decode(alg, fb, x, model.via) for x in b]
+    dec_a = [decode_input(alg, fa, x, model.via) for x in a]
+    dec_b = [decode_input(alg, fb, x, model.via) for x in b]
     kind = model.kind
     if kind == "fma":  # Alg. 4: a chain of standard FMAs
         d = c
@@ -129,7 +129,7 @@ def run_model(
     assert model.L is not None
     L = max(1, min(K, model.L))
     step = _fdpa_step(model)
-    zero_a, zero_b = _decode(alg, fa, alg.const(0), model.via), _decode(alg, fb, alg.const(0), model.via)
+    zero_a, zero_b = decode_input(alg, fa, alg.const(0), model.via), decode_input(alg, fb, alg.const(0), model.via)
     dec_sa = dec_sb = None
     if model.scale_fmt is not None:
         if scale_a is None or scale_b is None:
@@ -159,7 +159,7 @@ def run_model(
     return d
 
 
-def _decode(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:
+def decode_input(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:
     """Fields of an input pattern; with ``via``, of its exact conversion to that format first.
 
     The conversion matters: an e4m3 subnormal is a normal fp16 with a smaller

@@ -11,7 +11,34 @@ from .fused_sum import truncated_sum
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["tfdpa"]
+__all__ = ["tfdpa", "tfdpa_terms"]
+
+
+def tfdpa_terms(
+    alg: Algebra,
+    a: Sequence[Unpacked],
+    b: Sequence[Unpacked],
+    c: Unpacked,
+    scale_a: Optional[Sequence[Unpacked]] = None,
+    scale_b: Optional[Sequence[Unpacked]] = None,
+) -> tuple[list[Term], list[Specials]]:
+    """The L + 1 summands of Alg. 7 (exact products, then c) and their special states.
+
+    With ``scale_a``/``scale_b`` (one E8M0 scale per lane) the scales'
+    exponents join each product's exponent (Alg. 8 line 4).
+    """
+    terms: list[Term] = []
+    specials: list[Specials] = [value_specials(alg, c)]
+    for k, (x, y) in enumerate(zip(a, b)):  # Alg. 7 step 1: exact products
+        t, s = product(alg, x, y)
+        if scale_a is not None and scale_b is not None:  # Alg. 8 line 4
+            sa, sb = scale_a[k], scale_b[k]
+            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
+            s = Specials(alg.any([s.nan, sa.is_nan, sb.is_nan]), s.pos_inf, s.neg_inf)
+        terms.append(t)
+        specials.append(s)
+    terms.append(input_term(c))  # Alg. 7 lines 6-7
+    return terms, specials
 
 
 def tfdpa(
@@ -34,17 +61,7 @@ def tfdpa(
     With ``scale_a``/``scale_b`` (one E8M0 scale per lane), the scales'
     exponents join each product's exponent: ST-FDPA (Alg. 8 line 4).
     """
-    terms: list[Term] = []
-    specials: list[Specials] = [value_specials(alg, c)]
-    for k, (x, y) in enumerate(zip(a, b)):  # Alg. 7 step 1: exact products
-        t, s = product(alg, x, y)
-        if scale_a is not None and scale_b is not None:  # Alg. 8 line 4
-            sa, sb = scale_a[k], scale_b[k]
-            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
-            s = Specials(alg.any([s.nan, sa.is_nan, sb.is_nan]), s.pos_inf, s.neg_inf)
-        terms.append(t)
-        specials.append(s)
-    terms.append(input_term(c))  # Alg. 7 lines 6-7
+    terms, specials = tfdpa_terms(alg, a, b, c, scale_a, scale_b)
     total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # Alg. 7 step 2
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # Alg. 7 step 3
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

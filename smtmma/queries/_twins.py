@@ -31,11 +31,12 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent, truncated_sum, wrap_carry
 from ..encodings.symbolic import SmtAlgebra
-from ..encodings.terms import Term, input_term, product
+from ..encodings.terms import Term
+from ..encodings.tfdpa import tfdpa_terms
 from ..errors import InputError, SmtmmaError
 from ..formats import Format, get_format
 from ..models import Model
-from ..simulate import output_format
+from ..simulate import decode_input, output_format
 from .backends import SolverResult, solve
 from .distinguish import Witness
 from .formula import DotFormula
@@ -348,15 +349,15 @@ def fused_parts(
         sf = get_format(model.scale_fmt)
         dec_sa = [unpack(alg, sf, x) for x in scale_a]
         dec_sb = [unpack(alg, sf, x) for x in scale_b]
-    terms: list[Term] = []
-    for k, (x, y) in enumerate(zip(a, b)):
-        t, _ = product(alg, unpack(alg, fa, x), unpack(alg, fb, y))
-        if dec_sa is not None and dec_sb is not None and model.block:
-            last = len(dec_sa) - 1
-            sa, sb = dec_sa[min(k // model.block, last)], dec_sb[min(k // model.block, last)]
-            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
-        terms.append(t)
-    terms.append(input_term(unpack(alg, fc, c)))
+    lanes_sa = lanes_sb = None
+    if dec_sa is not None and dec_sb is not None and model.block:
+        last = len(dec_sa) - 1
+        lanes_sa = [dec_sa[min(k // model.block, last)] for k in range(len(a))]
+        lanes_sb = [dec_sb[min(k // model.block, last)] for k in range(len(a))]
+    terms, _ = tfdpa_terms(  # the op's own summands (Alg. 7 step 1), inputs decoded as the model reads them
+        alg, [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b],
+        unpack(alg, fc, c), lanes_sa, lanes_sb,
+    )
     total, e_max = truncated_sum(alg, terms, model.F, None, model.emax_floor)
     # the same summands and running sums truncated_sum adds up (identical definitions, so the same terms)
     e_ref = max_exponent(alg, terms)

@@ -74,7 +74,7 @@ from ..encodings.fused_sum import max_exponent
 from ..encodings.terms import Term, input_term, product
 from ..errors import InputError, UnknownNameError, choices
 from ..formats import Format, Special, decode_scalar, format_hex, get_format, to_fraction
-from ..models import Model
+from ..models import PARAM_RANGES, Model
 from ..simulate import run_model
 from ._twins import (
     InputSet,
@@ -450,6 +450,8 @@ def _moved(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputS
         exp = domain.cexp if who == "c" else domain.exp
         x._restrict_value(fmt, v, domain, exp)
         first = _smallest_positive(fmt, exp, domain.subnormals)
+        if who != "c" and domain.lanes is not None and k >= domain.lanes:
+            alg.assert_(unpack(alg, fmt, v).is_zero)  # a lane the domain keeps at zero
     if lanes is None:
         y.c = v
     else:
@@ -529,7 +531,8 @@ def carry_bits(
     start = 0
     while not (-(1 << (2 + start + F)) <= total.lo and total.hi < (1 << (2 + start + F))):
         start += 1
-    limit = 16  # PARAM_RANGES["carry_bits"]
+    limit = PARAM_RANGES["carry_bits"][1]
+    start = min(start, limit)
 
     def probe(n: int) -> tuple[str, Any, str]:
         """("enough", None, script) | ("short", (witness, d_n, d_inf), script) | ("unknown", reason, script)."""
@@ -980,9 +983,8 @@ def _order_lemmas(alg: QueryAlgebra, chain: LemmaChain, model: Model, x: InputSe
     src = perm + [len(perm)]  # c stays last
     for i, j in enumerate(src):
         chain.prove(f"aligned summand {i} of the permuted run is summand {j}", alg.eq(q.aligned[i], p.aligned[j]))
-    for j in range(len(src)):
-        if j != k:  # the running sum between the swapped lanes differs
-            chain.prove(f"running sum {j} is the same", alg.eq(q.prefix[j], p.prefix[j]))
+    # past the swapped pair the running sums agree again (below it they agree term by term)
+    chain.prove(f"running sum {k + 1} is the same", alg.eq(q.prefix[k + 1], p.prefix[k + 1]))
     chain.prove("the fused sums are the same", alg.eq(q.total, p.total))
 
 

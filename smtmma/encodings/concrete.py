@@ -91,7 +91,7 @@ class NumpyAlgebra(Algebra):
             return raw
         if dtype is object:  # keep big constants exact (np.where would wrap them to int64)
             return np.array(raw, dtype=object)
-        return raw  # Python int constant broadcasts
+        return dtype(raw)  # a typed scalar: a bare Python int would take the other operand's (narrower) dtype
 
     # primitives -----------------------------------------------------------
     def _const(self, value: int, lo: int, hi: int) -> Any:

@@ -1,0 +1,320 @@
+"""Property queries: exact verdicts for the literature's claims, witnesses replayed and re-checked here too.
+
+Every "fails" witness is replayed through the simulator by the library;
+these tests replay it again with :func:`smtmma.simulate_dot` and check the
+claimed failure in exact arithmetic, so a test never trusts the solver.
+CI runs the fast cases with the default backend; ``-m slow`` runs the
+larger ones (Hopper's 16-term symmetry and order independence).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import smtmma
+from smtmma.encodings.fields import unpack
+from smtmma.errors import InputError, UnknownNameError
+from smtmma.formats import get_format, to_fraction
+from smtmma.queries._twins import InputSet, QueryAlgebra, fused_parts, neg_pattern
+from smtmma.queries.backends import available, solve
+from smtmma.queries.distinguish import Witness
+from smtmma.queries.formula import Domain, parse_domain
+from smtmma.queries.properties import PROPERTIES, QueryResult, check_property
+
+pytestmark = pytest.mark.skipif(not available(), reason="no SMT backend installed")
+
+def M(arch: str, instr: str = "f16f32", op: str | None = None) -> smtmma.Model:
+    return smtmma.lookup(arch, instr, op).model
+
+
+def sim(model: smtmma.Model, w: Witness) -> int:
+    sa = np.array([w.scale_a], dtype=np.uint64) if w.scale_a is not None else None
+    sb = np.array([w.scale_b], dtype=np.uint64) if w.scale_b is not None else None
+    return int(smtmma.simulate_dot(model, None, np.array([w.a], dtype=np.uint64), np.array([w.b], dtype=np.uint64),
+                                   np.array([w.c], dtype=np.uint64), scale_a=sa, scale_b=sb)[0])
+
+
+def value(fmt: str, bits: int) -> object:
+    v = to_fraction(fmt, bits)
+    return {"inf": float("inf"), "-inf": float("-inf")}.get(v, v) if isinstance(v, str) else v  # type: ignore[arg-type]
+
+
+def test_registry_and_dispatch() -> None:
+    assert list(PROPERTIES) == ["symmetry", "monotonicity", "carry-bits", "error-bound", "order-independence", "custom"]
+    with pytest.raises(UnknownNameError, match="unknown property 'symetry'; valid: symmetry, monotonicity, carry-bits"):
+        check_property("symetry", M("sm80"))
+    with pytest.raises(InputError, match="symmetry has no option 'tight'; its options: lemmas"):
+        check_property("symmetry", M("sm80"), tight=True)
+    with pytest.raises(InputError, match="carry-bits: fma has no carry-bit parameter"):
+        check_property("carry_bits", M("gfx942", "f32f32"))
+    with pytest.raises(InputError, match="K must be at most L=8"):
+        check_property("carry-bits", M("sm80"), K=16)
+    with pytest.raises(InputError, match="no Table 9 bound is implemented for ftz-addmul"):
+        check_property("error-bound", M("gfx90a", "bf16f32"))
+    with pytest.raises(InputError, match="custom needs predicate="):
+        check_property("custom", M("sm80"))
+
+
+# -- symmetry -------------------------------------------------------------------------------------
+
+
+def test_ampere_tfdpa_is_symmetric() -> None:
+    r = check_property("symmetry", M("sm80"), name="sm80", K=4)
+    assert isinstance(r, QueryResult)
+    assert (r.property, r.verdict, r.name, r.K, r.witness) == ("symmetry", "holds", "sm80", 4, None)
+    assert r.extra["lemmas"] == 11  # 5 summands, 5 running sums, the fused sum
+    assert "(push 1)" in r.smt2 and r.smt2.count("(check-sat)") == 11
+
+
+@pytest.mark.parametrize("instr", ["f16f32", "fp8fp8f32"])
+def test_cdna3_round_down_is_asymmetric(instr: str) -> None:
+    m = M("gfx942", instr)
+    r = check_property("symmetry", m, name="gfx942")
+    assert r.verdict == "fails" and r.witness is not None
+    w = r.witness
+    fa, fc = get_format(m.a_fmt), get_format(m.c_fmt)
+    wn = Witness(tuple(neg_pattern(fa, x) for x in w.a), w.b, neg_pattern(fc, w.c))
+    d, dn = sim(m, w), sim(m, wn)
+    assert r.outputs == {"d": d, "d_neg": dn}
+    assert value("fp32", dn) != -value("fp32", d)  # type: ignore[operator]
+    if instr == "fp8fp8f32":  # FNUZ: 0x80 is NaN, so negation never makes it
+        assert 0x80 not in wn.a
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch, K", [("sm80", 8), ("sm90", 16), ("sm100", 16)])
+def test_nvidia_tfdpa_is_symmetric_for_one_full_fdpa(arch: str, K: int) -> None:
+    r = check_property("symmetry", M(arch), K=K, timeout=600)
+    assert r.verdict == "holds"
+
+
+def test_negating_a_pattern_decodes_like_the_negated_pattern() -> None:
+    """The shortcut of QueryAlgebra (a negated pattern reuses the fields) against plain decoding, for every pattern."""
+    for name in ("fp16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "e2m1"):
+        fmt = get_format(name)
+        alg = QueryAlgebra()
+        x = alg.var("x", fmt.bits)
+        fast = unpack(alg, fmt, alg.negate(x, fmt))
+        # the same negation written arithmetically, decoded without the shortcut
+        flipped = alg.ite(alg.lt(x, fmt.sign_mask), alg.add(x, fmt.sign_mask), alg.sub(x, fmt.sign_mask))
+        if fmt.nan == "neg_zero":
+            flipped = alg.ite(alg.eq(alg.low_bits(x, fmt.bits - 1), 0), x, flipped)
+        plain = unpack(alg, fmt, alg.min(flipped, (1 << fmt.bits) - 1))
+        fields = ("neg", "exp", "sig", "is_zero", "is_inf", "is_nan")
+        same = [alg.eq(getattr(fast, f), getattr(plain, f)) if f in ("exp", "sig") else
+                alg.not_(alg.xor(getattr(fast, f), getattr(plain, f))) for f in fields]
+        r = solve(alg.script(f"(assert (not {alg.raw_bool(alg.all(same))}))"), ["x"])
+        assert r.verdict == "unsat", (name, r)
+        assert all(neg_pattern(fmt, neg_pattern(fmt, v)) == v for v in range(1 << fmt.bits))
+
+
+def test_fused_parts_are_the_models_own_sums() -> None:
+    """The rebuilt running sums end in truncated_sum's total (same definitions, so the same terms)."""
+    m = M("sm90")
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, m, 16)
+    p = fused_parts(alg, m, x.a, x.b, x.c)
+    assert p.prefix[-1].raw == p.total.raw and len(p.aligned) == 17
+
+
+# -- monotonicity ---------------------------------------------------------------------------------
+
+
+def test_volta_truncation_is_not_monotonic() -> None:
+    """Fasi et al. §3.1.4: raising c to the next value can lower the output."""
+    m = M("sm70")
+    r = check_property("monotonicity", m, name="sm70")
+    assert r.verdict == "fails" and r.witness is not None
+    assert r.domain.nonneg and not r.domain.specials
+    w = r.witness
+    larger = r.extra["larger"]
+    assert isinstance(larger, dict)
+    w2 = Witness(tuple(int(h, 16) for h in larger["a"]), tuple(int(h, 16) for h in larger["b"]), int(larger["c"], 16))
+    for fmt, lo, hi in [("fp32", w.c, w2.c)] + [("fp16", u, v) for u, v in zip(w.a + w.b, w2.a + w2.b)]:
+        assert 0 <= value(fmt, lo) <= value(fmt, hi)  # type: ignore[operator]
+    d, d2 = sim(m, w), sim(m, w2)
+    assert r.outputs == {"d": d, "d_larger": d2}
+    assert value("fp32", d2) < value("fp32", d)  # type: ignore[operator]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch, instr, op", [("sm80", "f16f32", None), ("sm90", "f16f32", None), ("sm89", "e4m3f32", None),
+                                             ("sm100", "e4m3f32", "tcgen05")])
+def test_unnormalized_truncated_sums_are_not_monotonic(arch: str, instr: str, op: str | None) -> None:
+    r = check_property("monotonicity", M(arch, instr, op), timeout=600)
+    assert r.verdict == "fails"
+
+
+# -- carry bits -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arch, instr, op, K, bits",
+    [
+        ("sm70", "f16f32", None, 4, 3),  # 5 summands: 3 carry bits (001 §4, Table 4)
+        ("sm80", "f16f32", None, 8, 4),  # 9 summands: 4 (the paper's query timed out after 6 h)
+        ("sm90", "f16f32", None, 16, 5),  # 17 summands: 5
+        # 33 summands, but e4m3 significands are at most 1.875: products < 3.52, |S| < 32 * 3.52 + 2 < 2**7
+        ("sm100", "e4m3f32", "tcgen05", 32, 5),
+    ],
+)
+def test_carry_bits_needed_by_one_fdpa(arch: str, instr: str, op: str | None, K: int, bits: int) -> None:
+    m = M(arch, instr, op)
+    r = check_property("carry-bits", m, name=arch, K=K)
+    assert (r.verdict, r.extra["carry_bits"], r.extra["summands"]) == ("holds", bits, K + 1)
+    w = r.witness
+    assert w is not None  # the input on which one carry bit fewer loses a carry
+    short, unbounded = sim(m.replace(carry_bits=bits - 1), w), sim(m.replace(carry_bits=None), w)
+    assert r.outputs == {f"d_carry{bits - 1}": short, "d_unbounded": unbounded} and short != unbounded
+    assert sim(m.replace(carry_bits=bits), w) == unbounded
+
+
+def test_carry_bits_of_a_short_dot_product() -> None:
+    r = check_property("carry-bits", M("sm80"), K=1)  # one product and c: |S| < 4 + 2
+    assert r.extra["carry_bits"] == 1
+
+
+# -- error bound ----------------------------------------------------------------------------------
+
+SMALL = parse_domain("exp=-2:2,cexp=-2:2")
+
+
+def test_table9_bound_holds_for_ampere_on_a_small_domain() -> None:
+    r = check_property("error-bound", M("sm80"), K=2, domain=SMALL)
+    assert r.verdict == "holds"
+    assert r.extra["bound"] == "3*2^(e_max-24) + 1 ulp(fp32)"
+
+
+def test_half_the_table9_bound_fails_with_an_exact_witness() -> None:
+    m = M("sm80")
+    r = check_property("error-bound", m, K=2, domain=SMALL, scale="1/2")
+    assert r.verdict == "fails" and r.witness is not None
+    w = r.witness
+    d = sim(m, w)
+    assert r.outputs == {"d": d}
+    exact = sum((Fraction(to_fraction("fp16", x)) * Fraction(to_fraction("fp16", y)) for x, y in zip(w.a, w.b)), Fraction(0))
+    exact += Fraction(to_fraction("fp32", w.c))
+    # the bound from scratch: e_max over the non-zero summands, ulp of the FP32 result
+    exps = [max((x >> 10) & 31, 1) + max((y >> 10) & 31, 1) - 30 for x, y in zip(w.a, w.b) if x & 0x7FFF and y & 0x7FFF]
+    if w.c & 0x7FFFFFFF:
+        exps.append(max((w.c >> 23) & 255, 1) - 127)
+    e_max = max(exps)
+    ulp = Fraction(2) ** (max(((d >> 23) & 255), 1) - 127 - 23)
+    bound = 3 * Fraction(2) ** (e_max - 24) + ulp
+    err = abs(Fraction(to_fraction("fp32", d)) - exact)
+    assert bound / 2 < err
+    assert Fraction(r.extra["ratio"]) == err / bound  # type: ignore[arg-type]
+
+
+def test_error_bound_rejects_a_bad_scale() -> None:
+    with pytest.raises(InputError, match="scale must be >= 0"):
+        check_property("error-bound", M("sm80"), K=2, scale=-1)
+
+
+# -- order independence ---------------------------------------------------------------------------
+
+
+def test_one_fdpa_does_not_depend_on_the_order_of_its_products() -> None:
+    r = check_property("order-independence", M("sm90"), K=4)
+    assert (r.verdict, r.extra["transpositions"]) == ("holds", 3)
+
+
+@pytest.mark.slow
+def test_hopper_sixteen_term_fdpa_is_order_independent() -> None:
+    r = check_property("order-independence", M("sm90"), K=16, timeout=600)
+    assert (r.verdict, r.extra["transpositions"]) == ("holds", 15)
+
+
+@pytest.mark.parametrize(
+    "arch, instr, K, swap",
+    [
+        ("sm80", "f16f32", 16, (7, 8)),  # two chained FDPAs: a product moves from the first to the second
+        ("gfx90a", "bf16f32", 4, (1, 2)),  # FTZ-AddMul, P = 2: a product moves to the other pair
+    ],
+)
+def test_chained_and_pairwise_sums_depend_on_the_order(arch: str, instr: str, K: int, swap: tuple[int, int]) -> None:
+    m = M(arch, instr)
+    r = check_property("order-independence", m, K=K)
+    assert r.K == K and r.verdict == "fails" and r.witness is not None
+    perm = r.extra["permutation"]
+    expect = list(range(K))
+    expect[swap[0]], expect[swap[1]] = swap[1], swap[0]
+    assert perm == expect
+    w = r.witness
+    wp = Witness(tuple(w.a[i] for i in perm), tuple(w.b[i] for i in perm), w.c)
+    assert r.outputs == {"d": sim(m, w), "d_permuted": sim(m, wp)}
+    assert r.outputs["d"] != r.outputs["d_permuted"]
+
+
+# -- custom ---------------------------------------------------------------------------------------
+
+NO_NAN = """
+from smtmma.encodings.fields import unpack
+from smtmma.formats import get_format
+
+
+def predicate(alg, inputs, outputs):
+    # finite inputs never give NaN
+    return alg.not_(unpack(alg, get_format("fp32"), outputs["sm80"]).is_nan)
+"""
+
+NO_INF16 = """
+def predicate(alg, inputs, outputs):
+    (d,) = outputs.values()
+    return alg.ne(alg.low_bits(d, 15), 0x7C00)  # |d| is not infinity
+"""
+
+
+def test_custom_predicate_that_holds(tmp_path: Path) -> None:
+    f = tmp_path / "no_nan.py"
+    f.write_text(NO_NAN)
+    r = check_property("custom", M("sm80"), name="sm80", K=4, predicate=str(f))
+    assert r.verdict == "holds"
+
+
+def test_custom_predicate_that_fails_is_rechecked(tmp_path: Path) -> None:
+    f = tmp_path / "no_inf.py"
+    f.write_text(NO_INF16)
+    m = M("sm80", "f16f16")
+    r = check_property("custom", m, name="sm80", K=4, predicate=f)
+    assert r.verdict == "fails" and r.witness is not None
+    d = sim(m, r.witness)
+    assert r.outputs == {"sm80": d} and d & 0x7FFF == 0x7C00
+
+
+def test_custom_predicate_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def predicate(alg, inputs, outputs):\n    return 3\n")
+    with pytest.raises(InputError, match="must return a Bool term"):
+        check_property("custom", M("sm80"), K=2, predicate=str(bad))
+    none = tmp_path / "none.py"
+    none.write_text("x = 1\n")
+    with pytest.raises(InputError, match="must define a function predicate"):
+        check_property("custom", M("sm80"), K=2, predicate=str(none))
+    with pytest.raises(InputError, match="does not exist"):
+        check_property("custom", M("sm80"), K=2, predicate=str(tmp_path / "missing.py"))
+
+
+def test_custom_predicate_across_two_models() -> None:
+    """A callable predicate over two models' outputs: Ampere and Hopper agree on every 2-term input? No."""
+    r = check_property("custom", M("sm80"), name="sm80", K=2, predicate=lambda alg, i, o: alg.eq(o["sm80"], o["sm90"]),
+                       models={"sm90": M("sm90")})
+    assert r.verdict == "fails" and r.witness is not None
+    assert r.outputs == {"sm80": sim(M("sm80"), r.witness), "sm90": sim(M("sm90"), r.witness)}
+    assert r.outputs["sm80"] != r.outputs["sm90"]
+
+
+def test_unknown_is_a_verdict_not_an_exception() -> None:
+    r = check_property("symmetry", M("sm90"), K=16, timeout=0.01, lemmas=False)
+    assert r.verdict == "unknown" and "gave up" in r.reason
+
+
+def test_empty_domain_is_refused() -> None:
+    from smtmma.queries.distinguish import EmptyDomainError
+
+    with pytest.raises(EmptyDomainError):
+        check_property("custom", M("sm80"), K=2, domain=Domain(fixed=(("c", 0x7F800000),)), predicate=lambda alg, i, o: alg.bconst(True))

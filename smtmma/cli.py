@@ -113,20 +113,20 @@ examples:
   smtmma simulate --arch sm100 --instr mxe4m3f32 --a 1 --b 1 --c 0 --scale-a 2 --scale-b 1
   smtmma simulate --arch sm90 --instr f16f32 --model t-fdpa:F=26 --a 1,2^-24 --b 1,1 --c 0"""
 
-_CHECK_EPILOG = f"""\
+_CHECK_EPILOG = """\
 Each FILE is JSON Lines, one dot product per line, bit patterns in hex:
-  {{"arch": "sm90", "instr": "f16f32", "a": ["3c00", "1400"], "b": ["3c00", "1400"],
-   "c": "00000000", "d": "3f800008"}}
+  {"arch": "sm90", "instr": "f16f32", "a": ["3c00", "1400"], "b": ["3c00", "1400"],
+   "c": "00000000", "d": "3f800008"}
 optional: "op" (mma, wgmma, tcgen05, mfma, ...; default: the catalogue's), "scale_a",
 "scale_b" (block-scaled instructions), "expect", "gpu", "note"; other fields are ignored.
 Lines without "d" are counted as 'no expectation'. A bad line is reported and
 the check goes on.
 
 --json prints one object:
-  {{"files": [{{"file", "lines", "matched", "mismatched", "errors", "no_expectation",
-              "mismatches": [{{"line", "expected", "got", "a", "b", "c", ...}}],
-              "error_messages": [{{"line", "message"}}]}}],
-   "lines", "matched", "mismatched", "errors", "no_expectation"}}
+  {"files": [{"file", "lines", "matched", "mismatched", "errors", "no_expectation",
+              "mismatches": [{"line", "expected", "got", "a", "b", "c", ...}],
+              "error_messages": [{"line", "message"}]}],
+   "lines", "matched", "mismatched", "errors", "no_expectation"}
 
 exit status: 0 all lines match, 1 some line mismatched, 2 no mismatch but some
 line (or file) could not be read.
@@ -459,10 +459,10 @@ def _print_file_report(r: FileReport, out: IO[str]) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    progress = None
-    if not args.json and sys.stderr.isatty():
-        def progress(path: str, n: int) -> None:
-            print(f"\r{path}: {n} lines", end="", file=sys.stderr, flush=True)
+    def show_progress(path: str, n: int) -> None:
+        print(f"\r{path}: {n} lines", end="", file=sys.stderr, flush=True)
+
+    progress = show_progress if not args.json and sys.stderr.isatty() else None
     report: CheckReport = check_files(args.files, max_mismatches=args.max_mismatches, max_errors=args.max_mismatches,
                                       progress=progress)
     if progress is not None:

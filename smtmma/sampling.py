@@ -281,7 +281,6 @@ def _ill_conditioned(
     c's format) in most rows.
     """
     a_max = _max_finite(a_fmt)
-    b_max = _max_finite(b_fmt)
     # a: N(0,1) scaled by 2^U{0..span}, b: N(0,1); spans adapted to the format range
     span_a = int(max(0, min(8, np.floor(np.log2(a_max)) - 1)))
     a = round_to_format(a_fmt, rng.standard_normal((n, k)) * np.exp2(rng.integers(0, span_a + 1, (n, k))))

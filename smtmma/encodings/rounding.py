@@ -9,7 +9,7 @@ nearest, ties to even), ``rz`` (toward zero), ``rd`` (toward -inf), ``ru``
 from __future__ import annotations
 
 from ..formats import Format
-from .algebra import Algebra, Bool, BoolLike, Int
+from .algebra import Algebra, BoolLike, Int
 
 __all__ = ["round_pack", "pack_special", "flush_subnormal", "MODES"]
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
 
-from ..encodings.algebra import Bool, Int
+from ..encodings.algebra import Bool, BoolLike, Int, IntLike
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent, truncated_sum, wrap_carry
 from ..encodings.symbolic import SmtAlgebra
@@ -77,11 +77,12 @@ def neg_pattern(fmt: Format, bits: int) -> int:
 class QueryAlgebra(SmtAlgebra):
     """An :class:`SmtAlgebra` that emits each distinct definition once and decodes negated patterns for free."""
 
-    def __init__(self, prefix: str = "t") -> None:
+    def __init__(self, prefix: str = "t", *, canonical: bool = False) -> None:
         super().__init__(prefix)
+        self.canonical = canonical
         self._seen: dict[tuple[str, str], str] = {}
-        self._unpacked: dict[tuple[str, str], Unpacked] = {}
-        self._negation_of: dict[str, tuple[Int, str]] = {}
+        self._unpacked: dict[tuple[Format, str], Unpacked] = {}
+        self._negation_of: dict[str, tuple[Int, Format]] = {}
         self._decoding = False
 
     def _define(self, sort: str, expr: str) -> str:
@@ -91,16 +92,47 @@ class QueryAlgebra(SmtAlgebra):
             name = self._seen[key] = super()._define(sort, expr)
         return name
 
+    # -- canonical n-ary ops ---------------------------------------------------------------
+    # With ``canonical``, exact sums, maxima and boolean and/or of many operands are built in a
+    # fixed order of their operands (by term name), not in the order given.  The algebra is
+    # exact, so the value is the same; but two runs on permuted operands then build the very
+    # same terms, and whatever still depends on the order (rounded adds, chunks, groups) is all
+    # that is left for a solver to compare.
+
+    @staticmethod
+    def _key(x: Union[Int, Bool]) -> tuple[int, Union[int, str]]:
+        return (0, int(x.const)) if x.const is not None else (1, str(x.raw))
+
+    def sum_all(self, xs: Iterable[IntLike]) -> Int:
+        """Exact sum (canonical operand order when ``canonical``)."""
+        items = [self.lift(x) for x in xs]
+        return super().sum_all(sorted(items, key=self._key) if self.canonical else items)
+
+    def max_all(self, xs: Sequence[IntLike]) -> Int:
+        """Maximum (canonical operand order when ``canonical``)."""
+        items = [self.lift(x) for x in xs]
+        return super().max_all(sorted(items, key=self._key) if self.canonical else items)
+
+    def any(self, xs: Iterable[BoolLike]) -> Bool:
+        """Disjunction (canonical operand order when ``canonical``)."""
+        items = [self.blift(x) for x in xs]
+        return super().any(sorted(items, key=self._key) if self.canonical else items)
+
+    def all(self, xs: Iterable[BoolLike]) -> Bool:
+        """Conjunction (canonical operand order when ``canonical``)."""
+        items = [self.blift(x) for x in xs]
+        return super().all(sorted(items, key=self._key) if self.canonical else items)
+
     def unpack_cached(self, fmt: Format, bits: Int, unpack_fn: object) -> Optional[Unpacked]:
         """Memoized decoding; a pattern made by :meth:`negate` gets the original's fields with the sign flipped."""
         if self._decoding or bits.const is not None:
             return None
-        key = (fmt.name, str(bits.raw))
+        key = (fmt, str(bits.raw))
         hit = self._unpacked.get(key)
         if hit is not None:
             return hit
         origin = self._negation_of.get(str(bits.raw))
-        if origin is not None and origin[1] == fmt.name:
+        if origin is not None and origin[1] == fmt:
             u = unpack(self, fmt, origin[0])
             # -x has x's exponent, significand and class; only the sign changes (an FNUZ zero or NaN keeps it)
             neg = self.xor(u.neg, self.not_(u.is_zero)) if fmt.nan == "neg_zero" else self.not_(u.neg)
@@ -131,7 +163,7 @@ class QueryAlgebra(SmtAlgebra):
         if fmt.nan == "neg_zero":
             flipped = self.ite(self.eq(self.low_bits(x, fmt.bits - 1), 0), x, flipped)
         if flipped.const is None:
-            self._negation_of[str(flipped.raw)] = (x, fmt.name)
+            self._negation_of[str(flipped.raw)] = (x, fmt)
         return flipped
 
     def raw_bool(self, b: Bool) -> str:
@@ -292,7 +324,7 @@ class LemmaChain:
         alg = self.alg
         lemma_lines = {f"(assert {raw})" for _, raw in self.proven}
         others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
-        lines = [f"(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
+        lines = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
         for i, (label, raw) in enumerate(self.proven):
             lines += [f"; lemma {i + 1}: {label} (expected: unsat)", "(push 1)", f"(assert (not {raw}))", "(check-sat)", "(pop 1)",
                       f"(assert {raw})"]

@@ -1,0 +1,374 @@
+"""Error bounds: |Phi - exact| against Table 9 of MMA-Sim, with bisection for the tightest scale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Callable, Optional, Union
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import unpack
+from ...encodings.fused_sum import max_exponent
+from ...encodings.terms import Term, input_term, product
+from ...errors import InputError
+from ...formats import Format, decode_scalar, get_format, to_fraction
+from ...models import Model
+from ...simulate import run_model
+from .._twins import (
+    InputSet,
+    LemmaChain,
+    QueryAlgebra,
+    Runner,
+    declare_output,
+    fused_parts,
+    output_container,
+    supports_fused_parts,
+)
+from ..distinguish import ReplayError, Witness
+from ..formula import Domain
+from .common import (
+    QueryResult,
+    _QUICK,
+    _check_nonempty,
+    _expect_same,
+    _py_value,
+    _replay_one,
+    _result,
+    _setup,
+    _unknown,
+)
+
+@dataclass(frozen=True)
+class _Bound:
+    """|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))."""
+
+    fused: Fraction
+    ulps: Fraction
+    F: int
+    rfmt: Format  # format rounded to (its ulp)
+
+    def describe(self, scale: Fraction) -> str:
+        parts = []
+        if self.fused:
+            parts.append(f"{self.fused}*2^(e_max-{self.F})")
+        if self.ulps:
+            parts.append(f"{self.ulps} ulp({self.rfmt.name})")
+        text = " + ".join(parts) or "0"
+        return text if scale == 1 else f"{scale} * ({text})"
+
+
+def _table9(model: Model, K: int) -> _Bound:
+    kind = model.kind
+    if model.scale_fmt is not None or kind in ("gst-fdpa", "ftz-addmul") or model.c_after or model.via:
+        raise InputError(f"error-bound: no Table 9 bound is implemented for {model.describe()} "
+                         "(supported: one T-FDPA, TR-FDPA, GTR-FDPA or E-FDPA with K <= L, or a single FMA)")
+    if kind == "fma":
+        if K != 1:
+            raise InputError(f"error-bound: an FMA chain of K={K} rounds K times; Table 9's bound is for one FMA (K=1)")
+        return _Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
+    assert model.L is not None
+    if K > model.L:
+        raise InputError(f"error-bound: Table 9 bounds one FDPA; K must be at most L={model.L}, got {K}")
+    if kind == "e-fdpa":
+        return _Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
+    assert model.F is not None
+    conv = model.conversion
+    ulps = Fraction(1) if conv.mode in ("rz", "rd", "ru") else Fraction(1, 2)
+    return _Bound(Fraction(K + 1), ulps, model.F, get_format(conv.fmt))
+
+
+def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: list[Term]) -> Int:
+    """e_max of Table 9: the exponent the fused sum aligns at (T-FDPA: the model's own, floor included)."""
+    if supports_fused_parts(model, x.K):
+        return fused_parts(alg, model, x.a, x.b, x.c).e_max
+    return max_exponent(alg, terms)  # TR-/GTR-FDPA: E = max over the non-zero products and c (Alg. 10 step 3)
+
+
+def _py_alignment_exponent(model: Model, w: Witness) -> Optional[int]:
+    exps = []
+    for u, v in zip(w.a, w.b):
+        su, eu, mu = decode_scalar(get_format(model.a_fmt), u)
+        sv, ev, mv = decode_scalar(get_format(model.b_fmt), v)
+        if mu and mv:
+            exps.append(eu + ev)
+    sc, ec, mc = decode_scalar(get_format(model.c_fmt), w.c)
+    if mc:
+        exps.append(ec)
+    e = max(exps) if exps else None
+    if model.kind in ("t-fdpa", "st-fdpa") and model.emax_floor is not None:
+        e = model.emax_floor if e is None else max(e, model.emax_floor)
+    return e
+
+
+def _range(u_exp: Int, rng: Optional[tuple[int, int]]) -> tuple[int, int]:
+    """The exponents a domain allows for a non-zero value (within the format's), never empty."""
+    lo, hi = u_exp.lo, u_exp.hi
+    if rng is not None:
+        lo, hi = max(lo, rng[0]), min(hi, rng[1])
+    return lo, max(lo, hi)
+
+
+class _ErrorFormula:
+    """``|Phi - exact| > scale * bound`` as integers in units of 2**R.
+
+    ``narrow``: exponents are clamped to the ranges the domain allows
+    (exact: the domain asserts them for non-zero values), and the output's
+    exponent to the range a non-zero result of these inputs can have; an
+    output outside it counts as a violation, so a proof stays sound and a
+    witness of that kind is re-asked without the narrowing.  Narrow units
+    keep the integers about as wide as the domain's exponent span instead
+    of the formats' (FP32 subnormals: 2**-149).
+    """
+
+    def __init__(self, model: Model, K: int, domain: Domain, bound: _Bound, *, narrow: bool) -> None:
+        self.narrow = narrow
+        alg = self.alg = QueryAlgebra()
+        x = self.x = InputSet.of(alg, model, K)
+        x.restrict(domain)
+        self.base_asserts = len(alg.asserts)
+        out = output_container(model)
+        fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+        ua = [unpack(alg, fa, v) for v in x.a]
+        ub = [unpack(alg, fb, v) for v in x.b]
+        uc = unpack(alg, fc, x.c)
+        terms = [product(alg, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
+        if narrow:
+            ranges = [tuple(map(sum, zip(_range(u.exp, domain.exp), _range(v.exp, domain.exp)))) for u, v in zip(ua, ub)]
+            ranges.append(_range(uc.exp, domain.cexp))
+        else:
+            ranges = [(t.exp.lo, t.exp.hi) for t in terms]
+        d = run_model(alg, model, x.a, x.b, x.c)
+        declare_output(alg, "d", d, out.bits)
+        ud = unpack(alg, out, d)
+        lo_e, hi_e = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        if model.kind in ("t-fdpa", "st-fdpa") and model.emax_floor is not None:
+            lo_e, hi_e = max(lo_e, model.emax_floor), max(hi_e, model.emax_floor)
+        lsb_lo = min(r[0] - t.frac for r, t in zip(ranges, terms))
+        quanta = [lsb_lo] + [lo_e - f for f in (model.F, model.F2) if f is not None and bound.fused]
+        m_r, emin_r = bound.rfmt.man_bits, bound.rfmt.emin
+        if narrow:  # a non-zero result is a multiple of its smallest quantum and below 4n times the largest summand
+            e_lo, e_hi = max(min(quanta), ud.exp.lo), min(hi_e + (4 * len(terms)).bit_length() + 1, ud.exp.hi)
+            e_hi = max(e_lo, e_hi)
+        else:
+            e_lo, e_hi = ud.exp.lo, ud.exp.hi
+        R = min(quanta + [max(e_lo, emin_r) - m_r - 1])
+
+        def fixed(neg: Bool, sig: Int, exp: Int, frac: int) -> Int:
+            mag = alg.shl(sig, alg.sub(exp, frac + R))
+            return alg.ite(neg, alg.neg(mag), mag)
+
+        self.exact_terms = [fixed(t.neg, t.sig, alg.clamp(t.exp, lo, hi), t.frac) for t, (lo, hi) in zip(terms, ranges)]
+        exact = alg.sum_all(self.exact_terms)
+        exp_d = alg.clamp(ud.exp, e_lo, e_hi)
+        self.err = alg.abs(alg.sub(fixed(ud.neg, ud.sig, exp_d, ud.frac), exact))
+        self.R, self.d_value = R, fixed(ud.neg, ud.sig, exp_d, ud.frac)
+        if bound.fused:
+            e_max = self.e_max = alg.clamp(_alignment_exponent(alg, model, x, terms), lo_e, hi_e)
+            self.unit_fused = alg.shl(1, alg.sub(e_max, bound.F + R))
+        else:
+            self.unit_fused = alg.const(0)
+        zero_ulp = 1 << (emin_r - m_r - R) if emin_r - m_r >= R else 0  # an ulp of zero below the unit: count it as 0 (stricter)
+        self.unit_ulp = alg.ite(ud.is_zero, zero_ulp, alg.shl(1, alg.sub(alg.max(exp_d, emin_r), m_r + R)))
+        finite = alg.not_(alg.or_(ud.is_inf, ud.is_nan))
+        outside = alg.and_(alg.not_(ud.is_zero), alg.or_(alg.lt(ud.exp, e_lo), alg.lt(e_hi, ud.exp)))
+        self.finite, self.outside, self.bound = finite, outside, bound
+        self.model, self.lemma_count = model, 0
+
+    def prove_lemmas(self, run: Runner) -> LemmaChain:
+        """For one T-FDPA: prove the error of each step, so the final query only adds them up.
+
+        Each summand loses less than one unit 2**(e_max - F) when aligned;
+        the running sums of the aligned summands stay within (j+1) units of
+        the exact running sums; the output is within the natural rounding
+        error (1 ulp RZ, 1/2 ulp RNE) of the fixed-point sum.  Every lemma
+        is proved by the solver before it is asserted.
+        """
+        alg, model, x = self.alg, self.model, self.x
+        chain = LemmaChain(alg, run)
+        if not (self.bound.fused and supports_fused_parts(model, x.K)) or model.F is None:
+            return chain
+        p = fused_parts(alg, model, x.a, x.b, x.c)
+        sh = alg.sub(self.e_max, model.F + self.R)
+        unit = self.unit_fused
+        shifted = [alg.shl(v, sh) for v in p.aligned]
+        X = self.exact_terms
+        for k in range(len(X)):
+            chain.prove(f"aligning summand {k} loses less than 2^(e_max-F)", alg.lt(alg.abs(alg.sub(shifted[k], X[k])), unit))
+        exact_run = X[0]
+        for j in range(1, len(X)):
+            exact_run = alg.add(exact_run, X[j])
+            chain.prove(f"running sum {j} in units of 2^R", alg.eq(alg.shl(p.prefix[j], sh), alg.add(alg.shl(p.prefix[j - 1], sh), shifted[j])))
+            chain.prove(f"running sum {j} is within {j + 1} units of the exact one",
+                        alg.lt(alg.abs(alg.sub(alg.shl(p.prefix[j], sh), exact_run)), alg.mul(unit, j + 1)))
+        total = p.wrapped(alg, model.F, model.carry_bits)
+        if model.carry_bits is not None:
+            chain.prove("the register keeps every carry", alg.eq(total, p.total))
+        natural = _table9(model, x.K).ulps
+        err_round = alg.abs(alg.sub(self.d_value, alg.shl(total, sh)))
+        chain.prove(f"rounding the fused sum errs by at most {natural} ulp",
+                    alg.or_(alg.not_(self.finite), alg.le(alg.mul(err_round, natural.denominator), alg.mul(self.unit_ulp, natural.numerator))))
+        self.lemma_count = len(chain.proven)
+        return chain
+
+    def script(self, lam: Fraction) -> str:
+        """The query: a finite output beyond ``lam`` times the bound (or outside the assumed exponent range)."""
+        alg, bound = self.alg, self.bound
+        f, u = lam * bound.fused, lam * bound.ulps
+        den = f.denominator * u.denominator
+        rhs = alg.add(alg.mul(self.unit_fused, int(f * den)), alg.mul(self.unit_ulp, int(u * den)))
+        beyond = alg.and_(self.finite, alg.or_(self.outside, alg.lt(rhs, alg.mul(self.err, den))))
+        return alg.script(f"(assert {alg.raw_bool(beyond)})")
+
+
+def error_bound(
+    model: Model,
+    *,
+    name: Optional[str] = None,
+    K: Optional[int] = None,
+    domain: Optional[Domain] = None,
+    solver: Optional[str] = None,
+    timeout: float = 60.0,
+    seed: int = 0,
+    scale: Union[Fraction, int, str] = 1,
+    fused: Optional[Union[Fraction, int, str]] = None,
+    ulps: Optional[Union[Fraction, int, str]] = None,
+    tight: bool = False,
+    resolution: Union[Fraction, str] = Fraction(1, 64),
+    lemmas: bool = True,
+) -> QueryResult:
+    """Is ``|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))`` on the domain?
+
+    ``fused`` defaults to L + 1 (the summands, Table 9), ``ulps`` to 1 for
+    RZ outputs and 1/2 for RNE; ``ulp(Phi)`` is the quantum of the rounded
+    result (the smallest subnormal's for zero).  Infinite outputs are out of
+    scope.  Everything is computed exactly as integers in units of the
+    smallest quantum of the domain, so keep exponent ranges (``exp``,
+    ``cexp``) narrow for wide formats.  ``tight=True`` bisects the scale:
+    ``extra["tight"]`` is the smallest scale proved (to ``resolution``),
+    ``extra["attained"]`` the largest ratio error/bound a witness reached.
+
+    For one T-FDPA with ``lemmas``, a proof goes in steps the solver checks
+    one by one (each summand's alignment error, each running sum's, the
+    output rounding's), then adds them up; a short first call looks for a
+    witness before any lemma is proved.
+    """
+    prop = "error-bound"
+    name, K, domain = _setup(model, name, K, domain, prop)
+    bound = _table9(model, K)
+    if fused is not None:
+        bound = replace(bound, fused=Fraction(fused))
+    if ulps is not None:
+        bound = replace(bound, ulps=Fraction(ulps))
+    scale, resolution = Fraction(scale), Fraction(resolution)
+    if scale < 0 or resolution <= 0:
+        raise InputError("error-bound: scale must be >= 0 and resolution > 0")
+    run = Runner(solver, timeout, seed)
+    formulas = [_ErrorFormula(model, K, domain, bound, narrow=True)]
+    chains: list[Optional[LemmaChain]] = [None]
+
+    def ask(lam: Fraction) -> tuple[str, Any, str]:
+        """("holds", None, script) | ("fails", (witness, d, ratio), script) | ("unknown", reason, script)."""
+        while True:
+            f = formulas[-1]
+            script = f.script(lam)
+            # a short look for a witness first (fast when the bound is too small); proofs need the lemmas
+            r = run.check(script, f.x.declared + ["d"], timeout=_QUICK) if lemmas and chains[-1] is None else None
+            if r is None or r.verdict == "unknown":
+                if lemmas and chains[-1] is None:
+                    chains[-1] = f.prove_lemmas(run)
+                    script = f.script(lam)
+                r = run.check(script, f.x.declared + ["d"])
+            chain = chains[-1]
+            if chain is not None and chain.proven:
+                script = chain.certificate(f.base_asserts, script.rstrip("\n").rsplit("\n", 1)[-1])
+            if r.verdict == "unsat":
+                return "holds", None, script
+            if r.verdict == "unknown":
+                return "unknown", r.reason, script
+            w = f.x.witness(r.values)
+            got = _replay_one(model, w)
+            _expect_same("error-bound d", r.values["d"], got, w)
+            ratio = _py_ratio(model, bound, w, got)
+            if ratio is not None and ratio > lam:
+                return "fails", (w, got, ratio), script
+            if not f.narrow:
+                raise ReplayError(f"error-bound witness {w} is within {lam} * bound (ratio {ratio})")
+            # the output left the exponent range the narrow formula assumed: ask again over the full ranges
+            formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))
+            chains.append(None)
+
+    verdict, info, script = ask(scale)
+    extra: dict[str, object] = {"bound": bound.describe(scale), "scale": str(scale)}
+    if verdict == "unknown":
+        return _unknown(prop, name, model, K, domain, run, f"error bound {bound.describe(scale)}", info, smt2=script, extra=extra)
+    if verdict == "holds":
+        _check_nonempty(model, K, domain, run, prop)
+    else:
+        extra["ratio"] = str(info[2])
+    if tight:
+        extra.update(_bisect(ask, scale, verdict, info, resolution))
+    if verdict == "holds":
+        return _result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra,
+                       reason=f"|Phi - exact| <= {bound.describe(scale)} for every input ({domain.describe()}, K={K})")
+    w, got, ratio = info
+    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,
+                   reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")
+
+
+def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, verdict: str, info: Any, resolution: Fraction) -> dict[str, object]:
+    """Smallest scale that holds (to ``resolution``) and the largest ratio a witness attained."""
+    hi: Optional[Fraction] = scale if verdict == "holds" else None
+    lo = info[2] if verdict == "fails" else Fraction(0)  # every scale below lo fails (lo itself may hold)
+    guess = max(scale, Fraction(1)) * 2
+    while hi is None:  # find a scale that holds
+        if guess > 1 << 20:
+            return {"tight": None, "attained": str(lo), "tight_reason": "no scale up to 2**20 holds"}
+        v, i, _ = ask(max(guess, lo))
+        if v == "unknown":
+            return {"tight": None, "attained": str(lo), "tight_reason": f"solver gave up: {i}"}
+        if v == "holds":
+            hi = max(guess, lo)
+        else:
+            lo = max(lo, i[2])
+            guess *= 2
+    while hi - lo > resolution:
+        mid = (lo + hi) / 2
+        mid = Fraction(int(mid / resolution * 2), 1) * resolution / 2 if mid.denominator > 2 * resolution.denominator else mid
+        if not lo < mid < hi:
+            break
+        v, i, _ = ask(mid)
+        if v == "unknown":
+            return {"tight": str(hi), "attained": str(lo), "tight_reason": f"bisection stopped, solver gave up: {i}"}
+        if v == "holds":
+            hi = mid
+        else:
+            lo = max(lo, i[2])
+    return {"tight": str(hi), "attained": str(lo)}
+
+
+def _py_ratio(model: Model, bound: _Bound, w: Witness, d: int) -> Optional[Fraction]:
+    """|Phi - exact| / bound for a concrete witness, in exact arithmetic (None for an infinite or NaN output)."""
+    out = output_container(model)
+    vd = _py_value(out, d)
+    if vd is None or isinstance(vd, float):
+        return None
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    exact = Fraction(0)
+    for u, v in zip(w.a, w.b):
+        pu, pv = to_fraction(fa, u), to_fraction(fb, v)
+        assert isinstance(pu, Fraction) and isinstance(pv, Fraction), "finite inputs"
+        exact += pu * pv
+    pc = to_fraction(fc, w.c)
+    assert isinstance(pc, Fraction)
+    exact += pc
+    err = abs(vd - exact)
+    total = Fraction(0)
+    if bound.fused:
+        e = _py_alignment_exponent(model, w)
+        if e is not None:
+            total += bound.fused * Fraction(2) ** (e - bound.F)
+    _, ed, _ = decode_scalar(out, d)
+    total += bound.ulps * Fraction(2) ** (max(ed, bound.rfmt.emin) - bound.rfmt.man_bits)
+    if total == 0:
+        return None if err == 0 else Fraction(1 << 62)
+    return err / total

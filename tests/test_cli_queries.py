@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-import smtmma.cli as cli
 import smtmma.queries.backends as backends
 import smtmma.queries.distinguish as dist
-from smtmma.cli import main
+from smtmma.cli import main, query_cmd, solver_options
 from smtmma.queries.backends import SolverResult, available
 
 pytestmark = pytest.mark.skipif(not available(), reason="no SMT backend installed")
@@ -258,7 +257,7 @@ def test_an_empty_domain_is_refused_not_proved(capsys) -> None:
 
 def test_no_backend_installed(capsys, monkeypatch) -> None:
     monkeypatch.setattr(backends, "available", lambda: [])
-    monkeypatch.setattr(cli, "available", lambda: [])
+    monkeypatch.setattr(solver_options, "available", lambda: [])
     code, out, err = run(capsys, "distinguish", "sm80", "sm90", *F16F32)
     assert code == 2
     assert_one_line_error(err, "no SMT backend is installed", "pip install")
@@ -327,7 +326,7 @@ class FakeProperties:
 
 def fake(monkeypatch, verdict: str = "holds", **fields: Any) -> FakeProperties:
     f = FakeProperties(verdict, **fields)
-    monkeypatch.setattr(cli, "_load_properties", lambda: f)
+    monkeypatch.setattr(query_cmd, "_load_properties", lambda: f)
     return f
 
 
@@ -401,7 +400,7 @@ def test_query_empty_domain_from_the_property_is_worded_as_such(capsys, monkeypa
         raise dist.EmptyDomainError(f"{prop}: no input satisfies the domain")
 
     f.check_property = refuses  # type: ignore[method-assign]
-    monkeypatch.setattr(cli, "_load_properties", lambda: f)
+    monkeypatch.setattr(query_cmd, "_load_properties", lambda: f)
     code, out, err = run(capsys, "query", "symmetry", "--arch", "sm80", "--instr", "f16f32")
     assert code == 2
     assert_one_line_error(err, "empty domain: symmetry: no input satisfies the domain")

@@ -1,0 +1,118 @@
+"""The ``smtmma`` command line: a thin argparse layer over the library.
+
+Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product),
+``check`` (test-vector files against the models), ``distinguish`` (a
+solver's inputs on which models differ, or a proof of equivalence) and
+``query`` (a property of one model: proof or witness).  Every command speaks
+``--json``.  :func:`main` returns the exit status (it never raises for user
+errors and never prints a traceback for them):
+
+* 0 -- success;
+* 1 -- ``check`` found mismatches;
+* 2 -- usage or input error (unknown name, malformed value, missing file, bad
+  line, bad or empty domain, no solver backend installed);
+* 3 -- a solver gave up (timeout or resource limit): the verdict is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence
+
+from .. import __version__
+from ..errors import SmtmmaError
+from . import check_cmd, distinguish_cmd, list_cmd, query_cmd, simulate_cmd
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
+from .values import parse_cli_value
+
+__all__ = ["main", "build_parser", "parse_cli_value", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_TIMEOUT"]
+
+_EXIT_CODES = """\
+exit status:
+  0  success
+  1  check: some line's simulated D differs from its recorded d
+  2  usage or input error (unknown name, malformed value, missing file, bad line)
+  3  a solver gave up (timeout or resource limit; distinguish, query)"""
+
+_TOP_EPILOG = f"""\
+examples:
+  smtmma list --arch h100                 what the H100 tensor cores run
+  smtmma simulate --arch sm90 --instr f16f32 --a 1,2^-10 --b 1,2^-10 --c 0
+  smtmma check logs/*.jsonl               compare recorded GPU outputs with the models
+  smtmma distinguish sm80 sm90 --instr f16f32          inputs on which A100 and H100 differ
+  smtmma distinguish sm80 t-fdpa:F=25 --instr f16f32 --domain exp=-8:8
+  smtmma query carry-bits --arch volta --instr f16f32  do Volta's carry bits suffice?
+
+Run 'smtmma COMMAND --help' for the options and examples of each command.
+
+{_EXIT_CODES}"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``smtmma`` command."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(
+        prog="smtmma",
+        description="Bit-accurate models of GPU matrix units (NVIDIA Tensor Cores, AMD Matrix Cores): "
+        "simulate MMA instructions, check recorded hardware outputs, and ask an SMT solver where models "
+        "differ or whether a property holds.",
+        epilog=_TOP_EPILOG,
+        formatter_class=fmt,
+    )
+    p.add_argument("--version", action="version", version=f"smtmma {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    list_cmd.add_parser(sub, fmt)
+    simulate_cmd.add_parser(sub, fmt)
+    check_cmd.add_parser(sub, fmt)
+    distinguish_cmd.add_parser(sub, fmt)
+    query_cmd.add_parser(sub, fmt)
+    return p
+
+
+_VALUE_OPTIONS = frozenset({"--a", "--b", "--c", "--scale-a", "--scale-b"})
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--a -1,2`` -> ``--a=-1,2`` (argparse would take ``-1,2`` for an option)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _VALUE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") and argv[i + 1] not in ("-h", "--help"):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``smtmma`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(_join_negative_values(args_list))
+        if getattr(args, "func", None) is None:
+            _print_error("a command is required: list, simulate or check to run the models; distinguish or query "
+                         "to ask a solver (see 'smtmma --help')")
+            return EXIT_USAGE
+        return int(args.func(args))
+    except SystemExit as e:  # --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
+    except SmtmmaError as e:
+        _print_error(str(e))
+        return EXIT_USAGE
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except OSError as e:  # a file that vanished or cannot be read mid-run
+        _print_error(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("smtmma: interrupted", file=sys.stderr)
+        return 130

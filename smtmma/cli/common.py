@@ -1,0 +1,35 @@
+"""Exit statuses, one-line error messages and the argparse pieces every subcommand shares."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line on stderr and status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        _print_error(f"{message} (see '{self.prog} --help')")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _print_error(message: str) -> None:
+    one_line = " ".join(str(message).split())
+    print(f"smtmma: error: {one_line}", file=sys.stderr)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return n

@@ -1,0 +1,129 @@
+"""What the solver commands (distinguish, query) share: domain and solver options, progress, .smt2 output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from ..errors import InputError
+from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
+from ..queries.distinguish import smt2_file_text
+from ..queries.formula import Domain
+from ..vectors import VectorFormats
+from .common import _non_negative, _print_error
+
+_DOMAIN_HELP = """\
+domain (--domain, comma-separated items; default: finite inputs):
+  finite | specials        NaN/Inf inputs excluded (default) | allowed
+  normal                   no subnormal inputs
+  nonneg                   a, b and c non-negative
+  exp=LO:HI                unbiased exponents of non-zero a and b values in [LO, HI]
+  cexp=LO:HI               the same for c
+  lanes=N                  only lanes 0..N-1 of a and b may be non-zero
+  a3=0x3c00, b0=..., c=... a fixed bit pattern (hex) for one input
+  Queries are small (fast) when the domain is.  A domain no input satisfies
+  (e.g. exp=5:6,a0=0x3c00: 1.0 has exponent 0) is refused as 'empty domain'
+  rather than answered with a vacuous proof."""
+
+
+_SOLVER_HELP = """\
+solvers (--solver): bitwuzla (usually fastest), z3, cvc5, or portfolio (races
+every installed backend, first answer wins); default: the first installed of
+bitwuzla, z3, cvc5.  --timeout is per solver call, in seconds.  A sat witness is
+always replayed through the simulator before it is printed."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not x > 0 or x != x or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return x
+
+
+def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
+    p.add_argument("--k", type=_positive_int, metavar="K", help=k_help)
+    p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S",
+                   help="bitwuzla, z3, cvc5 or portfolio (default: the first installed of bitwuzla, z3, cvc5)")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC",
+                   help="per solver call, in seconds (default 60); exit status 3 when it runs out")
+    p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see below)")
+    p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="solver random seed (default 0)")
+    p.add_argument("--emit-smt2", metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+class _Progress:
+    """A one-line note on stderr while a solver runs, only when stderr is a terminal (never on stdout)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.shown = False
+
+    def __enter__(self) -> "_Progress":
+        try:
+            self.shown = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            self.shown = False
+        if self.shown:
+            print(f"{self.message}\u2026", end="", file=sys.stderr, flush=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+
+def _solver_label(name: Optional[str]) -> str:
+    """What runs for --solver ``name``; NoBackendError (exit 2) when it is not installed."""
+    have = available()
+    if name == "portfolio":
+        if not have:
+            default_backend()
+        return "portfolio (" + ", ".join(have) + ")"
+    if name is None:
+        return default_backend()
+    if name not in have:
+        raise NoBackendError(f"solver {name} is not installed (installed: {', '.join(have) or 'none'}); "
+                             f"pip install 'smtmma[{name}]'")
+    return name
+
+
+def _progress_message(label: str, timeout: float) -> str:
+    verb = "racing" if label.startswith("portfolio") else "solving with"
+    return f"{verb} {label.replace('portfolio ', '')} (timeout {timeout:g} s)"
+
+
+def _check_fixed(domain: Domain, fm: VectorFormats) -> None:
+    """Fixed inputs of ``--domain`` (a0=0x3c00) must be patterns of their operand's format."""
+    for name, value in domain.fixed:
+        fmt = fm.c if name == "c" else fm.a if name.startswith("a") else fm.b
+        if value < 0 or value >> fmt.bits:
+            raise InputError(f"domain: {name}={value:#x} is not a {fmt.name} pattern ({fmt.bits} bits, "
+                             f"0x{0:0{fmt.hex_digits}x}..0x{(1 << fmt.bits) - 1:0{fmt.hex_digits}x})")
+
+
+def _write_smt2(path: str, script: str, comments: Sequence[str]) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(smt2_file_text(script, comments))
+    except OSError as e:
+        raise InputError(f"--emit-smt2 {path}: cannot write ({e.strerror or e})") from None
+
+
+def _unknown_note(reason: str) -> None:
+    _print_error(f"no answer: {reason or 'the solver gave up'}; try a larger --timeout, a smaller --domain "
+                 "or --solver portfolio")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .errors import InputError, UnknownNameError, choices
+from .formats import get_format
 
 __all__ = ["Model", "KINDS", "RHOS", "Conversion", "parse_model_spec"]
 
@@ -153,10 +154,22 @@ class Model:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
+#: Parameters a kind cannot run without (carry_bits, emax_floor: None means unbounded / no floor).
+_REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in _PARAMS.items()}
+
+#: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
+_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs")
+_FLAGS = ("c_after", "ftz_inputs")
+
+
 def parse_model_spec(spec: str, like: Model) -> Model:
     """Parse ``kind:P=V,...`` into a Model with the operand formats of ``like``.
 
     Missing parameters default to those of ``like`` when its kind matches.
+    Besides the kind's parameters: ``via=FORMAT`` (inputs converted exactly
+    to FORMAT first), ``interleave=N``, and the flags ``c_after`` and
+    ``ftz_inputs`` (bare, or ``=1``/``=0``); so every :meth:`Model.describe`
+    string parses back to its model.
     """
     kind, _, rest = spec.partition(":")
     kind = kind.strip().lower().replace("_", "-")
@@ -166,20 +179,45 @@ def parse_model_spec(spec: str, like: Model) -> Model:
         kind = "ftz-addmul"
     if kind not in KINDS:
         raise UnknownNameError(f"unknown model kind {kind!r}; valid: {choices(KINDS)}")
-    base = like if like.kind == kind else Model(kind, like.a_fmt, like.b_fmt, like.c_fmt, like.d_fmt, nan=like.nan)
-    changes: dict[str, object] = {}
     allowed = _PARAMS[kind]
+    if like.kind == kind:
+        base = like
+    else:  # another kind: the operand formats, and those of like's parameters the kind takes
+        inherited = {p: getattr(like, p) for p in allowed if getattr(like, p) is not None}
+        if "block" in allowed:
+            inherited["scale_fmt"] = like.scale_fmt
+        base = Model(kind, like.a_fmt, like.b_fmt, like.c_fmt, like.d_fmt, nan=like.nan, **inherited)  # type: ignore[arg-type]
+    changes: dict[str, object] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, val = item.partition("=")
-        key = key.strip()
-        if key not in allowed or not eq:
+        key, val = key.strip(), val.strip()
+        if key in _FLAGS:
+            if eq and val.lower() not in ("0", "1", "true", "false"):
+                raise InputError(f"{key} is a flag: give it bare, or as {key}=1 / {key}=0")
+            changes[key] = not eq or val.lower() in ("1", "true")
+            continue
+        if key not in allowed + _COMMON_OPTIONS or not eq:
             ranges = ", ".join(f"{p} ({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"{p} ({choices(RHOS)})" for p in allowed)
-            raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}")
+            raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}; "
+                             "options: via=FORMAT, interleave=N, c_after, ftz_inputs")
         if key == "rho":
-            changes[key] = val.strip().lower()
+            changes[key] = val.lower()
+        elif key == "via":
+            try:
+                changes[key] = None if val.lower() == "none" else get_format(val).name
+            except UnknownNameError as e:
+                raise UnknownNameError(f"via: {e}") from None
         else:
             try:
-                changes[key] = None if val.strip().lower() in ("none", "inf") else int(val)
+                changes[key] = None if val.lower() in ("none", "inf") else int(val)
             except ValueError:
                 raise InputError(f"parameter {key} needs an integer, got {val!r}") from None
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    model = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    if kind in ("st-fdpa", "gst-fdpa") and model.scale_fmt is None:
+        raise InputError(f"{kind} multiplies block scales: use it with a block-scaled instruction "
+                         "(mxe4m3f32, mxe5m2f32, mxe2m3f32, mxe3m2f32, mxe2m1f32, mxf4f32, nvf4f32)")
+    missing = [p for p in _REQUIRED[kind] if getattr(model, p) is None]
+    if missing:
+        need = ", ".join(f"{p}=N ({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"{p}=({choices(RHOS)})" for p in missing)
+        raise InputError(f"{kind} needs {need}, e.g. {kind}:{','.join(f'{p}=...' for p in missing)}")
+    return model

@@ -100,6 +100,10 @@ def run_model(
         raise InputError(f"a has {K} values but b has {len(b)}")
     dec_a = [decode_input(alg, fa, x, model.via) for x in a]
     dec_b = [decode_input(alg, fb, x, model.via) for x in b]
+    if model.ftz_inputs:  # FlushSubnormal on every input (Alg. 2 lines 1-3), in the layout the unit reads (after via)
+        dec_a = [flush_input(alg, u) for u in dec_a]
+        dec_b = [flush_input(alg, u) for u in dec_b]
+        c = flush_input_bits(alg, fc, c)
     kind = model.kind
     if kind == "fma":  # Alg. 4: a chain of standard FMAs
         d = c
@@ -109,10 +113,6 @@ def run_model(
     if kind == "ftz-addmul":  # Alg. 2
         f32 = get_format("fp32")
         nan32 = nan_pattern(model, f32)
-        if model.ftz_inputs:
-            dec_a = [flush_input(alg, u) for u in dec_a]
-            dec_b = [flush_input(alg, u) for u in dec_b]
-            c = flush_input_bits(alg, fc, c)
         fadd = lambda x, y: add(alg, unpack(alg, f32, x), unpack(alg, f32, y), out=f32, ftz=True, nan_bits=nan32)  # noqa: E731
         P = model.P
         assert P in (2, 4)

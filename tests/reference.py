@@ -103,6 +103,14 @@ def decode(fmt_name: str, bits: int, *, via: Optional[str] = None, ftz: bool = F
     return op
 
 
+def _flushed_bits(fmt_name: str, bits: int) -> int:
+    """+0 for a subnormal pattern (or -0), else ``bits`` (FlushSubnormal on an operand passed on as bits)."""
+    fmt, b = get_format(fmt_name), int(bits)
+    if fmt.is_nan_bits(b) or fmt.is_inf_bits(b) or not fmt.subnormals:
+        return b
+    return 0 if decode_scalar(fmt, b)[2] < (1 << fmt.man_bits) else b
+
+
 def _convert_exactly(src: Format, bits: int, dst: Format) -> int:
     """The pattern of ``dst`` holding the value of ``bits`` (exact; NaN -> NaN)."""
     v = to_fraction(src, bits)
@@ -674,7 +682,7 @@ def reference_dot(
     kind = model.kind
 
     if kind == "fma":  # Alg. 4
-        return phi_fma(model, a, b, c_bits)
+        return phi_fma(model, a, b, _flushed_bits(model.c_fmt, c_bits) if ftz else c_bits)
     c = decode(model.c_fmt, c_bits, ftz=ftz)
     if kind == "ftz-addmul":  # Alg. 2
         return phi_ftz_addmul(model, a, b, c)

@@ -6,7 +6,8 @@ import pytest
 
 from smtmma import catalogue
 from smtmma.catalogue import ARCHS, CATALOGUE, lookup, resolve_arch, resolve_instr
-from smtmma.errors import UnknownNameError
+from smtmma.errors import InputError, UnknownNameError
+from smtmma.models import parse_model_spec
 
 
 @pytest.mark.parametrize(
@@ -153,3 +154,40 @@ def test_alignment_floor_rows() -> None:
     assert lookup("sm100", "f16f16").model.emax_floor == -15
     assert lookup("sm80", "bf16f32").model.emax_floor is None
     assert lookup("sm120", "bf16f32").model.emax_floor is None
+
+
+@pytest.mark.parametrize("entry", CATALOGUE, ids=lambda e: f"{e.arch}-{e.instr}-{e.op}")
+def test_every_model_description_parses_back_to_the_model(entry) -> None:
+    m = entry.model
+    assert parse_model_spec(m.describe(), like=m) == m
+
+
+def test_spec_flags_and_options() -> None:
+    like = lookup("sm90", "e4m3f32", "mma").model  # via=fp16, interleave=2, c_after
+    m = parse_model_spec("t-fdpa:c_after=0,via=none,interleave=none", like=like)
+    assert (m.c_after, m.via, m.interleave, m.L, m.F) == (False, None, None, like.L, like.F)
+    assert parse_model_spec("t-fdpa:ftz_inputs", like=like).ftz_inputs is True
+    with pytest.raises(InputError, match="c_after is a flag"):
+        parse_model_spec("t-fdpa:c_after=yes", like=like)
+    with pytest.raises(UnknownNameError, match="via: unknown format 'fp7'"):
+        parse_model_spec("t-fdpa:via=fp7", like=like)
+    with pytest.raises(InputError, match="options: via=FORMAT, interleave=N, c_after, ftz_inputs"):
+        parse_model_spec("t-fdpa:Q=1", like=like)
+
+
+def test_a_spec_of_another_kind_takes_the_parameters_it_shares() -> None:
+    like = lookup("sm80", "f16f32").model  # t-fdpa L=8, F=24
+    e = parse_model_spec("e-fdpa", like=like)
+    assert (e.kind, e.L, e.F) == ("e-fdpa", like.L, None)
+    tr = parse_model_spec("tr-fdpa:F2=30", like=like)
+    assert (tr.L, tr.F, tr.F2, tr.rho) == (like.L, like.F, 30, like.rho)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("tr-fdpa", r"tr-fdpa needs F2=N \(0\.\.64\)"),
+    ("ftz-addmul", r"ftz-addmul needs P=N \(2\.\.4\)"),
+    ("gst-fdpa:G=4,block=4", "gst-fdpa multiplies block scales"),
+])
+def test_a_spec_missing_what_its_kind_needs_is_refused(spec: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_model_spec(spec, like=lookup("sm80", "f16f32").model)

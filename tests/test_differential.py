@@ -301,13 +301,13 @@ def random_models(draw: st.DrawFn) -> Model:
     carry = draw(st.one_of(st.none(), st.integers(0, 4)))
     if kind == "fma":
         f = draw(st.sampled_from(["fp32", "fp64"]))
-        return Model("fma", f, f, f, f)
+        return Model("fma", f, f, f, f, ftz_inputs=draw(st.booleans()))
     if kind == "ftz-addmul":
         f = draw(st.sampled_from(["fp16", "bf16"]))
         return Model(kind, f, f, "fp32", "fp32", P=draw(st.sampled_from([2, 4])), ftz_inputs=draw(st.booleans()))
     if kind == "e-fdpa":
         f = draw(st.sampled_from(["fp16", "bf16"]))
-        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)))
+        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)), ftz_inputs=draw(st.booleans()))
     floor = draw(st.one_of(st.none(), st.sampled_from([-133, -15]), st.integers(-160, 0)))
     if kind == "t-fdpa":
         cd, rho = draw(st.sampled_from(_T_OUTPUTS))
@@ -318,7 +318,7 @@ def random_models(draw: st.DrawFn) -> Model:
         interleave = draw(st.sampled_from([None] + [i for i in (1, 2, 4) if L % i == 0]))  # lanes per register divide L
         return Model(kind, fa, fb, cd, cd, L=L, F=draw(st.integers(0, 40)), rho=rho,
                      carry_bits=carry, nan=nan, emax_floor=floor, via=via,
-                     interleave=interleave, c_after=draw(st.booleans()))
+                     interleave=interleave, c_after=draw(st.booleans()), ftz_inputs=draw(st.booleans()))
     if kind == "st-fdpa":
         f8 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
         block = draw(st.sampled_from([8, 16, 32]))
@@ -335,7 +335,8 @@ def random_models(draw: st.DrawFn) -> Model:
     F2 = draw(st.integers(F, 40))
     if kind == "tr-fdpa":
         f = draw(st.sampled_from(["fp16", "bf16", "tf32"]))
-        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)), F=F, F2=F2, rho="rne-fp32")
+        return Model(kind, f, f, "fp32", "fp32", L=draw(st.integers(1, 8)), F=F, F2=F2, rho="rne-fp32",
+                     ftz_inputs=draw(st.booleans()))
     fa, fb = draw(st.sampled_from(["e4m3fnuz", "e5m2fnuz"])), draw(st.sampled_from(["e4m3fnuz", "e5m2fnuz"]))
     return Model(kind, fa, fb, "fp32", "fp32", L=2 * draw(st.integers(1, 8)), F=F, F2=F2, rho="rne-fp32")
 

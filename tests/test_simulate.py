@@ -8,6 +8,7 @@ import pytest
 import smtmma
 from smtmma.errors import InputError
 from smtmma.formats import from_fraction as bits_of
+from smtmma.models import parse_model_spec
 
 H = lambda v: bits_of("fp16", v)  # noqa: E731
 S = lambda v: bits_of("fp32", v)  # noqa: E731
@@ -153,3 +154,15 @@ def test_alignment_floor_cuts_bits_below_2_to_the_minus_158() -> None:
     assert dot("sm80", "bf16f32", a, b, S(0)) == 0x00000001  # Ampere: no floor documented
     free = smtmma.lookup("sm90", "bf16f32").model.replace(emax_floor=None)
     assert smtmma.simulate_dot(free, None, np.array([a]), np.array([b]), np.array([S(0)]))[0] == 0x00000001
+
+
+@pytest.mark.parametrize("kind_spec", ["t-fdpa:ftz_inputs", "fma:ftz_inputs", "e-fdpa:ftz_inputs"])
+def test_ftz_inputs_flushes_subnormal_inputs_of_any_kind(kind_spec: str) -> None:
+    """2^-24 (the smallest fp16 subnormal) times 1 is 2^-24 in FP32, or +0 when the unit flushes inputs."""
+    like = smtmma.lookup("sm70", "f16f32").model
+    m = parse_model_spec(kind_spec, like=like)
+    a, b = np.array([[0x0001]], dtype=np.uint16), np.array([[0x3C00]], dtype=np.uint16)
+    c = np.array([0x00000000, 0x00000001], dtype=np.uint32)  # c: +0, and the smallest FP32 subnormal
+    keep = smtmma.simulate_dot(m.replace(ftz_inputs=False), None, np.repeat(a, 2, 0), np.repeat(b, 2, 0), c)
+    flush = smtmma.simulate_dot(m, None, np.repeat(a, 2, 0), np.repeat(b, 2, 0), c)
+    assert keep[0] == 0x33800000 and list(flush) == [0, 0]

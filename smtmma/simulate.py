@@ -104,11 +104,18 @@ def run_model(
         dec_a = [flush_input(alg, u) for u in dec_a]
         dec_b = [flush_input(alg, u) for u in dec_b]
         c = flush_input_bits(alg, fc, c)
+    alg.note("inputs as the unit reads them")
+    for name, dec in (("a", dec_a), ("b", dec_b)):
+        for k, u in enumerate(dec):
+            alg.note(f"{name}[{k}]", fields=u)
+    alg.note("c", c, fmt=fc)
     kind = model.kind
     if kind == "fma":  # Alg. 4: a chain of standard FMAs
         d = c
-        for x, y in zip(dec_a, dec_b):
+        for k, (x, y) in enumerate(zip(dec_a, dec_b)):
+            alg.note(f"FMA {k + 1} of {K} (lane {k})")
             d = fma(alg, x, y, unpack(alg, fc, d), out=fc)
+            alg.note("result", d, fmt=fc)
         return d
     if kind == "ftz-addmul":  # Alg. 2
         f32 = get_format("fp32")
@@ -123,7 +130,10 @@ def run_model(
             s = fadd(p[0], p[1])
             if P == 4:
                 s = fadd(s, fadd(p[2], p[3]))
+            alg.note(f"FTZ-AddMul of lanes {k0}-{k0 + P - 1}")
+            alg.note("sum of the products", s, fmt=f32)
             d = fadd(d, s)
+            alg.note("accumulator", d, fmt=f32)
         return d
     # Alg. 5: FDPAs over consecutive chunks of L = min(K, L_max), the last padded with zeros.
     assert model.L is not None
@@ -152,11 +162,25 @@ def run_model(
             last = len(dec_sa) - 1
             sa = [dec_sa[min(k // model.block, last)] for k in ks]
             sb = [dec_sb[min(k // model.block, last)] for k in ks]
+        alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes(ks, K)})")
         d = step(alg, ca, cb, unpack(alg, fc, d), sa, sb)
+        alg.note("FDPA result", d, fmt=fc)
     if model.c_after:  # C joins last, through an RNE add of the output format
         fd = get_format(model.d_fmt)
+        alg.note("C added last")
         d = add(alg, unpack(alg, fd, d), unpack(alg, fc, c), out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
+        alg.note("FDPA result plus C (RNE)", d, fmt=fd)
     return d
+
+
+def _lanes(ks: Sequence[int], K: int) -> str:
+    """Lane list of one FDPA, runs compressed: "0-7", "0,1,4,5" or "8-15, padded" (lanes >= K are zero padding)."""
+    real = [k for k in ks if k < K]
+    if real and real == list(range(real[0], real[-1] + 1)):
+        text = f"{real[0]}-{real[-1]}" if len(real) > 1 else str(real[0])
+    else:
+        text = ",".join(map(str, real))
+    return text + (", padded" if len(real) < len(ks) else "")
 
 
 def decode_input(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:

@@ -14,6 +14,7 @@ from ..models import Model
 from ..queries.distinguish import DistinguishResult, distinguish, ulp_distance
 from ..queries.formula import parse_domain
 from ..simulate import output_format
+from ..trace import first_divergence
 from ..vectors import VectorFormats, dump_vector, vector_formats
 from .common import EXIT_OK, EXIT_TIMEOUT
 from .model_resolution import _is_spec_token, _resolve_models
@@ -28,7 +29,7 @@ from .solver_options import (
     _unknown_note,
     _write_smt2,
 )
-from .witness_format import _hexdec, _witness_json, _witness_lines
+from .witness_format import _hexdec, _value_text, _witness_json, _witness_lines
 
 _DIST_EPILOG = f"""\
 models: each X, Y, ... is an architecture (sm80, a100, hopper, gfx942, ...; its
@@ -41,7 +42,10 @@ Kinds: ftz-addmul, fma, e-fdpa, t-fdpa, st-fdpa, gst-fdpa, tr-fdpa, gtr-fdpa
 
 output: the verdict; for sat the witness (a, b per lane in hex and decimal,
 lanes with a zero product are counted, not shown), each model's D, how they
-differ (ulps, NaN vs number, +0 vs -0), the solver and time, and the witness as
+differ (ulps, NaN vs number, +0 vs -0) and where: the first step of the op
+whose exact value differs (an input as read, the alignment exponent, the fused
+sum before rounding, an FDPA's result), or each model's stages when they split
+the K products differently; the solver and time, and the witness as
 a test-vector line (arch/instr of the first architecture, "expect": each
 model's D, "d": the first architecture's D) for 'smtmma check' or hardware.
 unsat: equivalent on the stated domain (K inputs).  With three or more
@@ -60,6 +64,8 @@ so any solver can re-check it.
    "b": [HEX, ...], "c": HEX}}, "outputs": {{NAME: HEX, ...}}, "solver", "seconds", "reason",
    "instr", "k", "domain", "specs", "differences", "vector", "classes", "confirmed_by"}}
   (witness, outputs, differences, vector only when sat; hex in each operand's format)
+  differences: [{{"models": [X, Y], "ulps", "text", "step": LABEL|null, "step_values": [X's, Y's],
+   "stages": [[{{"stage", "result"}}, ...], [...]] (when the models run different stages)}}]
 
 exit status: 0 sat or unsat, 2 bad input (unknown model or parameter, an
 instruction the architectures do not share, bad or empty domain, no backend),
@@ -116,6 +122,22 @@ def _difference(fmt_name: str, fmt: Format, x: int, y: int) -> tuple[Optional[in
     return ulps, words
 
 
+def _diverging_step(x: Model, y: Model, w: Any) -> dict[str, Any]:
+    """Where the two models' computations on witness ``w`` first differ (:func:`smtmma.trace.first_divergence`).
+
+    Returns ``step`` (the stage and step, or None when no step both record
+    differs), ``step_values`` (exact values as text) and, when the models
+    run different stages, ``stages`` (each model's stage names).
+    """
+    div = first_divergence(x, y, w.a, w.b, w.c, w.scale_a, w.scale_b)
+    out: dict[str, Any] = {"step": div.label}
+    if div.label is not None:
+        out["step_values"] = [_value_text(v) for v in div.values]
+    if div.structure is not None:
+        out["stages"] = [[{"stage": name, "result": _value_text(v)} for name, v in model_stages] for model_stages in div.structure]
+    return out
+
+
 def _ulp_format(model: Model) -> str:
     """The format whose ulps measure the model's outputs: the rounding format when D carries it (E8M13 in FP32)."""
     if model.rho and not model.c_after:
@@ -159,7 +181,8 @@ def _cmd_distinguish(args: argparse.Namespace) -> int:
             bx, by = r.outputs[x], r.outputs[y]
             if bx != by:
                 ulps, words = _difference(d_name, fm.d, bx, by)
-                differences.append({"models": [x, y], "ulps": ulps, "text": words})
+                differences.append({"models": [x, y], "ulps": ulps, "text": words,
+                                    **_diverging_step(models[tokens.index(x)], models[tokens.index(y)], r.witness)})
         w = r.witness
         d = next((r.outputs[t] for t in tokens if not _is_spec_token(t)), None)  # the first architecture's D
         vector_line = dump_vector(vec_arch, instr, w.a, w.b, w.c, d, op=args.op, scale_a=w.scale_a,
@@ -221,6 +244,13 @@ def _print_distinguish(r: DistinguishResult, tokens: list[str], models: list[Mod
             for dif in differences:
                 x, y = dif["models"]
                 print(f"  {x} vs {y}: {dif['text']}")
+                if dif.get("stages"):
+                    print("    the models run different stages (stage: the value it ends on)")
+                    for name, stages in zip((x, y), dif["stages"]):
+                        print(f"      {name}: " + "; ".join(f"{st['stage']}: {st['result']}" for st in stages))
+                if dif.get("step"):
+                    vx, vy = dif["step_values"]
+                    print(f"    first differing step: {dif['step']}: {x} = {vx}, {y} = {vy}")
     if r.classes and "gave up" in r.reason:
         print(r.reason.rsplit("; ", 1)[-1])  # some pairwise comparisons gave up: the groups may merge
     solved = f"solver: {r.solver}, {r.seconds:.2f} s"

@@ -12,9 +12,11 @@ from ..errors import InputError
 from ..formats import format_hex
 from ..models import parse_model_spec
 from ..simulate import simulate_dot
+from ..trace import trace_dot
 from ..vectors import vector_formats
 from .common import EXIT_OK
 from .values import _check_ambiguous, _display, _parse_tokens, _tokens
+from .witness_format import _value_text
 
 _SIM_EPILOG = """\
 values (comma-separated lists for --a/--b, one value for --c):
@@ -61,6 +63,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     ps.add_argument("--c", required=True, metavar="V", help="the accumulator C")
     ps.add_argument("--scale-a", metavar="S1,...", help="block scales of A (block-scaled instructions)")
     ps.add_argument("--scale-b", metavar="S1,...", help="block scales of B")
+    ps.add_argument("--trace", action="store_true", help="also print the model's intermediate values (inputs as "
+                    "read, alignment exponent, fused sum before rounding, each FDPA's result), exactly")
     ps.add_argument("--json", action="store_true", help="print one JSON object")
     ps.set_defaults(func=_cmd_simulate)
 
@@ -111,6 +115,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             rec["scale_b"] = [format_hex(fm.scale, x) for x in sb]
         rec["d"] = format_hex(fm.d, d)
         rec["d_value"] = json_value(fm.d, d)
+        if args.trace:
+            rec["trace"] = [{"step": st.label, "value": _value_text(st.value)} for st in trace_dot(model, a, b, c, sa, sb)[1]]
         print(json.dumps(rec))
         return EXIT_OK
     override = "  (--model override)" if args.model else f"  [{entry.source}]"
@@ -128,4 +134,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     lines += [("c", _display(fm.c, c)), ("d", _display(fm.d, d))]
     for label, text in lines:
         print(f"{label:<8}{text}")
+    if args.trace:
+        print("trace (exact values)")
+        stage = None
+        for st in trace_dot(model, a, b, c, sa, sb)[1]:
+            head, _, what = st.label.rpartition(": ")
+            if head != stage:
+                print(f"  {head}")
+                stage = head
+            print(f"    {what}: {_value_text(st.value)}")
     return EXIT_OK

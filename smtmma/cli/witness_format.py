@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from ..formats import Format, format_hex, to_float
@@ -59,3 +60,13 @@ def _witness_json(fm: VectorFormats, w: Any) -> dict[str, Any]:
         if s is not None and fm.scale is not None:
             rec[label] = [format_hex(fm.scale, x) for x in s]
     return rec
+
+
+def _value_text(v: Any) -> str:
+    """An exact step value as text: an integer, a decimal when a double holds it exactly, else p/q (~decimal)."""
+    if isinstance(v, str):
+        return v
+    if v.denominator == 1:
+        return str(v.numerator)
+    f = float(v)
+    return repr(f) if Fraction(f) == v else f"{v} (~{f:.17g})"

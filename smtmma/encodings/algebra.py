@@ -21,7 +21,7 @@ format without infinities builds no infinity logic.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Iterable, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 __all__ = ["Algebra", "Int", "Bool", "IntLike", "BoolLike", "bits_for"]
 
@@ -142,6 +142,14 @@ class Algebra(ABC):
     operands already lifted to terms and the result interval; this class
     computes intervals, folds constants and derives the composite ops.
     """
+
+    # -- tracing hook (a no-op except in smtmma.trace) ------------------
+    def note(self, label: str, x: Optional[Int] = None, *, exp: IntLike = 0, neg: Optional[BoolLike] = None,
+             fmt: Any = None, fields: Any = None) -> None:
+        """Mark an intermediate value as step ``label`` of the op: ``(-1)**neg * x * 2**exp``, or with
+        ``fmt`` the pattern ``x`` of that format, or with ``fields`` a decoded operand (``Unpacked``);
+        ``label`` alone starts a new stage.  Ignored by the simulator and the formulas; :mod:`smtmma.trace`
+        records it."""
 
     # -- primitives an interpretation provides ---------------------------
     @abstractmethod

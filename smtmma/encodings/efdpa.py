@@ -23,6 +23,7 @@ def efdpa(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked], c: Unpacke
     prods = [product(alg, x, y) for x, y in zip(a, b)]
     terms = [t for t, _ in prods] + [input_term(c)]
     neg, mag, lsb = exact_sum(alg, terms)
+    alg.note("exact sum, before rounding", mag, exp=lsb, neg=neg)
     finite = round_pack(alg, out, "rne", neg, mag, lsb)
     specials = merge_specials(alg, [s for _, s in prods] + [value_specials(alg, c)])
     return pack_special(alg, out, nan_bits, *specials.resolved(alg), finite)

@@ -47,5 +47,7 @@ def gstfdpa(
         specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
     terms.append(input_term(c))  # lines 7-8
     total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # lines 9-12
+    alg.note("alignment exponent e_max", e_max)
+    alg.note("truncated fused sum, before rounding", total, exp=alg.sub(e_max, F))
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # line 14
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

@@ -58,7 +58,10 @@ def trfdpa(
     floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
     e_max = max_exponent(alg, terms, floor)  # Alg. 10 step 2
     T = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
+    alg.note("alignment exponent e_max", e_max)
+    alg.note("truncated sum of the products", T, exp=alg.sub(e_max, F))
     S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor)  # Alg. 10 step 3
+    alg.note("rounded down with c, before the final rounding", S, exp=alg.sub(E, F2))
     finite = convert_fixed(alg, out, mode, S, alg.sub(E, F2))  # Alg. 10 step 4
     merged = merge_specials(alg, specials + [value_specials(alg, c)])
     return pack_special(alg, out, nan_bits, *merged.resolved(alg), finite)

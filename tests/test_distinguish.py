@@ -83,3 +83,20 @@ def test_ulp_distance() -> None:
     assert ulp_distance("fp32", 0x80000000, 0x00000000) == 0
     assert ulp_distance("fp32", 0x80000001, 0x00000001) == 2
     assert ulp_distance("e8m13", 0x3F800000, 0x7FFFFFFF) is None
+
+
+def test_operand_signs_restrict_the_witness() -> None:
+    """a <= 0, b >= 0, c <= 0: every product and c are non-positive, so the witness has no cancellation."""
+    dom = parse_domain("a-,b+,c-")
+    assert dom.signs == (("a", "-"), ("b", "+"), ("c", "-"))
+    assert dom.describe() == "finite inputs, non-positive a, non-negative b, non-positive c"
+    r = distinguish([M("sm80"), M("sm80").replace(F=23)], K=8, domain=dom, timeout=300)
+    assert r.verdict == "sat" and r.witness is not None
+    w = r.witness
+    assert all(x >> 15 == 1 or x == 0 for x in w.a) and all(x >> 15 == 0 for x in w.b)
+    assert w.c >> 31 == 1 or w.c == 0
+
+
+def test_contradictory_signs_are_refused() -> None:
+    with pytest.raises(InputError, match="a\\+ and a- together leave only zeros"):
+        parse_domain("a+,a-")

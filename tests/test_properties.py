@@ -346,3 +346,8 @@ def test_empty_domain_is_refused() -> None:
 
     with pytest.raises(EmptyDomainError):
         check_property("custom", M("sm80"), K=2, domain=Domain(fixed=(("c", 0x7F800000),)), predicate=lambda alg, i, o: alg.bconst(True))
+
+
+def test_monotonicity_refuses_non_positive_operands() -> None:
+    with pytest.raises(InputError, match="non-negative inputs; drop a-"):
+        check_property("monotonicity", M("sm70"), K=4, domain=parse_domain("a-"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
+from typing import Callable, NoReturn
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -25,11 +25,20 @@ def _print_error(message: str) -> None:
     print(f"smtmma: error: {one_line}", file=sys.stderr)
 
 
-def _non_negative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return n
+def _int_at_least(lo: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``lo`` (``what`` names it in the error, e.g. "a positive integer")."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if n < lo:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return n
+
+    return parse
+
+
+_non_negative = _int_at_least(0, "a non-negative integer")
+_positive_int = _int_at_least(1, "a positive integer")

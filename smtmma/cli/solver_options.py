@@ -11,13 +11,14 @@ from ..queries.backends import BACKENDS, NoBackendError, available, default_back
 from ..queries.distinguish import smt2_file_text
 from ..queries.formula import Domain
 from ..vectors import VectorFormats
-from .common import _non_negative, _print_error
+from .common import _non_negative, _positive_int, _print_error
 
 _DOMAIN_HELP = """\
 domain (--domain, comma-separated items; default: finite inputs):
   finite | specials        NaN/Inf inputs excluded (default) | allowed
   normal                   no subnormal inputs
   nonneg                   a, b and c non-negative
+  a+ | a- (b+, c-, ...)     every a (b, c) value >= 0 | <= 0
   exp=LO:HI                unbiased exponents of non-zero a and b values in [LO, HI]
   cexp=LO:HI               the same for c
   lanes=N                  only lanes 0..N-1 of a and b may be non-zero
@@ -32,16 +33,6 @@ solvers (--solver): bitwuzla (usually fastest), z3, cvc5, or portfolio (races
 every installed backend, first answer wins); default: the first installed of
 bitwuzla, z3, cvc5.  --timeout is per solver call, in seconds.  A sat witness is
 always replayed through the simulator before it is printed."""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
 
 
 def _positive_float(text: str) -> float:

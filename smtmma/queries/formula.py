@@ -37,8 +37,9 @@ class Domain:
     ``specials``: allow NaN/Inf inputs; ``subnormals``: allow subnormal
     inputs; ``exp``/``cexp``: (lo, hi) unbiased exponents of non-zero A/B
     and C values; ``lanes``: only the first n lanes may be non-zero;
-    ``nonneg``: A, B and C non-negative; ``fixed``: exact patterns for
-    named inputs (``a0``, ``b3``, ``c``).
+    ``nonneg``: A, B and C non-negative; ``signs``: per operand, ``"+"``
+    (every value >= 0) or ``"-"`` (every value <= 0), e.g. ``(("a", "-"),)``;
+    ``fixed``: exact patterns for named inputs (``a0``, ``b3``, ``c``).
     """
 
     specials: bool = False
@@ -47,6 +48,7 @@ class Domain:
     cexp: Optional[tuple[int, int]] = None
     lanes: Optional[int] = None
     nonneg: bool = False
+    signs: tuple[tuple[str, str], ...] = ()
     fixed: tuple[tuple[str, int], ...] = ()
 
     def describe(self) -> str:
@@ -62,6 +64,7 @@ class Domain:
             parts.append(f"only lanes 0..{self.lanes - 1} non-zero")
         if self.nonneg:
             parts.append("non-negative a, b, c")
+        parts.extend(f"{'non-negative' if sign == '+' else 'non-positive'} {who}" for who, sign in self.signs)
         parts.extend(f"{k}={v:#x}" for k, v in self.fixed)
         return ", ".join(parts)
 
@@ -70,9 +73,10 @@ _RANGE = re.compile(r"^(-?\d+):(-?\d+)$")
 
 
 def parse_domain(spec: Optional[str]) -> Domain:
-    """Parse ``finite,exp=-8:8,cexp=0:30,lanes=4,nonneg,normal,specials,a0=0x3c00`` into a :class:`Domain`."""
+    """Parse ``finite,exp=-8:8,cexp=0:30,lanes=4,nonneg,a-,c+,normal,specials,a0=0x3c00`` into a :class:`Domain`."""
     kw: dict[str, object] = {}
     fixed: list[tuple[str, int]] = []
+    signs: dict[str, str] = {}
     for tok in filter(None, (t.strip() for t in (spec or "").split(","))):
         key, eq, val = tok.partition("=")
         key = key.lower()
@@ -84,6 +88,10 @@ def parse_domain(spec: Optional[str]) -> Domain:
             kw["subnormals"] = False
         elif key == "nonneg" and not eq:
             kw["nonneg"] = True
+        elif re.match(r"^[abc][+-]$", key) and not eq:
+            if signs.get(key[0], key[1]) != key[1]:
+                raise InputError(f"domain: {key[0]}+ and {key[0]}- together leave only zeros; give one of them")
+            signs[key[0]] = key[1]
         elif key in ("exp", "cexp") and eq and _RANGE.match(val):
             lo, hi = (int(x) for x in val.split(":"))
             if lo > hi:
@@ -98,9 +106,10 @@ def parse_domain(spec: Optional[str]) -> Domain:
                 raise InputError(f"domain: {tok!r} needs a hex bit pattern (e.g. a0=0x3c00)") from None
         else:
             raise InputError(
-                f"domain: bad item {tok!r}; items: finite, specials, normal, nonneg, exp=LO:HI, cexp=LO:HI, lanes=N, a<k>=0xHEX, b<k>=0xHEX, c=0xHEX"
+                f"domain: bad item {tok!r}; items: finite, specials, normal, nonneg, a+, a-, b+, b-, c+, c-, "
+                "exp=LO:HI, cexp=LO:HI, lanes=N, a<k>=0xHEX, b<k>=0xHEX, c=0xHEX"
             )
-    return Domain(fixed=tuple(fixed), **kw)  # type: ignore[arg-type]
+    return Domain(fixed=tuple(fixed), signs=tuple(sorted(signs.items())), **kw)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -175,12 +184,12 @@ class DotFormula:
             alg.assert_(alg.eq(by_name[name], value))
         for k in range(self.K):
             for fmt, x, who in ((self.a_fmt, self.a[k], "a"), (self.b_fmt, self.b[k], "b")):
-                self._restrict_value(fmt, x, domain, domain.exp)
+                self._restrict_value(fmt, x, domain, domain.exp, who)
                 if domain.lanes is not None and k >= domain.lanes:
                     alg.assert_(unpack(alg, fmt, x).is_zero)
-        self._restrict_value(self.c_fmt, self.c, domain, domain.cexp)
+        self._restrict_value(self.c_fmt, self.c, domain, domain.cexp, "c")
 
-    def _restrict_value(self, fmt: Format, x: Int, domain: Domain, exp: Optional[tuple[int, int]]) -> None:
+    def _restrict_value(self, fmt: Format, x: Int, domain: Domain, exp: Optional[tuple[int, int]], who: str) -> None:
         alg = self.alg
         u = unpack(alg, fmt, x)
         if not domain.specials:
@@ -189,6 +198,9 @@ class DotFormula:
             alg.assert_(alg.or_(u.is_zero, alg.le(1 << fmt.man_bits, u.sig)))
         if domain.nonneg:
             alg.assert_(alg.or_(alg.not_(u.neg), u.is_zero))
+        sign = dict(domain.signs).get(who)
+        if sign is not None:
+            alg.assert_(alg.or_(alg.not_(u.neg) if sign == "+" else u.neg, u.is_zero))
         if exp is not None:
             lo, hi = exp
             ok: Bool = alg.and_(alg.le(lo, u.exp), alg.le(u.exp, hi))

@@ -8,6 +8,7 @@ from typing import Optional
 
 from ...encodings.algebra import Int
 from ...encodings.fields import unpack
+from ...errors import InputError
 from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import run_model
@@ -82,6 +83,8 @@ def monotonicity(
     """
     prop = "monotonicity"
     name, K, domain = _setup(model, name, K, domain, prop)
+    if any(sign == "-" for _, sign in domain.signs):
+        raise InputError(f"monotonicity is a property of non-negative inputs; drop {', '.join(w + '-' for w, s in domain.signs if s == '-')}")
     domain = replace(domain, nonneg=True, specials=False)
     run = Runner(solver, timeout, seed)
     out = output_container(model)
@@ -168,7 +171,7 @@ def _moved(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputS
         first = _smallest_positive(fmt, None, True)
     else:
         exp = domain.cexp if who == "c" else domain.exp
-        x._restrict_value(fmt, v, domain, exp)
+        x._restrict_value(fmt, v, domain, exp, who)
         first = _smallest_positive(fmt, exp, domain.subnormals)
         if who != "c" and domain.lanes is not None and k >= domain.lanes:
             alg.assert_(unpack(alg, fmt, v).is_zero)  # a lane the domain keeps at zero

@@ -8,6 +8,8 @@ simulator's bits.  CI runs 24 inputs per model with the default backend;
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -55,13 +57,13 @@ def _compare(e: Entry, n: int, seed: int, solver: str | None = None) -> None:
 
 @pytest.mark.parametrize("entry", CATALOGUE, ids=_ids)
 def test_formula_matches_simulator(entry: Entry) -> None:
-    _compare(entry, 24, seed=hash(_ids(entry)) % 1000)
+    _compare(entry, 24, seed=zlib.crc32(_ids(entry).encode()) % 1000)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", CATALOGUE, ids=_ids)
 def test_formula_matches_simulator_200(entry: Entry) -> None:
-    _compare(entry, 200, seed=1 + hash(_ids(entry)) % 1000)
+    _compare(entry, 200, seed=1 + zlib.crc32(_ids(entry).encode()) % 1000)
 
 
 @pytest.mark.parametrize("solver", ["z3", "cvc5"])

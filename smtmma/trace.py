@@ -58,7 +58,7 @@ class _TracingAlgebra(NumpyAlgebra):
     def _int(self, x: IntLike) -> int:
         return int(x) if isinstance(x, int) else int(self.value(x, 1)[0])
 
-    def note(self, label: str, x: Optional[Int] = None, *, exp: IntLike = 0, neg: Optional[BoolLike] = None,
+    def note(self, label: str, x: Optional[Int] = None, *, exp: IntLike = 0, shift: int = 0, neg: Optional[BoolLike] = None,
              fmt: Any = None, fields: Any = None) -> None:
         if x is None and fields is None:
             self._stage = label
@@ -69,7 +69,7 @@ class _TracingAlgebra(NumpyAlgebra):
         elif fmt is not None:
             value = _pattern_value(fmt, self._int(x))  # type: ignore[arg-type]
         else:
-            value = Fraction(self._int(x)) * Fraction(2) ** self._int(exp)  # type: ignore[arg-type]
+            value = Fraction(self._int(x)) * Fraction(2) ** (self._int(exp) + shift)  # type: ignore[arg-type]
             if neg is not None and self._bool_value(neg):
                 value = -value
         self.steps.append(Step(f"{self._stage}: {label}" if self._stage else label, value))

@@ -144,9 +144,9 @@ class Algebra(ABC):
     """
 
     # -- tracing hook (a no-op except in smtmma.trace) ------------------
-    def note(self, label: str, x: Optional[Int] = None, *, exp: IntLike = 0, neg: Optional[BoolLike] = None,
+    def note(self, label: str, x: Optional[Int] = None, *, exp: IntLike = 0, shift: int = 0, neg: Optional[BoolLike] = None,
              fmt: Any = None, fields: Any = None) -> None:
-        """Mark an intermediate value as step ``label`` of the op: ``(-1)**neg * x * 2**exp``, or with
+        """Mark an intermediate value as step ``label`` of the op: ``(-1)**neg * x * 2**(exp + shift)``, or with
         ``fmt`` the pattern ``x`` of that format, or with ``fields`` a decoded operand (``Unpacked``);
         ``label`` alone starts a new stage.  Ignored by the simulator and the formulas; :mod:`smtmma.trace`
         records it."""

@@ -48,6 +48,6 @@ def gstfdpa(
     terms.append(input_term(c))  # lines 7-8
     total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # lines 9-12
     alg.note("alignment exponent e_max", e_max)
-    alg.note("truncated fused sum, before rounding", total, exp=alg.sub(e_max, F))
+    alg.note("truncated fused sum, before rounding", total, exp=e_max, shift=-F)
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # line 14
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

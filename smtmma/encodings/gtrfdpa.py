@@ -26,13 +26,13 @@ def gtrfdpa(
     e_grp = [max_exponent(alg, g, floor) if g else alg.const(floor) for g in groups]  # step 2: e_even, e_odd
     T_grp = [alg.sum_all(aligned(alg, t, e, F) for t in g) for g, e in zip(groups, e_grp)]
     for name, Tg, e in zip(("even", "odd"), T_grp, e_grp):
-        alg.note(f"truncated sum of the {name} lanes", Tg, exp=alg.sub(e, F))
+        alg.note(f"truncated sum of the {name} lanes", Tg, exp=e, shift=-F)
     e_max = alg.max(*e_grp)  # step 3: RD_F each group sum at e_max
     span = max(T.hi.bit_length() + T.lo.bit_length() for T in T_grp) + 1
     T = alg.sum_all(alg.shift(Tg, alg.sub(e, e_max), max_left=0, max_right=span) for Tg, e in zip(T_grp, e_grp))
-    alg.note("group sums truncated at e_max", T, exp=alg.sub(e_max, F))
+    alg.note("group sums truncated at e_max", T, exp=e_max, shift=-F)
     S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor, drop_far_c=True)  # step 4
-    alg.note("rounded down with c, before the final rounding", S, exp=alg.sub(E, F2))
+    alg.note("rounded down with c, before the final rounding", S, exp=E, shift=-F2)
     finite = convert_fixed(alg, out, mode, S, alg.sub(E, F2))  # step 5
     merged = merge_specials(alg, specials + [value_specials(alg, c)])
     return pack_special(alg, out, nan_bits, *merged.resolved(alg), finite)

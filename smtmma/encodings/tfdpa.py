@@ -64,6 +64,6 @@ def tfdpa(
     terms, specials = tfdpa_terms(alg, a, b, c, scale_a, scale_b)
     total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # Alg. 7 step 2
     alg.note("alignment exponent e_max", e_max)
-    alg.note("truncated fused sum, before rounding", total, exp=alg.sub(e_max, F))
+    alg.note("truncated fused sum, before rounding", total, exp=e_max, shift=-F)
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # Alg. 7 step 3
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

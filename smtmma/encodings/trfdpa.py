@@ -59,9 +59,9 @@ def trfdpa(
     e_max = max_exponent(alg, terms, floor)  # Alg. 10 step 2
     T = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
     alg.note("alignment exponent e_max", e_max)
-    alg.note("truncated sum of the products", T, exp=alg.sub(e_max, F))
+    alg.note("truncated sum of the products", T, exp=e_max, shift=-F)
     S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor)  # Alg. 10 step 3
-    alg.note("rounded down with c, before the final rounding", S, exp=alg.sub(E, F2))
+    alg.note("rounded down with c, before the final rounding", S, exp=E, shift=-F2)
     finite = convert_fixed(alg, out, mode, S, alg.sub(E, F2))  # Alg. 10 step 4
     merged = merge_specials(alg, specials + [value_specials(alg, c)])
     return pack_special(alg, out, nan_bits, *merged.resolved(alg), finite)

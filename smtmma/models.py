@@ -162,6 +162,11 @@ _COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs")
 _FLAGS = ("c_after", "ftz_inputs")
 
 
+def _param_range(p: str) -> str:
+    """What parameter ``p`` accepts, for error messages: ``(1..128)`` or ``(rz-fp32, rne-fp32, ...)``."""
+    return f"({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"({choices(RHOS)})"
+
+
 def parse_model_spec(spec: str, like: Model) -> Model:
     """Parse ``kind:P=V,...`` into a Model with the operand formats of ``like``.
 
@@ -197,7 +202,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             changes[key] = not eq or val.lower() in ("1", "true")
             continue
         if key not in allowed + _COMMON_OPTIONS or not eq:
-            ranges = ", ".join(f"{p} ({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"{p} ({choices(RHOS)})" for p in allowed)
+            ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
             raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}; "
                              "options: via=FORMAT, interleave=N, c_after, ftz_inputs")
         if key == "rho":
@@ -214,10 +219,12 @@ def parse_model_spec(spec: str, like: Model) -> Model:
                 raise InputError(f"parameter {key} needs an integer, got {val!r}") from None
     model = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
     if kind in ("st-fdpa", "gst-fdpa") and model.scale_fmt is None:
-        raise InputError(f"{kind} multiplies block scales: use it with a block-scaled instruction "
-                         "(mxe4m3f32, mxe5m2f32, mxe2m3f32, mxe3m2f32, mxe2m1f32, mxf4f32, nvf4f32)")
+        from .catalogue import INSTRS  # the catalogue builds on this module: import it only for this message
+
+        scaled = ", ".join(name for name, i in INSTRS.items() if i.scale_fmt)
+        raise InputError(f"{kind} multiplies block scales: use it with a block-scaled instruction ({scaled})")
     missing = [p for p in _REQUIRED[kind] if getattr(model, p) is None]
     if missing:
-        need = ", ".join(f"{p}=N ({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"{p}=({choices(RHOS)})" for p in missing)
+        need = ", ".join(f"{p}={'N ' if p in PARAM_RANGES else ''}{_param_range(p)}" for p in missing)
         raise InputError(f"{kind} needs {need}, e.g. {kind}:{','.join(f'{p}=...' for p in missing)}")
     return model

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, TypeVar
 
 from ..encodings.algebra import Bool, BoolLike, Int, IntLike
 from ..encodings.fields import Unpacked, unpack
@@ -56,6 +56,8 @@ __all__ = [
     "neg_pattern",
     "output_container",
 ]
+
+T = TypeVar("T", Int, Bool)  # a term of the algebra
 
 
 def _lit(value: int, width: int) -> str:
@@ -99,29 +101,27 @@ class QueryAlgebra(SmtAlgebra):
     # same terms, and whatever still depends on the order (rounded adds, chunks, groups) is all
     # that is left for a solver to compare.
 
-    @staticmethod
-    def _key(x: Union[Int, Bool]) -> tuple[int, Union[int, str]]:
-        return (0, int(x.const)) if x.const is not None else (1, str(x.raw))
+    def _ordered(self, items: list[T]) -> list[T]:
+        """``items`` sorted by term (constants first, by value), or as given without ``canonical``."""
+        if not self.canonical:
+            return items
+        return sorted(items, key=lambda x: (0, int(x.const)) if x.const is not None else (1, str(x.raw)))  # type: ignore[attr-defined]
 
     def sum_all(self, xs: Iterable[IntLike]) -> Int:
         """Exact sum (canonical operand order when ``canonical``)."""
-        items = [self.lift(x) for x in xs]
-        return super().sum_all(sorted(items, key=self._key) if self.canonical else items)
+        return super().sum_all(self._ordered([self.lift(x) for x in xs]))
 
     def max_all(self, xs: Sequence[IntLike]) -> Int:
         """Maximum (canonical operand order when ``canonical``)."""
-        items = [self.lift(x) for x in xs]
-        return super().max_all(sorted(items, key=self._key) if self.canonical else items)
+        return super().max_all(self._ordered([self.lift(x) for x in xs]))
 
     def any(self, xs: Iterable[BoolLike]) -> Bool:
         """Disjunction (canonical operand order when ``canonical``)."""
-        items = [self.blift(x) for x in xs]
-        return super().any(sorted(items, key=self._key) if self.canonical else items)
+        return super().any(self._ordered([self.blift(x) for x in xs]))
 
     def all(self, xs: Iterable[BoolLike]) -> Bool:
         """Conjunction (canonical operand order when ``canonical``)."""
-        items = [self.blift(x) for x in xs]
-        return super().all(sorted(items, key=self._key) if self.canonical else items)
+        return super().all(self._ordered([self.blift(x) for x in xs]))
 
     def unpack_cached(self, fmt: Format, bits: Int, unpack_fn: object) -> Optional[Unpacked]:
         """Memoized decoding; a pattern made by :meth:`negate` gets the original's fields with the sign flipped."""

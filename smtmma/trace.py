@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -19,17 +19,35 @@ from .formats import Format, Special, get_format, to_fraction
 from .models import Model
 from .simulate import run_model
 
-__all__ = ["Step", "Divergence", "trace_dot", "first_divergence"]
+__all__ = ["Step", "Trace", "Divergence", "trace_dot", "divergence", "first_divergence"]
 
 Value = Union[Fraction, str]  # an exact value, or "nan", "inf", "-inf"
 
 
 @dataclass(frozen=True)
 class Step:
-    """One recorded intermediate value: ``label`` (stage: what) and its exact ``value``."""
+    """One recorded intermediate value: ``what`` it is, in ``stage`` ("" before any), and its exact ``value``."""
 
-    label: str
+    stage: str
+    what: str
     value: Value
+
+    @property
+    def label(self) -> str:
+        """``stage: what`` (or ``what`` outside a stage)."""
+        return f"{self.stage}: {self.what}" if self.stage else self.what
+
+
+class Trace(NamedTuple):
+    """A model's stages (in order) and the steps recorded in them."""
+
+    stages: list[str]
+    steps: list[Step]
+
+    def stage_results(self) -> list[tuple[str, Value]]:
+        """Each stage after the first (the inputs) with the value of its last step."""
+        last = {st.stage: st.value for st in self.steps}
+        return [(name, last[name]) for name in self.stages[1:] if name in last]
 
 
 @dataclass(frozen=True)
@@ -72,7 +90,7 @@ class _TracingAlgebra(NumpyAlgebra):
             value = Fraction(self._int(x)) * Fraction(2) ** (self._int(exp) + shift)  # type: ignore[arg-type]
             if neg is not None and self._bool_value(neg):
                 value = -value
-        self.steps.append(Step(f"{self._stage}: {label}" if self._stage else label, value))
+        self.steps.append(Step(self._stage, label, value))
 
     def _bool_value(self, b: BoolLike) -> bool:
         return bool(b) if isinstance(b, bool) else bool(np.asarray(self.value(b, 1))[0])
@@ -98,8 +116,8 @@ def _field_value(alg: _TracingAlgebra, u: Any) -> Value:
 
 
 def trace_dot(model: Model, a: Sequence[int], b: Sequence[int], c: int,
-              scale_a: Optional[Sequence[int]] = None, scale_b: Optional[Sequence[int]] = None) -> tuple[list[str], list[Step]]:
-    """(stage names, steps) of ``model`` on one dot product given as bit patterns; values exact."""
+              scale_a: Optional[Sequence[int]] = None, scale_b: Optional[Sequence[int]] = None) -> Trace:
+    """The stages and steps of ``model`` on one dot product given as bit patterns; values exact."""
     alg = _TracingAlgebra()
 
     def lane(fmt_name: Optional[str], x: int) -> Int:
@@ -109,27 +127,22 @@ def trace_dot(model: Model, a: Sequence[int], b: Sequence[int], c: int,
     sa = [lane(model.scale_fmt, x) for x in scale_a] if scale_a is not None else None
     sb = [lane(model.scale_fmt, x) for x in scale_b] if scale_b is not None else None
     run_model(alg, model, [lane(model.a_fmt, x) for x in a], [lane(model.b_fmt, x) for x in b], lane(model.c_fmt, c), sa, sb)
-    return alg.stages, alg.steps
+    return Trace(alg.stages, alg.steps)
+
+
+def divergence(first: Trace, second: Trace) -> Divergence:
+    """The first step, among those both traces record under the same label, whose values differ."""
+    structure = (first.stage_results(), second.stage_results()) if first.stages != second.stages else None
+    other = {s.label: s.value for s in second.steps}
+    for s in first.steps:
+        if s.label in other and other[s.label] != s.value:
+            return Divergence(s.label, (s.value, other[s.label]), structure)
+    last1 = first.steps[-1].value if first.steps else "nan"
+    last2 = second.steps[-1].value if second.steps else "nan"
+    return Divergence(None, (last1, last2), structure)
 
 
 def first_divergence(first: Model, second: Model, a: Sequence[int], b: Sequence[int], c: int,
                      scale_a: Optional[Sequence[int]] = None, scale_b: Optional[Sequence[int]] = None) -> Divergence:
-    """The first step, among those both models record under the same label, whose values differ."""
-    stages1, steps1 = trace_dot(first, a, b, c, scale_a, scale_b)
-    stages2, steps2 = trace_dot(second, a, b, c, scale_a, scale_b)
-    structure = (_stage_results(stages1, steps1), _stage_results(stages2, steps2)) if stages1 != stages2 else None
-    other = {s.label: s.value for s in steps2}
-    for s in steps1:
-        if s.label in other and other[s.label] != s.value:
-            return Divergence(s.label, (s.value, other[s.label]), structure)
-    last1 = steps1[-1].value if steps1 else "nan"
-    last2 = steps2[-1].value if steps2 else "nan"
-    return Divergence(None, (last1, last2), structure)
-
-
-def _stage_results(stages: list[str], steps: list[Step]) -> list[tuple[str, Value]]:
-    """Each stage after the inputs with the value of its last step."""
-    last: dict[str, Value] = {}
-    for st in steps:
-        last[st.label.split(": ", 1)[0]] = st.value
-    return [(name, last[name]) for name in stages[1:] if name in last]
+    """:func:`divergence` of the two models' traces on one dot product given as bit patterns."""
+    return divergence(trace_dot(first, a, b, c, scale_a, scale_b), trace_dot(second, a, b, c, scale_a, scale_b))

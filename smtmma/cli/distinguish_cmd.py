@@ -14,7 +14,7 @@ from ..models import Model
 from ..queries.distinguish import DistinguishResult, distinguish, ulp_distance
 from ..queries.formula import parse_domain
 from ..simulate import output_format
-from ..trace import first_divergence
+from ..trace import Trace, divergence, trace_dot
 from ..vectors import VectorFormats, dump_vector, vector_formats
 from .common import EXIT_OK, EXIT_TIMEOUT
 from .model_resolution import _is_spec_token, _resolve_models
@@ -122,14 +122,14 @@ def _difference(fmt_name: str, fmt: Format, x: int, y: int) -> tuple[Optional[in
     return ulps, words
 
 
-def _diverging_step(x: Model, y: Model, w: Any) -> dict[str, Any]:
-    """Where the two models' computations on witness ``w`` first differ (:func:`smtmma.trace.first_divergence`).
+def _diverging_step(x: Trace, y: Trace) -> dict[str, Any]:
+    """Where two models' traces on the witness first differ (:func:`smtmma.trace.divergence`).
 
     Returns ``step`` (the stage and step, or None when no step both record
     differs), ``step_values`` (exact values as text) and, when the models
-    run different stages, ``stages`` (each model's stage names).
+    run different stages, ``stages`` (each model's stages with the value each ends on).
     """
-    div = first_divergence(x, y, w.a, w.b, w.c, w.scale_a, w.scale_b)
+    div = divergence(x, y)
     out: dict[str, Any] = {"step": div.label}
     if div.label is not None:
         out["step_values"] = [_value_text(v) for v in div.values]
@@ -177,13 +177,13 @@ def _cmd_distinguish(args: argparse.Namespace) -> int:
     differences: list[dict[str, Any]] = []
     vector_line: Optional[str] = None
     if r.verdict == "sat" and r.witness is not None:
+        w = r.witness
+        traces = {t: trace_dot(m, w.a, w.b, w.c, w.scale_a, w.scale_b) for t, m in zip(tokens, models)}
         for x, y in itertools.combinations(tokens, 2):
             bx, by = r.outputs[x], r.outputs[y]
             if bx != by:
                 ulps, words = _difference(d_name, fm.d, bx, by)
-                differences.append({"models": [x, y], "ulps": ulps, "text": words,
-                                    **_diverging_step(models[tokens.index(x)], models[tokens.index(y)], r.witness)})
-        w = r.witness
+                differences.append({"models": [x, y], "ulps": ulps, "text": words, **_diverging_step(traces[x], traces[y])})
         d = next((r.outputs[t] for t in tokens if not _is_spec_token(t)), None)  # the first architecture's D
         vector_line = dump_vector(vec_arch, instr, w.a, w.b, w.c, d, op=args.op, scale_a=w.scale_a,
                                   scale_b=w.scale_b, expect=r.outputs)

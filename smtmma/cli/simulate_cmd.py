@@ -116,7 +116,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         rec["d"] = format_hex(fm.d, d)
         rec["d_value"] = json_value(fm.d, d)
         if args.trace:
-            rec["trace"] = [{"step": st.label, "value": _value_text(st.value)} for st in trace_dot(model, a, b, c, sa, sb)[1]]
+            rec["trace"] = [{"step": st.label, "value": _value_text(st.value)} for st in trace_dot(model, a, b, c, sa, sb).steps]
         print(json.dumps(rec))
         return EXIT_OK
     override = "  (--model override)" if args.model else f"  [{entry.source}]"
@@ -137,10 +137,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.trace:
         print("trace (exact values)")
         stage = None
-        for st in trace_dot(model, a, b, c, sa, sb)[1]:
-            head, _, what = st.label.rpartition(": ")
-            if head != stage:
-                print(f"  {head}")
-                stage = head
-            print(f"    {what}: {_value_text(st.value)}")
+        for st in trace_dot(model, a, b, c, sa, sb).steps:
+            if st.stage != stage:
+                print(f"  {st.stage}")
+                stage = st.stage
+            print(f"    {st.what}: {_value_text(st.value)}")
     return EXIT_OK

@@ -30,6 +30,7 @@ __all__ = [
     "resolve_instr",
     "lookup",
     "entries",
+    "split_arch_op",
 ]
 
 
@@ -267,6 +268,16 @@ def resolve_arch(name: str) -> str:
             f"unknown architecture {name!r}; valid: {choices(ARCHS)} (aliases: "
             f"{choices(a for x in ARCHS.values() for a in x.aliases)})"
         ) from None
+
+
+def split_arch_op(text: str) -> tuple[str, Optional[str]]:
+    """``sm90/wgmma`` -> (``sm90``, ``wgmma``); ``h100`` -> (``sm90``, None); UnknownNameError for an unknown ARCH.
+
+    The op is returned as written (a family or an instruction name); it is
+    checked against an instruction type by :func:`lookup`.
+    """
+    arch, slash, op = text.partition("/")
+    return resolve_arch(arch), (op.strip() or None) if slash else None
 
 
 def resolve_instr(name: str) -> str:

@@ -10,18 +10,29 @@ Memory stays bounded: the buffer is flushed every :data:`FLUSH_LINES` lines.
 Every non-blank line ends in exactly one of four counts: ``matched``,
 ``mismatched``, ``errors`` (the line could not be parsed or simulated; the
 file goes on) and ``no_expectation`` (no ``d``: nothing to compare).
+
+Lines with ``expect`` (``{MODEL: D}``, as test suites write them) are
+checked too: every named model (``ARCH``, ``ARCH/OP`` or a model spec) is
+simulated and must give its expected D (``expect_disagree`` counts those
+that do not; an unknown name makes the line an error), and where a line
+also has the device's ``d``, the report names the candidates whose
+expectations agree with ``d`` on every such line (``consistent``): the
+models a recorded run of a suite identifies.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from .discriminators.candidates import model_by_name
 from .errors import SmtmmaError
 from .formats import Format, format_hex, to_float
+from .models import Model
 from .simulate import simulate_dot
 from .vectors import LineError, TestVector, iter_vectors, vector_formats
 
@@ -104,11 +115,16 @@ class FileReport:
     no_expectation: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     error_list: list[LineError] = field(default_factory=list)
+    expect_lines: int = 0
+    expect_checked: int = 0
+    expect_disagree: int = 0
+    expect_wrong: list[dict[str, Any]] = field(default_factory=list)
+    consistent: Optional[list[str]] = None  # candidates agreeing with d on every line with d and expect
 
     @property
     def ok(self) -> bool:
-        """No mismatch and no bad line."""
-        return self.mismatched == 0 and self.errors == 0
+        """No mismatch, no bad line and no expectation the simulator contradicts."""
+        return self.mismatched == 0 and self.errors == 0 and self.expect_disagree == 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (``mismatches``: the first records; ``error_messages``: the first bad lines)."""
@@ -121,6 +137,11 @@ class FileReport:
             "no_expectation": self.no_expectation,
             "mismatches": [m.to_dict() for m in self.mismatches],
             "error_messages": [{"line": e.line, "message": e.message} for e in self.error_list],
+            "expect_lines": self.expect_lines,
+            "expect_checked": self.expect_checked,
+            "expect_disagree": self.expect_disagree,
+            "expect_wrong": self.expect_wrong,
+            "consistent": self.consistent,
         }
 
 
@@ -158,6 +179,11 @@ class CheckReport:
         """Total lines without ``d``."""
         return self._sum("no_expectation")
 
+    @property
+    def expect_disagree(self) -> int:
+        """Total expectations the simulator contradicts."""
+        return self._sum("expect_disagree")
+
     def to_dict(self) -> dict[str, Any]:
         """``{"files": [...], "lines", "matched", "mismatched", "errors", "no_expectation"}``."""
         return {
@@ -167,6 +193,7 @@ class CheckReport:
             "mismatched": self.mismatched,
             "errors": self.errors,
             "no_expectation": self.no_expectation,
+            "expect_disagree": self.expect_disagree,
         }
 
 
@@ -242,6 +269,66 @@ def _flush(report: FileReport, pending: list[TestVector], max_mismatches: int, m
     pending.clear()
 
 
+class _Expectations:
+    """Checks the ``expect`` field of lines: models resolved once, simulated in batches."""
+
+    def __init__(self, report: FileReport, max_records: int) -> None:
+        self.report = report
+        self.max_records = max_records
+        self.pending: list[tuple[TestVector, dict[str, Model]]] = []
+        self._models: dict[tuple[str, str, str, str], Model] = {}
+        self._consistent: Optional[dict[str, None]] = None
+
+    def resolve(self, v: TestVector) -> dict[str, Model]:
+        """The model of each name in ``v.expect``; raises SmtmmaError naming the line for an unknown one."""
+        out = {}
+        for name in v.expect:
+            key = (name, v.arch, v.instr, _op_name(v))
+            if key not in self._models:
+                try:
+                    self._models[key] = model_by_name(name, v.instr, v.arch, _op_name(v))
+                except SmtmmaError as e:
+                    raise SmtmmaError(f"line {v.line}: expect[{json.dumps(name)}]: {e}") from None
+            out[name] = self._models[key]
+        return out
+
+    def add(self, v: TestVector, models: dict[str, Model]) -> None:
+        """Queue ``v`` for checking; with ``d``, narrow the consistent candidates."""
+        self.report.expect_lines += 1
+        self.pending.append((v, models))
+        if v.d is not None:
+            agree = [n for n, x in v.expect.items() if x == v.d]
+            if self._consistent is None:
+                self._consistent = dict.fromkeys(agree)
+            else:
+                self._consistent = {n: None for n in self._consistent if n in agree}
+            self.report.consistent = list(self._consistent)
+
+    def flush(self) -> None:
+        """Simulate every queued expectation, grouped by model and K; count those that disagree."""
+        groups: dict[tuple[Model, int], list[tuple[TestVector, str]]] = {}
+        for v, models in self.pending:
+            for name, m in models.items():
+                groups.setdefault((m, v.K), []).append((v, name))
+        for (m, _), items in groups.items():
+            vs = [v for v, _ in items]
+            sa = sb = None
+            if m.scale_fmt is not None:
+                sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
+                sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
+            got = simulate_dot(m, None, np.array([v.a for v in vs], dtype=np.uint64), np.array([v.b for v in vs], dtype=np.uint64),
+                               np.array([v.c for v in vs], dtype=np.uint64), scale_a=sa, scale_b=sb)
+            for (v, name), x in zip(items, got.tolist()):
+                self.report.expect_checked += 1
+                if int(x) != v.expect[name]:
+                    self.report.expect_disagree += 1
+                    if len(self.report.expect_wrong) < self.max_records:
+                        fm = vector_formats(v.entry)
+                        self.report.expect_wrong.append({"line": v.line, "model": name, "expected": format_hex(fm.d, v.expect[name]),
+                                                         "simulated": format_hex(fm.d, int(x))})
+        self.pending.clear()
+
+
 def check_file(
     path: Union[str, Path],
     *,
@@ -258,8 +345,16 @@ def check_file(
     """
     report = FileReport(str(path))
     pending: list[TestVector] = []
+    expectations = _Expectations(report, max_mismatches)
     for item in iter_vectors(path):
         report.lines += 1
+        if isinstance(item, TestVector) and item.expect:
+            try:
+                expectations.add(item, expectations.resolve(item))
+            except SmtmmaError as e:
+                item = LineError(item.line, str(e))
+            if len(expectations.pending) >= FLUSH_LINES:
+                expectations.flush()
         if isinstance(item, LineError):
             report.errors += 1
             if len(report.error_list) < max_errors:
@@ -273,6 +368,7 @@ def check_file(
                 if progress is not None:
                     progress(report.lines)
     _flush(report, pending, max_mismatches, max_errors)
+    expectations.flush()
     if progress is not None:
         progress(report.lines)
     return report

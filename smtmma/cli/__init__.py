@@ -2,8 +2,11 @@
 
 Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product),
 ``check`` (test-vector files against the models), ``distinguish`` (a
-solver's inputs on which models differ, or a proof of equivalence) and
-``query`` (a property of one model: proof or witness).  Every command speaks
+solver's inputs on which models differ, or a proof of equivalence),
+``query`` (a property of one model: proof or witness), ``suite`` (a
+minimal test suite for candidate models), ``identify`` (name a device's
+model, closed loop), ``run`` (record a device's outputs), ``validate``
+(a device against a model on random inputs) and ``hw`` (kernel sources).  Every command speaks
 ``--json``.  :func:`main` returns the exit status (it never raises for user
 errors and never prints a traceback for them):
 
@@ -23,7 +26,8 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from ..errors import SmtmmaError
-from . import check_cmd, distinguish_cmd, list_cmd, query_cmd, simulate_cmd
+from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, query_cmd, run_cmd, simulate_cmd, suite_cmd,
+               validate_cmd)
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
 
@@ -32,9 +36,11 @@ __all__ = ["main", "build_parser", "parse_cli_value", "EXIT_OK", "EXIT_MISMATCH"
 _EXIT_CODES = """\
 exit status:
   0  success
-  1  check: some line's simulated D differs from its recorded d
-  2  usage or input error (unknown name, malformed value, missing file, bad line)
-  3  a solver gave up (timeout or resource limit; distinguish, query)"""
+  1  check: some line's simulated D differs from its recorded d; identify: no
+     candidate matches the device; validate: the device and the model differ
+  2  usage or input error (unknown name, malformed value, missing file, bad line),
+     or a device that cannot run (toolkit missing, wrong architecture)
+  3  a solver gave up (timeout or resource limit; distinguish, query, suite, identify)"""
 
 _TOP_EPILOG = f"""\
 examples:
@@ -44,6 +50,9 @@ examples:
   smtmma distinguish sm80 sm90 --instr f16f32          inputs on which A100 and H100 differ
   smtmma distinguish sm80 t-fdpa:F=25 --instr f16f32 --domain exp=-8:8
   smtmma query carry-bits --arch volta --instr f16f32  do Volta's carry bits suffice?
+  smtmma suite --instr f16f32 -o f16f32.jsonl          few vectors that tell every architecture apart
+  smtmma run --device cuda f16f32.jsonl -o mine.jsonl  record your GPU's outputs (then: smtmma check mine.jsonl)
+  smtmma identify --device cuda --instr bf16f32        name the model your GPU implements
 
 Run 'smtmma COMMAND --help' for the options and examples of each command.
 
@@ -69,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_parser(sub, fmt)
     distinguish_cmd.add_parser(sub, fmt)
     query_cmd.add_parser(sub, fmt)
+    suite_cmd.add_parser(sub, fmt)
+    identify_cmd.add_parser(sub, fmt)
+    run_cmd.add_parser(sub, fmt)
+    validate_cmd.add_parser(sub, fmt)
+    hw_cmd.add_parser(sub, fmt)
     return p
 
 
@@ -98,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(_join_negative_values(args_list))
         if getattr(args, "func", None) is None:
             _print_error("a command is required: list, simulate or check to run the models; distinguish or query "
-                         "to ask a solver (see 'smtmma --help')")
+                         "to ask a solver; suite, identify, run or validate to test a device (see 'smtmma --help')")
             return EXIT_USAGE
         return int(args.func(args))
     except SystemExit as e:  # --help, --version, usage errors

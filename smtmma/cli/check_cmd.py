@@ -19,14 +19,22 @@ optional: "op" (mma, wgmma, tcgen05, mfma, ...; default: the catalogue's), "scal
 Lines without "d" are counted as 'no expectation'. A bad line is reported and
 the check goes on.
 
+"expect" ({MODEL: HEX D}, what 'smtmma suite' writes; MODEL is ARCH, ARCH/OP or a
+model spec): every named model is simulated and must give its D; where a line
+also has the GPU's "d", the models whose expectations equal d on every line
+are printed: the known models a recorded suite run matches ('smtmma run
+--device cuda suite.jsonl -o out.jsonl' records it).
+
 --json prints one object:
   {"files": [{"file", "lines", "matched", "mismatched", "errors", "no_expectation",
               "mismatches": [{"line", "expected", "got", "a", "b", "c", ...}],
-              "error_messages": [{"line", "message"}]}],
-   "lines", "matched", "mismatched", "errors", "no_expectation"}
+              "error_messages": [{"line", "message"}], "expect_lines", "expect_checked",
+              "expect_disagree", "expect_wrong": [{"line", "model", "expected", "simulated"}],
+              "consistent": [MODEL, ...] | null}],
+   "lines", "matched", "mismatched", "errors", "no_expectation", "expect_disagree"}
 
-exit status: 0 all lines match, 1 some line mismatched, 2 no mismatch but some
-line (or file) could not be read.
+exit status: 0 all lines match, 1 some line mismatched (or an expectation
+disagrees with its model), 2 no mismatch but some line (or file) could not be read.
 
 examples:
   smtmma check h100-run.jsonl
@@ -62,6 +70,14 @@ def _print_file_report(r: FileReport, out: IO[str]) -> None:
         print(f"    got      d = {rec['got']} ({rec['got_value']!r})", file=out)
     if r.mismatched > len(r.mismatches):
         print(f"  ... {r.mismatched - len(r.mismatches)} more mismatches", file=out)
+    if r.expect_lines:
+        print(f"  expect: {r.expect_lines} lines, {r.expect_checked} model outputs simulated, "
+              f"{r.expect_disagree} disagree with the file", file=out)
+        for w in r.expect_wrong:
+            print(f"    line {w['line']}: {w['model']}: the file expects {w['expected']}, the model gives {w['simulated']}", file=out)
+        if r.consistent is not None:
+            print(f"  models whose expectations match d on every line: {', '.join(r.consistent) if r.consistent else 'none'}",
+                  file=out)
     for e in r.error_list:
         print(f"  error: {e.message}", file=out)
     if r.errors > len(r.error_list):
@@ -89,7 +105,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if r.errors:
             first = r.error_list[0].message if r.error_list else ""
             _print_error(f"{r.file}: {r.errors} bad line{'s' if r.errors > 1 else ''}" + (f" (first: {first})" if first else ""))
-    if report.mismatched:
+    if report.mismatched or report.expect_disagree:
         return EXIT_MISMATCH
     if report.errors:
         return EXIT_USAGE

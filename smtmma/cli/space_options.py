@@ -1,0 +1,122 @@
+"""What suite and identify share: the candidate space (--candidates, --grid, --like, --vendor) and the query options."""
+
+from __future__ import annotations
+
+import argparse
+from ..catalogue import resolve_instr, split_arch_op
+from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space
+from ..errors import InputError, UnknownNameError
+from ..models import KINDS
+from .common import _non_negative, _positive_int
+from .solver_options import _positive_float
+
+SPACE_HELP = """\
+candidates (default: the catalogue):
+  --candidates catalogue            every architecture x op family of --instr (named ARCH,
+                                    or ARCH/OP for a non-default family: sm90/wgmma)
+  --candidates sm80,sm90/wgmma,t-fdpa:L=8,F=24,rho=rz-fp32
+                                    a list: architectures, ARCH/OP, model specs (a spec's
+                                    own commas are fine), 'catalogue' for all of it
+  --grid 't-fdpa:L=4,8,16,32;F=23..26,35;rho=rz-fp32,rne-fp32;carry_bits=2..5'
+                                    every combination (';' between parameters, ',' between
+                                    values, LO..HI ranges, 'none' for unbounded); several
+                                    kinds joined by '|'; 'structural' adds each model kind
+                                    (E-FDPA, FMA chain, FTZ-AddMul P=2/4, T-, TR-, GTR-FDPA);
+                                    points inconsistent with the instruction's formats
+                                    are dropped (listed with --json)
+  --like ARCH                       architecture whose formats and parameters specs take
+                                    (default: the first architecture named, else the
+                                    instruction's first catalogue architecture)
+  --vendor nvidia|amd               only that vendor's catalogue entries"""
+
+
+def add_space_options(p: argparse.ArgumentParser) -> None:
+    """--instr, --candidates, --grid, --like, --vendor, and the query options (--k, --domain, --solver, ...)."""
+    p.add_argument("--instr", required=True, help="instruction type (f16f32, bf16f32, e4m3f32, mxe4m3f32, ...)")
+    p.add_argument("--candidates", action="append", metavar="LIST", help="'catalogue' or a list of architectures, "
+                   "ARCH/OP and model specs (see below); may be repeated")
+    p.add_argument("--grid", action="append", metavar="GRID", help="a parameter grid of models (see below); may be repeated")
+    p.add_argument("--like", metavar="ARCH", help="architecture whose formats and parameters model specs take")
+    p.add_argument("--vendor", choices=["nvidia", "amd"], help="only this vendor's catalogue entries")
+    p.add_argument("--k", type=_positive_int, metavar="K", help="dot-product length (default: the longest L and "
+                   "instruction k among the candidates)")
+    p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see 'smtmma distinguish --help')")
+    from ..queries.backends import BACKENDS
+
+    p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S", help="bitwuzla, z3, cvc5 or portfolio "
+                   "(default: the first installed of bitwuzla, z3, cvc5)")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC", help="per solver call, in seconds (default 60)")
+    p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="seed of the input pool and the solver (default 0)")
+    p.add_argument("--pool", type=_positive_int, default=2048, metavar="N", help="random inputs drawn before the solver "
+                   "is asked (default 2048)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _split_list(text: str) -> list[str]:
+    """Split 'sm80,t-fdpa:L=8,F=24,sm90/wgmma' into candidates: a part that is not a new candidate joins the spec before it."""
+    out: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        head = part.partition(":")[0].strip().lower().replace("_", "-")
+        new = part.lower() == "catalogue" or ":" in part or head in KINDS or _is_arch(part)
+        if new or not out:
+            out.append(part)
+        else:
+            out[-1] += "," + part
+    return out
+
+
+def _is_arch(token: str) -> bool:
+    try:
+        split_arch_op(token)
+        return True
+    except UnknownNameError:
+        return False
+
+
+def space_from_args(args: argparse.Namespace) -> Space:
+    """The candidate space the options name (the catalogue of --instr by default)."""
+    instr = resolve_instr(args.instr)
+    tokens = [t for text in (args.candidates or []) for t in _split_list(text)]
+    grids = args.grid or []
+    if args.candidates is not None and not tokens:
+        raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
+    wants_catalogue = (not tokens and not grids) or any(t.lower() == "catalogue" for t in tokens)
+    explicit = [t for t in tokens if t.lower() != "catalogue"]
+    like = args.like or next((t for t in explicit if _is_arch(t)), None)  # one base for every part
+    spaces: list[Space] = []
+    if wants_catalogue:
+        spaces.append(catalogue_space(instr, vendor=args.vendor, like=like))
+    elif args.vendor:
+        raise InputError("--vendor selects catalogue entries: use it with the catalogue (the default, or --candidates catalogue)")
+    if explicit:
+        spaces.append(explicit_space(explicit, instr, like=like))
+    for g in grids:
+        spaces.append(grid_space(g, instr, like=like))
+    return merge_spaces(spaces)
+
+
+def merge_spaces(spaces: list[Space]) -> Space:
+    """One space holding every candidate of ``spaces`` (the first one's base architecture; names kept once)."""
+    first = spaces[0]
+    if len(spaces) == 1:
+        return first
+    seen: dict[str, object] = {}
+    cands = []
+    for sp in spaces:
+        assert sp.base_arch == first.base_arch, "every part is read against one base architecture"
+        for c in sp.candidates:
+            if c.name in seen:
+                if seen[c.name] != c.model:
+                    raise InputError(f"two different candidates are both called {c.name!r}")
+                continue
+            seen[c.name] = c.model
+            cands.append(c)
+    return Space(first.instr, first.base_arch, cands, [d for sp in spaces for d in sp.dropped])
+
+
+def check_not_empty(space: Space) -> None:
+    """A space of one candidate has nothing to tell apart: refuse it."""
+    if len(space.candidates) < 2:
+        raise InputError(f"only one candidate ({space.candidates[0].name}): a suite or identification needs two or more")

@@ -30,7 +30,7 @@ from typing import Optional
 from .errors import InputError, UnknownNameError, choices
 from .formats import get_format
 
-__all__ = ["Model", "KINDS", "RHOS", "Conversion", "parse_model_spec"]
+__all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "Conversion", "parse_model_spec"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,10 @@ class Model:
     ``c_after`` chain from zero and add C last with an RNE add,
     ``emax_floor`` lowest alignment exponent of the fused sum (exponent), ``nan`` canonical NaN style of the output ("nvidia": 0x7FFFFFFF
     / 0x7FFF; "ieee": 0x7FC00000 / 0x7E00), ``ftz_inputs`` flush input
-    subnormals to +0 (CDNA2).
+    subnormals to +0 (CDNA2).  ``zero_emax`` and ``ieee_zero`` are the
+    alternatives to two decisions of docs/semantics.md that no recorded data
+    settles yet (zero terms in e_max; the sign of a sum of -0s), for the
+    vectors of suites/open-questions.jsonl.
     """
 
     kind: str
@@ -117,6 +120,8 @@ class Model:
     interleave: Optional[int] = None  # chunk of lane k is (k // interleave) % chunks, not k // L
     c_after: bool = False  # chain from a zero accumulator, then add C with an RNE add in d_fmt
     emax_floor: Optional[int] = None  # alignment exponent e_max is at least this (T/ST/GST-FDPA)
+    zero_emax: bool = False  # hypothesis: zero terms take part in e_max with their own exponent (T/ST-FDPA)
+    ieee_zero: bool = False  # hypothesis: a sum of zeros that are all -0 gives -0, not +0 (T/ST-FDPA)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -129,6 +134,11 @@ class Model:
             raise InputError(f"interleave={self.interleave} must divide L={self.L}")
         if self.rho is not None and self.rho not in RHOS:
             raise UnknownNameError(f"unknown conversion rho={self.rho!r}; valid: {choices(RHOS)}")
+        if self.nan not in NAN_STYLES:
+            raise UnknownNameError(f"unknown NaN style nan={self.nan!r}; valid: {choices(NAN_STYLES)}")
+        for flag in ("zero_emax", "ieee_zero"):
+            if getattr(self, flag) and self.kind not in ("t-fdpa", "st-fdpa"):
+                raise InputError(f"{flag} is a hypothesis about T-FDPA and ST-FDPA sums; {self.kind} has no such choice")
 
     @property
     def conversion(self) -> Conversion:
@@ -147,6 +157,7 @@ class Model:
             parts.append("c_after")
         if self.ftz_inputs:
             parts.append("ftz_inputs")
+        parts += [flag for flag in ("zero_emax", "ieee_zero") if getattr(self, flag)]
         return self.kind + (":" + ",".join(parts) if parts else "")
 
     def replace(self, **changes: object) -> "Model":
@@ -158,8 +169,11 @@ class Model:
 _REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in _PARAMS.items()}
 
 #: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
-_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs")
-_FLAGS = ("c_after", "ftz_inputs")
+_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "nan")
+_FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero")
+
+#: Canonical NaN styles of a model's output (the ``nan`` option of a spec).
+NAN_STYLES = ("ieee", "nvidia")
 
 
 def _param_range(p: str) -> str:
@@ -172,9 +186,10 @@ def parse_model_spec(spec: str, like: Model) -> Model:
 
     Missing parameters default to those of ``like`` when its kind matches.
     Besides the kind's parameters: ``via=FORMAT`` (inputs converted exactly
-    to FORMAT first), ``interleave=N``, and the flags ``c_after`` and
-    ``ftz_inputs`` (bare, or ``=1``/``=0``); so every :meth:`Model.describe`
-    string parses back to its model.
+    to FORMAT first), ``interleave=N``, ``nan=ieee|nvidia`` (the output's
+    NaN pattern; default ``like``'s), and the flags ``c_after``,
+    ``ftz_inputs``, ``zero_emax`` and ``ieee_zero`` (bare, or ``=1``/``=0``);
+    so every :meth:`Model.describe` string parses back to its model.
     """
     kind, _, rest = spec.partition(":")
     kind = kind.strip().lower().replace("_", "-")
@@ -196,6 +211,8 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, val = item.partition("=")
         key, val = key.strip(), val.strip()
+        if key in changes:
+            raise InputError(f"parameter {key} is given twice in {spec!r}")
         if key in _FLAGS:
             if eq and val.lower() not in ("0", "1", "true", "false"):
                 raise InputError(f"{key} is a flag: give it bare, or as {key}=1 / {key}=0")
@@ -204,8 +221,8 @@ def parse_model_spec(spec: str, like: Model) -> Model:
         if key not in allowed + _COMMON_OPTIONS or not eq:
             ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
             raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}; "
-                             "options: via=FORMAT, interleave=N, c_after, ftz_inputs")
-        if key == "rho":
+                             "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero")
+        if key in ("rho", "nan"):
             changes[key] = val.lower()
         elif key == "via":
             try:

@@ -67,6 +67,7 @@ def _fdpa_step(model: Model) -> Callable[..., Int]:
         return lambda alg, a, b, c, sa, sb: tfdpa(
             alg, a, b, c, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
             carry_bits=model.carry_bits, emax_floor=model.emax_floor, scale_a=sa, scale_b=sb,
+            zero_emax=model.zero_emax, ieee_zero=model.ieee_zero,
         )
     if kind == "gst-fdpa":
         return lambda alg, a, b, c, sa, sb: gstfdpa(

@@ -99,7 +99,7 @@ def decode(fmt_name: str, bits: int, *, via: Optional[str] = None, ftz: bool = F
     sign, exp, sig = decode_scalar(fmt, bits)
     op = Operand("num", neg=bool(sign), sig=sig, exp=exp, m=fmt.man_bits)
     if ftz and fmt.subnormals and sig < (1 << fmt.man_bits):
-        return POS_ZERO  # FlushSubnormal: subnormals (and -0) become +0
+        return Operand("num", exp=exp, m=fmt.man_bits)  # FlushSubnormal: subnormals (and -0) become +0 (exponent kept)
     return op
 
 
@@ -222,6 +222,12 @@ def _rho(model: Model, S: int, exp2: int) -> int:
     return bits
 
 
+def _rho_negative_zero(model: Model) -> int:
+    """-0 in rho's format (its container's layout)."""
+    fmt = get_format(model.conversion.fmt)
+    return _in_container(fmt, fmt.sign_mask) if fmt.container else fmt.sign_mask
+
+
 # --------------------------------------------------------------------------
 # Special values (§4.2) for the fused (fixed-point) ops
 # --------------------------------------------------------------------------
@@ -302,17 +308,19 @@ def _c_term(c: Operand) -> _Term:
     return _Term(c.signed_sig, c.m, c.exp)
 
 
-def _truncated_fused_sum(terms: Sequence[_Term], F: int, emax_floor: Optional[int] = None) -> tuple[int, Optional[int]]:
+def _truncated_fused_sum(terms: Sequence[_Term], F: int, emax_floor: Optional[int] = None,
+                         zero_emax: bool = False) -> tuple[int, Optional[int]]:
     """Alg. 7 lines 8-11: align at e_max, RZ_F each term, sum exactly.
 
     Returns (S in units of 2^-F relative to e_max, e_max); zero terms do not
-    take part in e_max; with no nonzero term, (0, None).  ``emax_floor``
-    (model parameter): the alignment exponent is never below it.
+    take part in e_max (unless ``zero_emax``: then they do, with their own
+    exponent); with no nonzero term, (0, None).  ``emax_floor`` (model
+    parameter): the alignment exponent is never below it.
     """
     live = [t for t in terms if t.sig != 0]
     if not live:
         return 0, None
-    e_max = max(t.e for t in live)
+    e_max = max(t.e for t in (terms if zero_emax else live))
     if emax_floor is not None:
         e_max = max(e_max, emax_floor)
     S = sum(_shift_rz(t.sig, F + t.e - e_max - t.frac) for t in live)
@@ -482,9 +490,11 @@ def t_fdpa(
             t = _Term(t.sig * sa.sig * sb.sig, t.frac + sa.m + sb.m, t.e + sa.exp + sb.exp)
         terms.append(t)
     terms.append(_c_term(c))
-    S, e_max = _truncated_fused_sum(terms, F, model.emax_floor)
-    if e_max is None:
-        return _rho(model, 0, 0)  # every term zero: +0
+    S, e_max = _truncated_fused_sum(terms, F, model.emax_floor, model.zero_emax)
+    if e_max is None:  # every term zero: +0, or -0 under ieee_zero when every term is -0
+        if model.ieee_zero and c.neg and all(x.neg != y.neg for x, y in zip(a, b)):
+            return _rho_negative_zero(model)
+        return _rho(model, 0, 0)
     S = _wrap_carry(S, F, model.carry_bits)
     return _rho(model, S, e_max - F)
 
@@ -691,8 +701,9 @@ def reference_dot(
     # (+0 × +0); d threads through the chain.
     L = max(1, min(K, model.L))
     n_chunks = max(1, -(-K // L))
-    a = a + [POS_ZERO] * (n_chunks * L - K)
-    b = b + [POS_ZERO] * (n_chunks * L - K)
+    # padding lanes are the zero pattern, decoded (their exponent is emin: it matters under zero_emax)
+    a = a + [decode(model.a_fmt, 0, via=model.via)] * (n_chunks * L - K)
+    b = b + [decode(model.b_fmt, 0, via=model.via)] * (n_chunks * L - K)
     scales = None
     if kind in ("st-fdpa", "gst-fdpa"):
         if scale_a is None or scale_b is None:
@@ -702,9 +713,10 @@ def reference_dot(
             raise ValueError(f"need {n_blocks} scales per operand, got {len(scale_a)}, {len(scale_b)}")
         sa = [decode(model.scale_fmt, int(s)) for s in scale_a]
         sb = [decode(model.scale_fmt, int(s)) for s in scale_b]
-        # padded elements (beyond K) get a neutral scale 2^0; their products are zero
-        one = decode(model.scale_fmt, _one_bits(model.scale_fmt))
-        scales = [(sa[k // model.block], sb[k // model.block]) if k < K else (one, one) for k in range(len(a))]
+        # padded elements (beyond K) take the last block's scale, as the simulator does; their products are zero
+        # (the scale's exponent still counts for them under zero_emax)
+        last = n_blocks - 1
+        scales = [(sa[min(k // model.block, last)], sb[min(k // model.block, last)]) for k in range(len(a))]
     # Lanes of each chunk: consecutive (Alg. 5), or, with ``interleave``, groups of
     # ``interleave`` lanes dealt to the chunks in turn: chunk of lane k = (k // interleave) % chunks.
     chunk_lanes: list[list[int]] = [[] for _ in range(n_chunks)]
@@ -719,7 +731,7 @@ def reference_dot(
     # ``c_after``: the chain starts from +0 and C joins last through an RNE add in d_fmt.
     c_first = c
     if model.c_after:
-        c = POS_ZERO
+        c = decode(model.c_fmt, 0)  # the zero pattern: its exponent is emin (it matters under zero_emax)
 
     d_bits = c_bits
     for i in range(n_chunks):
@@ -751,7 +763,3 @@ def reference_dot(
     return d_bits
 
 
-def _one_bits(fmt_name: str) -> int:
-    """Pattern of 1.0 in a scale format."""
-    fmt = get_format(fmt_name)
-    return round_fraction(Fraction(1), fmt, "rz")

@@ -318,13 +318,15 @@ def random_models(draw: st.DrawFn) -> Model:
         interleave = draw(st.sampled_from([None] + [i for i in (1, 2, 4) if L % i == 0]))  # lanes per register divide L
         return Model(kind, fa, fb, cd, cd, L=L, F=draw(st.integers(0, 40)), rho=rho,
                      carry_bits=carry, nan=nan, emax_floor=floor, via=via,
-                     interleave=interleave, c_after=draw(st.booleans()), ftz_inputs=draw(st.booleans()))
+                     interleave=interleave, c_after=draw(st.booleans()), ftz_inputs=draw(st.booleans()),
+                     zero_emax=draw(st.booleans()), ieee_zero=draw(st.booleans()))
     if kind == "st-fdpa":
         f8 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
         block = draw(st.sampled_from([8, 16, 32]))
         return Model(kind, draw(st.sampled_from(f8)), draw(st.sampled_from(f8)), "fp32", "fp32",
                      L=block * draw(st.sampled_from([1, 2])), F=draw(st.integers(10, 35)), rho="rz-fp32",
-                     block=block, scale_fmt="ue8m0", carry_bits=carry, nan=nan, emax_floor=floor)
+                     block=block, scale_fmt="ue8m0", carry_bits=carry, nan=nan, emax_floor=floor,
+                     zero_emax=draw(st.booleans()), ieee_zero=draw(st.booleans()))
     if kind == "gst-fdpa":
         G = draw(st.sampled_from([4, 8, 16]))
         block = G * draw(st.sampled_from([1, 2]))

@@ -27,8 +27,14 @@ def signed(alg: Algebra, neg: Bool, mag: Int) -> Int:
     return alg.ite(neg, alg.neg(mag), mag)
 
 
-def max_exponent(alg: Algebra, terms: Sequence[Term], floor: Optional[int] = None) -> Int:
-    """Largest exponent among the non-zero terms; ``floor`` (below all) when every term is zero."""
+def max_exponent(alg: Algebra, terms: Sequence[Term], floor: Optional[int] = None, *, include_zeros: bool = False) -> Int:
+    """Largest exponent among the non-zero terms; ``floor`` (below all) when every term is zero.
+
+    ``include_zeros``: zero terms count with their own exponent too (the
+    ``zero_emax`` hypothesis; a zero input's exponent is its format's emin).
+    """
+    if include_zeros:
+        return alg.max_all([t.exp for t in terms])
     low = zero_exponent_floor(terms) if floor is None else floor
     return alg.max_all([alg.ite(alg.eq(t.sig, 0), low, t.exp) for t in terms])
 
@@ -58,14 +64,16 @@ def wrap_carry(alg: Algebra, s: Int, F: int, carry_bits: Optional[int]) -> Int:
 
 
 def truncated_sum(
-    alg: Algebra, terms: Sequence[Term], F: int, carry_bits: Optional[int] = None, emax_floor: Optional[int] = None
+    alg: Algebra, terms: Sequence[Term], F: int, carry_bits: Optional[int] = None, emax_floor: Optional[int] = None,
+    *, zeros_in_emax: bool = False,
 ) -> tuple[Int, Int]:
     """(S, e_max): S = sum of RZ_F-aligned terms in units of 2**(e_max - F) (Alg. 7 lines 8-11).
 
     ``emax_floor``: the alignment exponent is never below it (terms below
     2**(emax_floor - F) are cut), as Hopper/Blackwell do for BF16/TF32 (-133).
+    ``zeros_in_emax``: zero terms set e_max too (see :func:`max_exponent`).
     """
-    e_max = max_exponent(alg, terms)
+    e_max = max_exponent(alg, terms, include_zeros=zeros_in_emax)
     if emax_floor is not None:
         e_max = alg.max(e_max, emax_floor)
     total = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..formats import Format
 from .algebra import Algebra, BoolLike, Int
 
-__all__ = ["round_pack", "pack_special", "flush_subnormal", "MODES"]
+__all__ = ["round_pack", "pack_special", "flush_subnormal", "convert_fixed", "convert_fixed_zero", "MODES"]
 
 MODES = ("rne", "rz", "rd", "ru")
 
@@ -90,6 +90,11 @@ def flush_subnormal(alg: Algebra, fmt: Format, bits: Int) -> Int:
     mag = alg.low_bits(bits, fmt.bits - 1)
     sub = alg.and_(alg.lt(0, mag), alg.lt(mag, 1 << fmt.man_bits))
     return alg.ite(sub, alg.shl(alg.shr(bits, fmt.bits - 1), fmt.bits - 1), bits)
+
+
+def convert_fixed_zero(alg: Algebra, fmt: Format, *, negative: bool) -> Int:
+    """Bits of a zero of ``fmt`` (container layout), -0 when ``negative``."""
+    return _to_container(alg, fmt, alg.const(fmt.sign_mask if negative else 0))
 
 
 def convert_fixed(alg: Algebra, fmt: Format, mode: str, total: Int, scale_exp: Int) -> Int:

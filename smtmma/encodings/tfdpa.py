@@ -8,7 +8,7 @@ from ..formats import Format
 from .algebra import Algebra, Int
 from .fields import Unpacked
 from .fused_sum import truncated_sum
-from .rounding import convert_fixed, pack_special
+from .rounding import convert_fixed, convert_fixed_zero, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
 __all__ = ["tfdpa", "tfdpa_terms"]
@@ -55,15 +55,22 @@ def tfdpa(
     emax_floor: Optional[int] = None,
     scale_a: Optional[Sequence[Unpacked]] = None,
     scale_b: Optional[Sequence[Unpacked]] = None,
+    zero_emax: bool = False,
+    ieee_zero: bool = False,
 ) -> Int:
     """Bits of ``rho(S * 2**(e_max - F))`` (container layout of ``out``), S the truncated fused sum of L products and c.
 
     With ``scale_a``/``scale_b`` (one E8M0 scale per lane), the scales'
     exponents join each product's exponent: ST-FDPA (Alg. 8 line 4).
+    ``zero_emax``: zero terms set e_max too; ``ieee_zero``: when every term
+    is -0 the result is -0 (both alternatives to docs/semantics.md).
     """
     terms, specials = tfdpa_terms(alg, a, b, c, scale_a, scale_b)
-    total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # Alg. 7 step 2
+    total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor, zeros_in_emax=zero_emax)  # Alg. 7 step 2
     alg.note("alignment exponent e_max", e_max)
     alg.note("truncated fused sum, before rounding", total, exp=e_max, shift=-F)
     finite = convert_fixed(alg, out, mode, total, alg.sub(e_max, F))  # Alg. 7 step 3
+    if ieee_zero:  # IEEE 754's sign of an exact zero sum: -0 only when every summand is -0
+        all_neg_zero = alg.all(alg.and_(t.neg, alg.eq(t.sig, 0)) for t in terms)
+        finite = alg.ite(all_neg_zero, convert_fixed_zero(alg, out, negative=True), finite)
     return pack_special(alg, out, nan_bits, *merge_specials(alg, specials).resolved(alg), finite)

@@ -30,7 +30,7 @@ from typing import Optional
 from .errors import InputError, UnknownNameError, choices
 from .formats import get_format
 
-__all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "Conversion", "parse_model_spec"]
+__all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "FLAGS", "Conversion", "parse_model_spec"]
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,9 @@ _REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("ca
 
 #: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
 _COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "nan")
-_FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero")
+#: Options of a spec that are flags (bare, or =1 / =0).
+FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero")
+_FLAGS = FLAGS
 
 #: Canonical NaN styles of a model's output (the ``nan`` option of a spec).
 NAN_STYLES = ("ieee", "nvidia")

@@ -171,8 +171,25 @@ def test_spec_flags_and_options() -> None:
         parse_model_spec("t-fdpa:c_after=yes", like=like)
     with pytest.raises(UnknownNameError, match="via: unknown format 'fp7'"):
         parse_model_spec("t-fdpa:via=fp7", like=like)
-    with pytest.raises(InputError, match="options: via=FORMAT, interleave=N, c_after, ftz_inputs"):
+    with pytest.raises(InputError, match="options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, "
+                       "zero_emax, ieee_zero"):
         parse_model_spec("t-fdpa:Q=1", like=like)
+
+
+def test_hypothesis_flags_and_the_nan_option() -> None:
+    like = lookup("sm80", "f16f32").model
+    m = parse_model_spec("t-fdpa:zero_emax,ieee_zero,nan=ieee", like=like)
+    assert (m.zero_emax, m.ieee_zero, m.nan, like.nan) == (True, True, "ieee", "nvidia")
+    assert m.describe() == "t-fdpa:L=8,F=24,rho=rz-fp32,zero_emax,ieee_zero"  # nan is not printed: it is the arch's
+    assert parse_model_spec(m.describe(), like=m) == m
+    with pytest.raises(InputError, match="parameter F is given twice"):
+        parse_model_spec("t-fdpa:F=24,F=25", like=like)
+    with pytest.raises(InputError, match="parameter zero_emax is given twice"):
+        parse_model_spec("t-fdpa:zero_emax,zero_emax=0", like=like)
+    with pytest.raises(UnknownNameError, match="unknown NaN style nan='amd'"):
+        parse_model_spec("t-fdpa:nan=amd", like=like)
+    with pytest.raises(InputError, match="zero_emax is a hypothesis about T-FDPA and ST-FDPA sums; tr-fdpa"):
+        parse_model_spec("tr-fdpa:zero_emax", like=lookup("gfx942", "f16f32").model)
 
 
 def test_a_spec_of_another_kind_takes_the_parameters_it_shares() -> None:

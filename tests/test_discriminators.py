@@ -14,7 +14,7 @@ from smtmma.discriminators.candidates import (
     STRUCTURAL, catalogue_space, explicit_space, grid_space, inconsistency, model_by_name, parse_grid)
 from smtmma.discriminators.classes import discover_classes, evaluate_pool, partition, suite_length
 from smtmma.discriminators.identify import identify
-from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, place
+from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, padding_zero, place
 from smtmma.discriminators.pool import OperandFormats, draw_pool, model_outputs, restrict
 from smtmma.discriminators.selection import select, unseparated
 from smtmma.discriminators.suite import build_suite
@@ -299,3 +299,40 @@ def test_identify_reports_none_with_the_vector_no_candidate_explains() -> None:
     assert v.d == device.run([v])[0] and v.d not in v.expect.values()
     rec = r.to_dict()
     assert rec["vectors_run"] == len(rec["transcript"]) == 1 and rec["transcript"][0]["survivors"] == []
+
+
+def _padding_rows() -> list:
+    return [e for e in smtmma.CATALOGUE if not e.model.interleave]
+
+
+@pytest.mark.parametrize("entry", _padding_rows(), ids=lambda e: f"{e.arch}-{e.instr}-{e.op}")
+def test_padding_b_with_negative_zero_changes_no_result(entry) -> None:
+    """A device pads a short vector to its instruction's k: +0 in A, -0 in B must leave every model's D alone.
+
+    (Models that interleave lanes between chunks are left out: there a longer K regroups the lanes.)
+    """
+    m = entry.model
+    K = max(1, (m.L or m.P or 4) // 2)
+    pad = 2 * max([m.L or m.P or 4] + [s.k for s in entry.shapes])
+    rng = np.random.default_rng(len(entry.arch) * 1000 + len(entry.instr))
+    rows = []
+    for kind in ("normal", "bits", "finite-bits"):
+        a, b, c = smtmma.sampling.draw_dot(kind, m.a_fmt, m.b_fmt, m.c_fmt, 64, K, rng)
+        rows.append((a.astype(np.uint64), b.astype(np.uint64), c.astype(np.uint64)))
+    a = np.concatenate([r[0] for r in rows])
+    b = np.concatenate([r[1] for r in rows])
+    c = np.concatenate([r[2] for r in rows])
+    a[:8] = 0  # exact zero sums of signed zeros: the case +0 padding would get wrong
+    b[:8] = np.uint64(get_format(m.b_fmt).sign_mask)
+    c[:8] = np.uint64(get_format(m.c_fmt).sign_mask)
+    pa = np.zeros((len(c), pad), dtype=np.uint64)
+    pb = np.full((len(c), pad), padding_zero(get_format(m.b_fmt)), dtype=np.uint64)
+    pa[:, :K], pb[:, :K] = a, b
+    sa = sb = psa = psb = None
+    if m.scale_fmt is not None:
+        one = smtmma.formats.from_fraction(m.scale_fmt, 1)
+        sa = sb = np.full((len(c), -(-K // m.block)), one, dtype=np.uint64)
+        psa = psb = np.full((len(c), -(-pad // m.block)), one, dtype=np.uint64)
+    short = smtmma.simulate_dot(m, None, a, b, c, scale_a=sa, scale_b=sb)
+    long = smtmma.simulate_dot(m, None, pa, pb, c, scale_a=psa, scale_b=psb)
+    assert np.array_equal(short, long)

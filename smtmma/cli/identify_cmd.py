@@ -11,7 +11,7 @@ from ..queries.formula import parse_domain
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .progress import Status
-from .space_options import SPACE_HELP, add_space_options, check_not_empty, space_from_args
+from .space_options import SPACE_HELP, add_space_options, space_from_args
 from .common import _positive_int
 
 _IDENTIFY_EPILOG = f"""\
@@ -79,7 +79,6 @@ def _print(r: Identification) -> None:
 
 def _cmd_identify(args: argparse.Namespace) -> int:
     space = space_from_args(args)
-    check_not_empty(space)
     domain = parse_domain(args.domain)
     device = open_for(args.device)
     try:

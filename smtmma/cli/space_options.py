@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from ..catalogue import resolve_instr, split_arch_op
+from ..catalogue import entries, resolve_instr, split_arch_op
 from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space
 from ..errors import InputError, UnknownNameError
-from ..models import KINDS
+from ..models import FLAGS, KINDS
 from .common import _non_negative, _positive_int
 from .solver_options import _positive_float
 
@@ -53,18 +53,27 @@ def add_space_options(p: argparse.ArgumentParser) -> None:
 
 
 def _split_list(text: str) -> list[str]:
-    """Split 'sm80,t-fdpa:L=8,F=24,sm90/wgmma' into candidates: a part that is not a new candidate joins the spec before it."""
+    """Split 'sm80,t-fdpa:L=8,F=24,sm90/wgmma' into candidates: a PARAM=V or flag after a spec belongs to that spec."""
     out: list[str] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        head = part.partition(":")[0].strip().lower().replace("_", "-")
-        new = part.lower() == "catalogue" or ":" in part or head in KINDS or _is_arch(part)
-        if new or not out:
-            out.append(part)
-        else:
+        prev_is_spec = bool(out) and (":" in out[-1] or _kind(out[-1]) in KINDS)
+        is_param = "=" in part and ":" not in part or part in FLAGS
+        if prev_is_spec and is_param:
             out[-1] += "," + part
+        else:
+            out.append(part)
     return out
+
+
+def _kind(token: str) -> str:
+    return token.partition(":")[0].strip().lower().replace("_", "-")
+
+
+def _has(token: str, instr: str) -> bool:
+    arch, _ = split_arch_op(token)
+    return any(e.arch == arch for e in entries(instr=instr))
 
 
 def _is_arch(token: str) -> bool:
@@ -84,7 +93,8 @@ def space_from_args(args: argparse.Namespace) -> Space:
         raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
     wants_catalogue = (not tokens and not grids) or any(t.lower() == "catalogue" for t in tokens)
     explicit = [t for t in tokens if t.lower() != "catalogue"]
-    like = args.like or next((t for t in explicit if _is_arch(t)), None)  # one base for every part
+    # one base for every part: --like, else the first architecture named that has the instruction
+    like = args.like or next((t for t in explicit if _is_arch(t) and _has(t, instr)), None)
     spaces: list[Space] = []
     if wants_catalogue:
         spaces.append(catalogue_space(instr, vendor=args.vendor, like=like))
@@ -114,9 +124,3 @@ def merge_spaces(spaces: list[Space]) -> Space:
             seen[c.name] = c.model
             cands.append(c)
     return Space(first.instr, first.base_arch, cands, [d for sp in spaces for d in sp.dropped])
-
-
-def check_not_empty(space: Space) -> None:
-    """A space of one candidate has nothing to tell apart: refuse it."""
-    if len(space.candidates) < 2:
-        raise InputError(f"only one candidate ({space.candidates[0].name}): a suite or identification needs two or more")

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..queries.formula import parse_domain
 from .common import EXIT_OK, EXIT_TIMEOUT, _print_error
 from .progress import Status
-from .space_options import SPACE_HELP, add_space_options, check_not_empty, space_from_args
+from .space_options import SPACE_HELP, add_space_options, space_from_args
 
 _SUITE_EPILOG = f"""\
 A suite is a few dot products (JSON Lines test vectors, one per line) whose
@@ -96,7 +96,6 @@ def _cmd_suite(args: argparse.Namespace) -> int:
     if args.json and not args.output:
         raise InputError("--json prints the summary on standard output: give -o FILE for the vectors")
     space = space_from_args(args)
-    check_not_empty(space)
     domain = parse_domain(args.domain)
     with Status() as status:
         suite = build_suite(space, K=args.k, domain=domain, pool_size=args.pool, seed=args.seed, solver=args.solver,

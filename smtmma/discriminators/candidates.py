@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError
 from ..formats import get_format
-from ..models import KINDS, PARAM_RANGES, RHOS, Model, parse_model_spec
+from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, parse_model_spec
 
 __all__ = [
     "Candidate",
@@ -38,6 +38,7 @@ __all__ = [
     "STRUCTURAL",
     "entry_name",
     "model_by_name",
+    "spec_name",
 ]
 
 
@@ -147,6 +148,12 @@ def explicit_space(tokens: Sequence[str], instr: str, *, like: Optional[str] = N
     return Space(i, base, _unique_names(cands))
 
 
+def spec_name(model: Model, like: Model) -> str:
+    """A spec that parses back to ``model`` against ``like``: its description, plus ``nan=`` when the two differ there."""
+    name = model.describe()
+    return name + (f",nan={model.nan}" if model.nan != like.nan else "")
+
+
 def model_by_name(name: str, instr: str, arch: str, op: Optional[str] = None) -> Model:
     """The model a candidate name stands for, for a test vector of (arch, instr, op).
 
@@ -209,8 +216,8 @@ def inconsistency(model: Model, instr: str) -> Optional[str]:
 
 _INT = re.compile(r"^-?\d+$")
 _RANGE = re.compile(r"^(-?\d+)\.\.(-?\d+)$")
-_FLAG_PARAMS = ("c_after", "ftz_inputs")
-_GRID_PARAMS = tuple(PARAM_RANGES) + ("rho", "via", "interleave") + _FLAG_PARAMS
+_FLAG_PARAMS = FLAGS
+_GRID_PARAMS = tuple(PARAM_RANGES) + ("rho", "via", "interleave", "nan") + _FLAG_PARAMS
 
 #: ``--grid structural``: each model kind of the paper once per plausible shape, for one instruction type.
 STRUCTURAL = (
@@ -251,6 +258,9 @@ def _check_value(param: str, v: str, grid: str) -> None:
     if param == "rho":
         if low not in RHOS:
             raise InputError(f"grid {grid!r}: rho={v} is not a conversion; valid: {', '.join(RHOS)}")
+    elif param == "nan":
+        if low not in NAN_STYLES:
+            raise InputError(f"grid {grid!r}: nan={v} is not a NaN style; valid: {', '.join(NAN_STYLES)}")
     elif param == "via":
         if low != "none":
             get_format(v)

@@ -23,6 +23,11 @@ those matrices:
 Lane permutations move lanes only within blocks of ``block`` lanes for
 block-scaled instructions (the scale of a lane stays its block's) and
 never touch the zero padding after lane K - 1.
+
+Padding lanes hold +0 in A and ``b_pad`` in B: give B's -0
+(:func:`padding_zero`), so each padded product is -0, which changes no
+model's result -- an IEEE sum keeps -0 + -0 = -0 and x + -0 = x, a fused
+sum ignores zero terms -- whereas +0 x +0 would turn a -0 result into +0.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..formats import Format
 from ..isa import InstrShape
 
-__all__ = ["Tile", "place", "cell_inputs", "disagreeing_cells", "permutations", "N_PERMUTATIONS"]
+__all__ = ["Tile", "place", "cell_inputs", "disagreeing_cells", "permutations", "padding_zero", "N_PERMUTATIONS"]
 
 #: Distinct lane permutations used by a replicated tile (identity included).
 N_PERMUTATIONS = 4
@@ -100,6 +106,12 @@ def permutations(K: int, padded: int, block: Optional[int], count: int = N_PERMU
     return tuple(seen[:count])
 
 
+def padding_zero(fmt: Format) -> int:
+    """The pattern padding lanes of B hold: -0 where ``fmt`` has one, else +0 (bits)."""
+    has_neg_zero = fmt.signed and not fmt.sign_ignored and fmt.nan != "neg_zero"
+    return fmt.sign_mask if has_neg_zero else 0
+
+
 def place(
     shape: InstrShape,
     a: Sequence[int],
@@ -110,12 +122,14 @@ def place(
     scale_b: Optional[Sequence[int]] = None,
     block: Optional[int] = None,
     replicate: bool = True,
+    b_pad: int = 0,
 ) -> Tile:
     """The matrices one launch of ``shape`` needs for the dot product (a, b, c); see the module docstring.
 
     ``a``, ``b``: K patterns of the A/B formats; ``c`` a C pattern; scales
-    one per ``block`` lanes.  K lanes are padded with zeros to a multiple of
-    the instruction's k (and of ``block``).
+    one per ``block`` lanes.  K lanes are padded to a multiple of the
+    instruction's k (and of ``block``): +0 in A, ``b_pad`` in B
+    (:func:`padding_zero` of B's format).
     """
     K = len(a)
     if K == 0 or len(b) != K:
@@ -131,7 +145,7 @@ def place(
     m, n = shape.m, shape.n
     perms = permutations(K, padded, block if scaled else None) if replicate else (tuple(range(padded)),)
     va = np.zeros(padded, dtype=np.uint64)
-    vb = np.zeros(padded, dtype=np.uint64)
+    vb = np.full(padded, b_pad, dtype=np.uint64)
     va[:K] = np.asarray(a, dtype=np.uint64)
     vb[:K] = np.asarray(b, dtype=np.uint64)
     A = np.zeros((m, padded), dtype=np.uint64)

@@ -181,6 +181,8 @@ def draw_pool(f: OperandFormats, K: int, n: int, rng: np.random.Generator, domai
         nb = -(-K // f.block) if f.scale is not None and f.block else 0
         scales = np.zeros((0, nb), dtype=np.uint64) if nb else None
         return Inputs(empty, empty.copy(), np.zeros(0, dtype=np.uint64), scales, None if scales is None else scales.copy())
+    if domain is not None and domain.specials and "bits" not in kinds:
+        kinds = tuple(kinds) + ("bits",)  # NaN and infinity inputs, when the domain has them
     share = max(1, -(-n // len(kinds)))
     parts = [_draw_kind(k, f, share, K, rng) for k in kinds]
     pool = Inputs.concat(parts)

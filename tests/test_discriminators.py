@@ -15,7 +15,7 @@ from smtmma.discriminators.candidates import (
 from smtmma.discriminators.classes import discover_classes, evaluate_pool, partition, suite_length
 from smtmma.discriminators.identify import identify
 from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, padding_zero, place
-from smtmma.discriminators.pool import OperandFormats, draw_pool, model_outputs, restrict
+from smtmma.discriminators.pool import OperandFormats, draw_pool, restrict
 from smtmma.discriminators.selection import select, unseparated
 from smtmma.discriminators.suite import build_suite
 from smtmma.errors import InputError, UnknownNameError
@@ -336,3 +336,10 @@ def test_padding_b_with_negative_zero_changes_no_result(entry) -> None:
     short = smtmma.simulate_dot(m, None, a, b, c, scale_a=sa, scale_b=sb)
     long = smtmma.simulate_dot(m, None, pa, pb, c, scale_a=psa, scale_b=psb)
     assert np.array_equal(short, long)
+
+
+def test_identify_stops_undecided_when_its_vector_budget_runs_out() -> None:
+    sp = grid_space(ISSUE_GRID, "f16f32")
+    r = identify(open_device("sim:t-fdpa:L=32,F=25,rho=rz-fp32,carry_bits=2"), sp, max_vectors=1)
+    assert r.verdict == "undecided" and len(r.rounds) == 1 and len(r.models) > 1
+    assert "t-fdpa:L=32,F=25,rho=rz-fp32,carry_bits=2" in r.models

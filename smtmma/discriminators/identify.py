@@ -112,9 +112,12 @@ def identify(
     result = Identification("identified", [], [], d_hex=lambda x: format_hex(fm.d, x))
     proved: dict[Model, Evidence] = {}  # survivors proved equivalent to the first survivor
     domain_checked = False
-    while len(result.rounds) < max_vectors:
+    while True:
         open_ = [m for m in alive[1:] if m not in proved]
         if not open_:
+            break
+        if len(result.rounds) >= max_vectors:
+            result.verdict = "undecided"
             break
         labels = np.zeros(len(alive), dtype=np.int64)
         gains = [separated_pairs(labels, outputs[:, j]) for j in range(outputs.shape[1])] if outputs.shape[1] else []
@@ -156,8 +159,6 @@ def identify(
         alive = [alive[i] for i in keep]
         outputs = outputs[keep]
         proved = {m: e for m, e in proved.items() if m in alive}
-    else:
-        result.verdict = "undecided"
     result.models = [n for m in alive for n in names_of[m]]
     rep = alive[0]
     result.evidence = [Evidence(names_of[rep][0], n, "identical") for n in names_of[rep][1:]]

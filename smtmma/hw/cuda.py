@@ -80,6 +80,8 @@ class _Job:
 class CudaDevice(Device):
     """GPU ``index`` through CuPy; ``arch`` is its catalogue architecture."""
 
+    hardware = True
+
     def __init__(self, name: str, index: int) -> None:
         self.name = name
         self.index = index

@@ -207,34 +207,34 @@ def _acc_decl(s: KernelSpec, frag: Fragment) -> list[str]:
     return [f"    u32 acc[{frag.regs}];", "    #pragma unroll", f"    for (int r = 0; r < {frag.regs}; ++r) acc[r] = 0u;"]
 
 
-def _acc_load(s: KernelSpec, frag: Fragment) -> list[str]:
+def _acc_loop(frag: Fragment, n: int, put: str) -> list[str]:
+    """A loop over the accumulator fragment's elements: ``row``, ``col`` and ``idx`` (row-major in n columns), then ``put``."""
     row, col = _rc(frag)
+    return ["    #pragma unroll", f"    for (int i = 0; i < {frag.count}; ++i) {{",
+            f"        const int row = {row}, col = {col};", f"        const long long idx = (long long)row * {n} + col;",
+            f"        {put}", "    }"]
+
+
+def _acc_load(s: KernelSpec, frag: Fragment) -> list[str]:
     kind = _acc_kind(s)
-    n = s.shape.n
     if kind == "f32":
         put = "acc[i] = __uint_as_float(Ct[idx]);"
     elif kind == "f64":
         put = "acc[i] = __longlong_as_double((long long)Ct[idx]);"
     else:
         put = "acc[i >> 1] |= (u32)Ct[idx] << (16 * (i & 1));"
-    return ["    #pragma unroll", f"    for (int i = 0; i < {frag.count}; ++i) {{",
-            f"        const int row = {row}, col = {col};", f"        const long long idx = (long long)row * {n} + col;",
-            f"        {put}", "    }"]
+    return _acc_loop(frag, s.shape.n, put)
 
 
 def _acc_store(s: KernelSpec, frag: Fragment) -> list[str]:
-    row, col = _rc(frag)
     kind = _acc_kind(s)
-    n = s.shape.n
     if kind == "f32":
         put = "Dt[idx] = __float_as_uint(acc[i]);"
     elif kind == "f64":
         put = "Dt[idx] = (u64)__double_as_longlong(acc[i]);"
     else:
         put = "Dt[idx] = (u16)(acc[i >> 1] >> (16 * (i & 1)));"
-    return ["    #pragma unroll", f"    for (int i = 0; i < {frag.count}; ++i) {{",
-            f"        const int row = {row}, col = {col};", f"        const long long idx = (long long)row * {n} + col;",
-            f"        {put}", "    }"]
+    return _acc_loop(frag, s.shape.n, put)
 
 
 def _gather(var: str, frag: Fragment, index: str, src: str) -> list[str]:

@@ -198,6 +198,8 @@ def check_tiles(device: str, lay: MfmaLayout, tiles: Sequence[Tile], D: np.ndarr
 class HipDevice(Device):
     """AMD Matrix Cores of GPU ``index`` through HIP (see the module docstring)."""
 
+    hardware = True
+
     def __init__(self, name: str, index: int) -> None:
         self.name = name
         self.index = index

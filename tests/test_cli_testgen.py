@@ -248,3 +248,22 @@ def test_hw_kernels_writes_sources_and_manifest(capsys, tmp_path: Path) -> None:
 def test_hw_without_a_subcommand(capsys) -> None:
     code, _, err = run(capsys, "hw")
     assert code == 2 and "a subcommand is required: kernels" in err
+
+
+def test_every_expectation_is_reproduced_by_simulate(capsys, tmp_path: Path) -> None:
+    """Catalogue names through --arch/--op, other candidates through --model, with the line's --arch."""
+    out = tmp_path / "g.jsonl"
+    code, _, _ = run(capsys, "suite", "--instr", "f16f32", "--candidates", "catalogue,t-fdpa:L=16,F=26",
+                     "--grid", "tr-fdpa:L=8;F=23,24;F2=31;rho=rne-fp32", "-o", str(out))
+    assert code == 0
+    rec = json.loads(out.read_text().splitlines()[0])
+    values = ["--a", ",".join("0x" + x for x in rec["a"]), "--b", ",".join("0x" + x for x in rec["b"]), "--c", "0x" + rec["c"]]
+    assert {"sm90/wgmma", "t-fdpa:L=16,F=26,rho=rz-fp32", "tr-fdpa:L=8,F=23,F2=31,rho=rne-fp32"} <= set(rec["expect"])
+    for name, d in rec["expect"].items():
+        if ":" in name:
+            target = ["--arch", rec["arch"], "--model", name]
+        else:
+            arch, _, op = name.partition("/")
+            target = ["--arch", arch] + (["--op", op] if op else [])
+        code, stdout, _ = run(capsys, "simulate", *target, "--instr", rec["instr"], *values, "--json")
+        assert code == 0 and json.loads(stdout)["d"] == d, name

@@ -73,3 +73,22 @@ def test_other_backends_read_the_formula_the_same(solver: str) -> None:
     for arch, instr, op in (("sm80", "f16f32", None), ("gfx942", "fp8fp8f32", None)):
         e = smtmma.lookup(arch, instr, op)
         _compare(e, 6, seed=5, solver=solver)
+
+
+@pytest.mark.parametrize("arch, instr, flags", [
+    ("sm80", "f16f32", {"zero_emax": True}),
+    ("sm80", "bf16f32", {"zero_emax": True, "ieee_zero": True}),
+    ("sm90", "f16f16", {"ieee_zero": True}),
+    ("sm100", "mxe4m3f32", {"zero_emax": True, "ieee_zero": True}),
+])
+def test_hypothesis_flags_read_the_same_in_the_formula(arch: str, instr: str, flags: dict) -> None:
+    """zero_emax / ieee_zero (suites/open-questions.jsonl): formula and simulator agree, zeros of both signs included."""
+    e = smtmma.lookup(arch, instr)
+    variant = Entry(e.arch, e.instr, e.op, e.model.replace(**flags), e.source)
+    a, b, c, sa, sb = _inputs(variant, 24, seed=11)
+    fa, fb, fc = (get_format(x) for x in (variant.model.a_fmt, variant.model.b_fmt, variant.model.c_fmt))
+    a[:6], b[:6], c[:6] = 0, fb.sign_mask, fc.sign_mask  # sums of -0s: the ieee_zero case
+    a[6:10, 1:] = 0  # one live product among zeros: the zero_emax case
+    want = smtmma.simulate_dot(variant.model, None, a, b, c, scale_a=sa, scale_b=sb).tolist()
+    got = evaluate_formula(variant.model, a, b, c, sa, sb)
+    assert got == want

@@ -29,8 +29,9 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from .catalogue import model_of
 from .discriminators.candidates import model_by_name
-from .errors import SmtmmaError
+from .errors import InputError, SmtmmaError
 from .formats import Format, format_hex, to_float
 from .models import Model
 from .simulate import simulate_dot
@@ -43,6 +44,7 @@ __all__ = [
     "check_file",
     "check_files",
     "simulate_vectors",
+    "simulate_with",
     "json_value",
     "FLUSH_LINES",
     "MAX_RECORDS",
@@ -207,16 +209,22 @@ def _group_key(v: TestVector) -> tuple[str, str, str, int, bool]:
     return (v.arch, v.instr, _op_name(v), v.K, v.scale_a is not None)
 
 
+def simulate_with(model: Model, vectors: Sequence[TestVector]) -> np.ndarray:
+    """D patterns of ``vectors`` (all of one K) under ``model``: their a, b, c, and their scales when it reads scales."""
+    sa = sb = None
+    if model.scale_fmt is not None:
+        if any(v.scale_a is None or v.scale_b is None for v in vectors):
+            raise InputError(f"{model.describe()} needs scale_a and scale_b on every vector")
+        sa = np.array([v.scale_a for v in vectors], dtype=np.uint64)
+        sb = np.array([v.scale_b for v in vectors], dtype=np.uint64)
+    return simulate_dot(model, None, np.array([v.a for v in vectors], dtype=np.uint64),
+                        np.array([v.b for v in vectors], dtype=np.uint64),
+                        np.array([v.c for v in vectors], dtype=np.uint64), scale_a=sa, scale_b=sb)
+
+
 def _simulate_group(vs: Sequence[TestVector]) -> np.ndarray:
     v0 = vs[0]
-    a = np.array([v.a for v in vs], dtype=np.uint64)
-    b = np.array([v.b for v in vs], dtype=np.uint64)
-    c = np.array([v.c for v in vs], dtype=np.uint64)
-    sa = sb = None
-    if v0.scale_a is not None:
-        sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
-        sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
-    return simulate_dot(v0.arch, v0.instr, a, b, c, op=_op_name(v0), scale_a=sa, scale_b=sb)
+    return simulate_with(model_of(v0.arch, v0.instr, _op_name(v0)), vs)
 
 
 def simulate_vectors(vectors: Sequence[TestVector]) -> list[Union[int, LineError]]:
@@ -311,13 +319,7 @@ class _Expectations:
             for name, m in models.items():
                 groups.setdefault((m, v.K), []).append((v, name))
         for (m, _), items in groups.items():
-            vs = [v for v, _ in items]
-            sa = sb = None
-            if m.scale_fmt is not None:
-                sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
-                sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
-            got = simulate_dot(m, None, np.array([v.a for v in vs], dtype=np.uint64), np.array([v.b for v in vs], dtype=np.uint64),
-                               np.array([v.c for v in vs], dtype=np.uint64), scale_a=sa, scale_b=sb)
+            got = simulate_with(m, [v for v, _ in items])
             for (v, name), x in zip(items, got.tolist()):
                 self.report.expect_checked += 1
                 if int(x) != v.expect[name]:

@@ -30,7 +30,7 @@ from typing import Optional
 from .errors import InputError, UnknownNameError, choices
 from .formats import get_format
 
-__all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "FLAGS", "Conversion", "parse_model_spec"]
+__all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "FLAGS", "Conversion", "canonical_kind", "parse_model_spec"]
 
 
 @dataclass(frozen=True)
@@ -183,6 +183,16 @@ def _param_range(p: str) -> str:
     return f"({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"({choices(RHOS)})"
 
 
+def canonical_kind(spec: str) -> Optional[str]:
+    """The model kind a spec's head names (``tfdpa``, ``T_FDPA:...`` -> ``t-fdpa``), or None when it names none."""
+    kind = spec.partition(":")[0].strip().lower().replace("_", "-")
+    if kind in ("tfdpa", "efdpa", "stfdpa", "gstfdpa", "trfdpa", "gtrfdpa"):
+        kind = kind[:-4] + "-fdpa"
+    if kind == "ftzaddmul":
+        kind = "ftz-addmul"
+    return kind if kind in KINDS else None
+
+
 def parse_model_spec(spec: str, like: Model) -> Model:
     """Parse ``kind:P=V,...`` into a Model with the operand formats of ``like``.
 
@@ -193,14 +203,10 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     ``ftz_inputs``, ``zero_emax`` and ``ieee_zero`` (bare, or ``=1``/``=0``);
     so every :meth:`Model.describe` string parses back to its model.
     """
-    kind, _, rest = spec.partition(":")
-    kind = kind.strip().lower().replace("_", "-")
-    if kind in ("tfdpa", "efdpa", "stfdpa", "gstfdpa", "trfdpa", "gtrfdpa"):
-        kind = kind[:-4] + "-fdpa"
-    if kind == "ftzaddmul":
-        kind = "ftz-addmul"
-    if kind not in KINDS:
-        raise UnknownNameError(f"unknown model kind {kind!r}; valid: {choices(KINDS)}")
+    head, _, rest = spec.partition(":")
+    kind = canonical_kind(head)
+    if kind is None:
+        raise UnknownNameError(f"unknown model kind {head.strip().lower().replace('_', '-')!r}; valid: {choices(KINDS)}")
     allowed = _PARAMS[kind]
     if like.kind == kind:
         base = like

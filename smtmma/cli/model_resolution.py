@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 from ..catalogue import INSTRS, entries, model_of, resolve_arch, resolve_instr
 from ..errors import InputError, SmtmmaError, UnknownNameError
-from ..models import KINDS, Model, parse_model_spec
+from ..models import Model, canonical_kind, parse_model_spec
 
 
 def _is_spec_token(token: str) -> bool:
@@ -17,8 +17,7 @@ def _is_spec_token(token: str) -> bool:
         resolve_arch(token)
         return False
     except UnknownNameError:
-        key = token.strip().lower().replace("_", "-")
-        return key in KINDS or key.replace("-", "") in {k.replace("-", "") for k in KINDS}
+        return canonical_kind(token) is not None
 
 
 def _arch_of(token: str, what: str) -> str:

@@ -6,7 +6,7 @@ import argparse
 from ..catalogue import entries, resolve_instr, split_arch_op
 from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space
 from ..errors import InputError, UnknownNameError
-from ..models import FLAGS, KINDS
+from ..models import FLAGS, canonical_kind
 from .common import _non_negative, _positive_int
 from .solver_options import _positive_float
 
@@ -58,17 +58,13 @@ def _split_list(text: str) -> list[str]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        prev_is_spec = bool(out) and (":" in out[-1] or _kind(out[-1]) in KINDS)
+        prev_is_spec = bool(out) and (":" in out[-1] or canonical_kind(out[-1]) is not None)
         is_param = "=" in part and ":" not in part or part in FLAGS
         if prev_is_spec and is_param:
             out[-1] += "," + part
         else:
             out.append(part)
     return out
-
-
-def _kind(token: str) -> str:
-    return token.partition(":")[0].strip().lower().replace("_", "-")
 
 
 def _has(token: str, instr: str) -> bool:

@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError
 from ..formats import get_format
-from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, parse_model_spec
+from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, canonical_kind, parse_model_spec
 
 __all__ = [
     "Candidate",
@@ -165,8 +165,7 @@ def model_by_name(name: str, instr: str, arch: str, op: Optional[str] = None) ->
     if _is_arch_token(name):
         a, o = split_arch_op(name)
         return model_of(a, i, o)
-    kind = name.partition(":")[0].strip().lower().replace("_", "-")
-    if kind not in KINDS and kind.replace("-", "") not in {k.replace("-", "") for k in KINDS}:
+    if canonical_kind(name) is None:
         raise UnknownNameError(f"unknown model {name!r}: neither an architecture (ARCH or ARCH/OP: {', '.join(ARCHS)}) "
                                f"nor a model spec (KIND:PARAM=V,...; kinds: {', '.join(KINDS)})")
     m = parse_model_spec(name, like=lookup(arch, i, op).model)
@@ -293,8 +292,8 @@ def parse_grid(grid: str) -> list[str]:
             specs += parse_grid("|".join(STRUCTURAL))
             continue
         kind, _, rest = part.partition(":")
-        k = kind.strip().lower().replace("_", "-")
-        if k not in KINDS:
+        k = canonical_kind(kind)
+        if k is None:
             raise UnknownNameError(f"grid {grid!r}: unknown model kind {kind.strip()!r}; valid: {', '.join(KINDS)} "
                                    "(or 'structural')")
         axes: list[tuple[str, list[str]]] = []

@@ -24,6 +24,7 @@ import numpy as np
 from ..catalogue import ARCHS, lookup, model_of, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError
 from ..models import Model, parse_model_spec
+from ..check import simulate_with
 from ..simulate import simulate_dot
 from ..vectors import TestVector
 
@@ -125,16 +126,10 @@ class SimDevice(Device):
         for i, v in enumerate(vectors):
             groups.setdefault((self.model_for(v), v.K), []).append(i)
         for (model, _), idx in groups.items():
-            vs = [vectors[i] for i in idx]
-            sa = sb = None
-            if model.scale_fmt is not None:
-                if any(v.scale_a is None or v.scale_b is None for v in vs):
-                    raise InputError(f"device {self.name}: {model.describe()} needs scale_a and scale_b on every vector")
-                sa = np.array([v.scale_a for v in vs], dtype=np.uint64)
-                sb = np.array([v.scale_b for v in vs], dtype=np.uint64)
-            d = simulate_dot(model, None, np.array([v.a for v in vs], dtype=np.uint64),
-                             np.array([v.b for v in vs], dtype=np.uint64),
-                             np.array([v.c for v in vs], dtype=np.uint64), scale_a=sa, scale_b=sb)
+            try:
+                d = simulate_with(model, [vectors[i] for i in idx])
+            except InputError as e:
+                raise InputError(f"device {self.name}: {e}") from None
             for i, x in zip(idx, d.tolist()):
                 out[i] = int(x)
         return out
@@ -152,10 +147,9 @@ def open_device(name: str) -> Device:
         target = rest.strip()
         if not _is_arch(target):
             # a model spec: check its kind now, so a typo fails before any vector runs
-            from ..models import KINDS
+            from ..models import KINDS, canonical_kind
 
-            k = target.partition(":")[0].strip().lower().replace("_", "-")
-            if k not in KINDS and k.replace("-", "") not in {x.replace("-", "") for x in KINDS}:
+            if canonical_kind(target) is None:
                 raise UnknownNameError(f"device {name!r}: {target.partition('/')[0]!r} is neither an architecture "
                                        f"({', '.join(ARCHS)}) nor a model kind ({', '.join(KINDS)})")
         return SimDevice(text, target)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ..simulate import simulate_dot
 from ..vectors import dump_vector
 from .device import Device
 
-__all__ = ["VALIDATION_KINDS", "Shrunk", "ValidationReport", "validate", "shrink", "validation_length"]
+__all__ = ["VALIDATION_KINDS", "Shrunk", "ShrinkResult", "ValidationReport", "validate", "shrink", "validation_length"]
 
 #: Input kinds drawn in turn (§3.1.4): distributions, ill-conditioned sums, random bit streams.
 VALIDATION_KINDS = ("normal", "uniform", "dnn", "ill-conditioned", "bits")
@@ -95,14 +95,26 @@ def _simpler(fmt: Format, x: int) -> list[int]:
     return [y for y in out if y != x and bin(y).count("1") < bin(x).count("1")]
 
 
+class ShrinkResult(NamedTuple):
+    """A shrunk input (patterns as ints; the scales are left as given), the steps taken and both outputs on it."""
+
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+    c: int
+    steps: int
+    device_d: int
+    model_d: int
+
+
 def shrink(device: Device, model: Model, arch: str, instr: str, op: Optional[str], a: np.ndarray, b: np.ndarray, c: int,
-           scale_a: Optional[np.ndarray] = None, scale_b: Optional[np.ndarray] = None, *, max_rounds: int = 200
-           ) -> tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray], Optional[np.ndarray], int]:
-    """A simpler input on which ``device`` and ``model`` still differ: (a, b, c, scale_a, scale_b, steps taken).
+           scale_a: Optional[np.ndarray], scale_b: Optional[np.ndarray], device_d: int, model_d: int, *,
+           max_rounds: int = 200) -> ShrinkResult:
+    """A simpler input on which ``device`` and ``model`` still differ, starting from one where they give
+    ``device_d`` and ``model_d``.
 
     Each round tries, in order, zeroing one lane (a and b), zeroing c, then
     simplifying one value (:func:`_simpler`), all in one device batch, and
-    keeps the first candidate that still mismatches.
+    keeps the first candidate that still mismatches (with its two outputs).
     """
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     a, b = np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64)
@@ -135,9 +147,10 @@ def shrink(device: Device, model: Model, arch: str, instr: str, op: Optional[str
         hit = np.nonzero(dev != ref)[0]
         if not len(hit):
             break
-        a, b, c = cands[int(hit[0])]
+        j = int(hit[0])
+        (a, b, c), device_d, model_d = cands[j], int(dev[j]), int(ref[j])
         steps += 1
-    return a, b, int(c), scale_a, scale_b, steps
+    return ShrinkResult(tuple(int(x) for x in a), tuple(int(x) for x in b), int(c), steps, device_d, model_d)
 
 
 def validate(
@@ -189,21 +202,14 @@ def validate(
             i = int(i)
             row_sa = None if sa is None else sa[i]
             row_sb = None if sb is None else sb[i]
-            sa_, sb_, sc, ssa, ssb, steps = shrink(device, model, e.arch, e.instr, op, a[i], b[i], int(c[i]), row_sa, row_sb)
-            (dd,) = device.run_arrays(e.arch, e.instr, op, sa_[None, :], sb_[None, :], np.array([sc], dtype=np.uint64),
-                                      None if ssa is None else np.asarray(ssa)[None, :], None if ssb is None else np.asarray(ssb)[None, :])
-            (md,) = simulate_dot(model, None, sa_[None, :], sb_[None, :], np.array([sc], dtype=np.uint64),
-                                 scale_a=None if ssa is None else np.asarray(ssa)[None, :],
-                                 scale_b=None if ssb is None else np.asarray(ssb)[None, :])
-            line = dump_vector(e.arch, e.instr, [int(x) for x in sa_], [int(x) for x in sb_], sc, int(dd), op=op,
-                               scale_a=None if ssa is None else [int(x) for x in ssa],
-                               scale_b=None if ssb is None else [int(x) for x in ssb],
-                               expect={name: int(md)}, gpu=device.description,
-                               note=f"validate mismatch ({kind} input), shrunk in {steps} steps")
-            rep.shrunk.append(Shrunk(kind, (tuple(int(x) for x in a[i]), tuple(int(x) for x in b[i]), int(c[i])),
-                                     tuple(int(x) for x in sa_), tuple(int(x) for x in sb_), sc,
-                                     None if ssa is None else tuple(int(x) for x in ssa),
-                                     None if ssb is None else tuple(int(x) for x in ssb), int(dd), int(md), steps, line))
+            r = shrink(device, model, e.arch, e.instr, op, a[i], b[i], int(c[i]), row_sa, row_sb, int(dev[i]), int(ref[i]))
+            scales = [None if x is None else tuple(int(v) for v in x) for x in (row_sa, row_sb)]
+            line = dump_vector(e.arch, e.instr, r.a, r.b, r.c, r.device_d, op=op, scale_a=scales[0], scale_b=scales[1],
+                               expect={name: r.model_d}, gpu=device.description,
+                               note=f"validate mismatch ({kind} input), shrunk in {r.steps} steps")
+            original = (tuple(int(x) for x in a[i]), tuple(int(x) for x in b[i]), int(c[i]))
+            rep.shrunk.append(Shrunk(kind, original, r.a, r.b, r.c, scales[0], scales[1], r.device_d, r.model_d, r.steps,
+                                     line))
         done += m
         rep.n = done
         if progress is not None:

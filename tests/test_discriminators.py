@@ -15,7 +15,7 @@ from smtmma.discriminators.candidates import (
 from smtmma.discriminators.classes import discover_classes, evaluate_pool, partition, suite_length
 from smtmma.discriminators.identify import identify
 from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, padding_zero, place
-from smtmma.discriminators.pool import OperandFormats, draw_pool, restrict
+from smtmma.queries.pool import OperandFormats, draw_pool, restrict
 from smtmma.discriminators.selection import select, unseparated
 from smtmma.discriminators.suite import build_suite
 from smtmma.errors import InputError, UnknownNameError

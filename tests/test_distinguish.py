@@ -49,13 +49,45 @@ def test_fixed_lanes_are_respected() -> None:
     assert r.witness.a[0] == 0x3C00 and r.witness.c == 0
 
 
-@pytest.mark.slow
 def test_many_models_group_the_equivalent_ones() -> None:
     names = ["sm70", "sm75", "sm80", "sm90", "sm100"]
     r = distinguish([M(a) for a in names], names, K=16, timeout=600)
     assert r.classes == [["sm70"], ["sm75", "sm80"], ["sm90", "sm100"]]
     assert r.verdict == "sat"
     assert len({r.outputs["sm70"], r.outputs["sm80"], r.outputs["sm90"]}) == 3
+    assert r.outputs == dict(zip(names, replay([M(a) for a in names], r.witness)))
+
+
+def test_many_models_all_different_inside_a_domain() -> None:
+    names = ["sm70", "sm75", "sm90", "gfx908", "gfx942"]
+    dom = parse_domain("a0=0x3c00,lanes=8,nonneg")
+    r = distinguish([M(a) for a in names], names, K=16, domain=dom, timeout=300)
+    assert r.verdict == "sat" and not r.classes and r.witness is not None
+    w = r.witness
+    assert w.a[0] == 0x3C00 and all(x == 0 for x in w.a[8:] + w.b[8:])
+    assert all(x < 0x8000 for x in w.a + w.b) and w.c < 0x80000000
+    got = replay([M(a) for a in names], w)
+    assert got == [r.outputs[n] for n in names] and len(set(got)) == len(names)
+
+
+def test_equivalent_models_that_are_not_identical_need_the_solver() -> None:
+    # An alignment floor at 2**-133 never acts on FP16 products (>= 2**-48): equivalent, but not the same Model.
+    floored = M("sm90").replace(emax_floor=-133)
+    r = distinguish([M("sm70"), M("sm90"), floored], ["sm70", "sm90", "floored"], K=16, timeout=300)
+    assert r.classes == [["sm70"], ["sm90", "floored"]]
+    assert r.verdict == "sat" and r.outputs["sm90"] == r.outputs["floored"] != r.outputs["sm70"]
+
+
+def test_mutants_stay_inside_the_domain() -> None:
+    import numpy as np
+    from smtmma.queries.pool import OperandFormats, distinct_outputs, draw_pool, mutate, restrict
+    f = OperandFormats.of(M("sm90"))
+    dom = parse_domain("exp=-3:3,lanes=5,a-,b2=0x4000")
+    rng = np.random.default_rng(1)
+    kids = mutate(draw_pool(f, 16, 256, rng, dom), f, 4096, rng, dom)
+    assert len(kids) > 0 and len(restrict(kids, f, dom)) == len(kids)
+    assert (kids.b[:, 2] == 0x4000).all() and (kids.a[:, 5:] == 0).all()
+    assert distinct_outputs(np.array([[1, 2, 3], [1, 3, 3], [2, 2, 3]], dtype=np.uint64)).tolist() == [2, 2, 1]
 
 
 def test_bad_requests() -> None:

@@ -1,7 +1,7 @@
 """Equivalence classes of candidate models, and the inputs that tell the classes apart.
 
 :func:`discover_classes` partitions the distinct models of a space by their
-outputs on a pool of inputs (:mod:`smtmma.discriminators.pool`); models the
+outputs on a pool of inputs (:mod:`smtmma.queries.pool`); models the
 pool cannot split are handed to the solver pairwise: a sat witness (replayed
 through the simulator by :func:`~smtmma.queries.distinguish.distinguish`)
 joins the pool and splits them, an unsat answer proves them equivalent on
@@ -20,7 +20,7 @@ from ..models import Model
 from ..queries.distinguish import distinguish
 from ..queries.formula import Domain
 from .candidates import Space
-from .pool import Inputs, OperandFormats, draw_pool, model_outputs
+from ..queries.pool import Inputs, OperandFormats, draw_pool, model_outputs
 
 __all__ = ["Evidence", "ModelClass", "Evaluated", "Discovery", "evaluate_pool", "discover_classes", "partition", "suite_length"]
 

@@ -27,7 +27,7 @@ from ..queries.formula import Domain
 from ..vectors import TestVector, dump_vector, parse_line, vector_formats
 from .candidates import Space
 from .classes import Evaluated, Evidence, evaluate_pool
-from .pool import Inputs, model_outputs
+from ..queries.pool import Inputs, model_outputs
 from .selection import separated_pairs
 
 __all__ = ["Runner", "Round", "Identification", "identify"]

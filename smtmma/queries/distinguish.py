@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -27,6 +27,7 @@ from ..models import Model
 from ..simulate import simulate_dot
 from .backends import SolverResult, available, solve
 from .formula import Domain, DotFormula, output_bits
+from .pool import Inputs, OperandFormats, climb, distinct_outputs, draw_pool, model_outputs
 
 __all__ = [
     "Witness",
@@ -250,6 +251,7 @@ def distinguish(
     seed: int = 0,
     confirm: bool = False,
     check_domain: bool = True,
+    pool_size: int = 2048,
 ) -> DistinguishResult:
     """Ask for inputs on which every pair of ``models`` gives different D bits.
 
@@ -260,8 +262,10 @@ def distinguish(
     :class:`EmptyDomainError`; with ``confirm`` the unsat script is re-checked
     by a second installed backend (``confirmed_by``/``confirmation`` of the
     result; a second backend's sat witness that replays overrides the first
-    answer).  With three or more models, ``confirm`` applies to the
-    pairwise-different query, not to the class-by-class comparisons.
+    answer).  With three or more models a pool of ``pool_size`` simulated
+    inputs is searched first (see :func:`_many`); ``confirm`` then applies to
+    the solver's pairwise-different query, not to the class-by-class
+    comparisons.
     """
     models = list(models)
     if len(models) < 2:
@@ -278,34 +282,138 @@ def distinguish(
     domain = domain or Domain()
     if K is None:
         K = max((m.L or m.P or 4) for m in models)
-    result = _pairwise_distinct(models, names, K, domain, solver, timeout, seed, check_domain=check_domain, confirm=confirm)
-    if result.verdict != "unsat" or len(models) == 2:
-        return result
-    # No input splits them all: group the models that are equivalent on the domain, then split the groups.
+    if len(models) == 2:
+        return _pairwise_distinct(models, names, K, domain, solver, timeout, seed, check_domain=check_domain, confirm=confirm)
+    return _many(models, names, K, domain, solver, timeout, seed, confirm=confirm, check_domain=check_domain,
+                 pool_size=pool_size)
+
+
+def _simplest(pool: Inputs, rows: np.ndarray) -> int:
+    """The row among ``rows`` with the fewest non-zero lanes (the first such row)."""
+    live = (pool.a[rows] != 0).sum(axis=1) + (pool.b[rows] != 0).sum(axis=1)
+    return int(rows[int(np.argmin(live))])
+
+
+def _fixed(domain: Domain, w: Witness) -> Domain:
+    """``domain`` with every input fixed to the patterns of ``w``."""
+    fixed = [(f"a{k}", v) for k, v in enumerate(w.a)] + [(f"b{k}", v) for k, v in enumerate(w.b)] + [("c", w.c)]
+    for who, scales in (("sa", w.scale_a), ("sb", w.scale_b)):
+        fixed += [(f"{who}{j}", v) for j, v in enumerate(scales or ())]
+    return replace(domain, fixed=tuple(fixed))
+
+
+def _row_witness(pool: Inputs, j: int) -> Witness:
+    a, b, c, sa, sb = pool.row(j)
+    return Witness(tuple(a), tuple(b), c, None if sa is None else tuple(sa), None if sb is None else tuple(sb))
+
+
+def _many(
+    models: list[Model],
+    names: list[str],
+    K: int,
+    domain: Domain,
+    solver: Optional[str],
+    timeout: float,
+    seed: int,
+    *,
+    confirm: bool,
+    check_domain: bool,
+    pool_size: int,
+) -> DistinguishResult:
+    """Three or more models: a pool of inputs through the simulator first, the solver for what it cannot settle.
+
+    1. A pool row on which every model differs (drawn, then hill-climbed by
+       one-bit mutations: :func:`~smtmma.queries.pool.climb`) is the answer;
+       the solver confirms it on the formula with every input fixed to it.
+    2. Otherwise the models are grouped: identical models at once, pairs the
+       pool splits need no solver, the rest go to the solver pairwise (unsat:
+       same class; a sat witness joins the pool).
+    3. An input splitting one representative per class: from the pool, or
+       from the solver on the representatives.
+    """
     t0 = time.perf_counter()
+    DotFormula.for_models(models, K)  # refuses models that read different formats
+    if len({output_bits(m) for m in models}) != 1:
+        raise InputError("models write outputs of different widths; they cannot be compared")
+    f, rng = OperandFormats.of(models[0]), np.random.default_rng(seed)
+    pool = draw_pool(f, K, pool_size, rng, domain)
+    outs = np.stack([model_outputs(m, pool) for m in models])
+    distinct = sorted({m: i for i, m in reversed(list(enumerate(models)))}.values())
+    if len(distinct) == len(models) and len(pool):
+        pool, outs = climb(models, pool, outs, f, rng, domain)
+        rows = np.nonzero(distinct_outputs(outs) == len(models))[0]
+        if len(rows):
+            found = _confirmed(models, names, K, domain, _row_witness(pool, _simplest(pool, rows)), solver, timeout, seed)
+            if found is not None:
+                found.seconds = time.perf_counter() - t0
+                found.reason = f"found on {len(pool)} simulated inputs, confirmed by {found.solver} on the formula"
+                return found
     classes: list[list[int]] = []
-    gave_up = 0
+    gave_up, last_unsat = 0, None
     for i in range(len(models)):
         for cls in classes:
-            pair = _pairwise_distinct([models[cls[0]], models[i]], [names[cls[0]], names[i]], K, domain, solver, timeout, seed)
+            rep = cls[0]
+            if models[rep] == models[i]:
+                cls.append(i)
+                break
+            if (outs[rep] != outs[i]).any():
+                continue
+            pair = _pairwise_distinct([models[rep], models[i]], [names[rep], names[i]], K, domain, solver, timeout, seed,
+                                      check_domain=check_domain and last_unsat is None)
             gave_up += pair.verdict == "unknown"
             if pair.verdict == "unsat":
                 cls.append(i)
+                last_unsat = pair
                 break
+            if pair.verdict == "sat" and pair.witness is not None:
+                w = pair.witness
+                row = Inputs.single(w.a, w.b, w.c, w.scale_a, w.scale_b)
+                pool = Inputs.concat([pool, row])
+                outs = np.concatenate([outs, np.stack([model_outputs(m, row) for m in models])], axis=1)
         else:
             classes.append([i])
-    result.classes = [[names[i] for i in cls] for cls in classes]
-    if len(classes) >= 2:
-        reps = [cls[0] for cls in classes]
-        split = _pairwise_distinct([models[i] for i in reps], [names[i] for i in reps], K, domain, solver, timeout, seed)
+    reps = [cls[0] for cls in classes]
+    result = DistinguishResult("unsat", list(names), list(models), K, domain, solver or "", 0.0)
+    if last_unsat is not None:
+        result.solver, result.smt2 = last_unsat.solver, last_unsat.smt2
+    if len(reps) >= 2:
+        rep_models, rep_names = [models[i] for i in reps], [names[i] for i in reps]
+        rep_pool, rep_outs = climb(rep_models, pool, outs[reps], f, rng, domain) if len(pool) else (pool, outs[reps])
+        rows = np.nonzero(distinct_outputs(rep_outs) == len(reps))[0]
+        split = None
+        if len(rows):
+            split = _confirmed(rep_models, rep_names, K, domain, _row_witness(rep_pool, _simplest(rep_pool, rows)),
+                               solver, timeout, seed)
+        if split is None:
+            split = _pairwise_distinct(rep_models, rep_names, K, domain, solver, timeout, seed,
+                                       check_domain=check_domain and last_unsat is None,
+                                       confirm=confirm and len(reps) == len(models))
+        result.verdict, result.solver, result.smt2, result.reason = split.verdict, split.solver, split.smt2, split.reason
+        result.confirmed_by, result.confirmation = split.confirmed_by, split.confirmation
         if split.verdict == "sat" and split.witness is not None:
-            result.verdict = "sat"
             result.witness = split.witness
             result.outputs = dict(zip(names, replay(models, split.witness)))
-            result.smt2 = split.smt2
-    groups = "; ".join(" = ".join(c) for c in result.classes)
-    result.reason = f"not all pairwise different: equivalent groups on this domain: {groups} ({domain.describe()}, K={K})"
+    if len(reps) < len(models):
+        result.classes = [[names[i] for i in cls] for cls in classes]
+        groups = "; ".join(" = ".join(c) for c in result.classes)
+        result.reason = f"not all pairwise different: equivalent groups on this domain: {groups} ({domain.describe()}, K={K})"
     if gave_up:
         result.reason += f"; {gave_up} pairwise comparison(s) gave up, so some groups may be equivalent to each other"
-    result.seconds += time.perf_counter() - t0
+    result.seconds = time.perf_counter() - t0
     return result
+
+
+def _confirmed(models: list[Model], names: list[str], K: int, domain: Domain, w: Witness, solver: Optional[str],
+               timeout: float, seed: int) -> Optional[DistinguishResult]:
+    """The solver's answer on the formula with every input fixed to ``w``: sat (a witness), or None when it gave up.
+
+    The simulator found ``w``; an unsat answer means the formula and the
+    simulator disagree, an internal error.
+    """
+    r = _pairwise_distinct(models, names, K, _fixed(domain, w), solver, timeout, seed)
+    if r.verdict == "unsat":
+        raise ReplayError(f"the simulator splits the models on {w}, the formula does not")
+    if r.verdict != "sat":
+        return None
+    r.domain = domain
+    return r

@@ -1,8 +1,9 @@
-"""A pool of candidate test inputs and every model's outputs on them.
+"""A pool of candidate inputs and every model's outputs on them.
 
 The solver finds inputs that tell two models apart one query at a time;
-the simulator evaluates a model on thousands of inputs in milliseconds.  A
-suite therefore starts from a pool of drawn inputs -- the distributions of
+the simulator evaluates a model on thousands of inputs in milliseconds.
+``distinguish`` with three or more models and every suite therefore start
+from a pool of drawn inputs -- the distributions of
 §3.1.4 of the MMA-Sim paper (normal, uniform, DNN-like, ill-conditioned,
 random finite bit streams) and probes aimed at the features the models
 differ in (one large lane swamping small ones: the fused sum's precision F;
@@ -20,11 +21,11 @@ import numpy as np
 
 from ..formats import Format, classify, decode, get_format, INF, NAN, SUBNORMAL, ZERO
 from ..models import Model
-from ..queries.formula import Domain
+from .formula import Domain
 from ..sampling import draw_dot, draw_scales, dtype_for, negate_bits, round_to_format, to_float64
 from ..simulate import simulate_dot
 
-__all__ = ["Inputs", "OperandFormats", "draw_pool", "model_outputs", "POOL_KINDS", "restrict"]
+__all__ = ["Inputs", "OperandFormats", "draw_pool", "model_outputs", "POOL_KINDS", "restrict", "mutate", "distinct_outputs", "climb"]
 
 #: Kinds a pool mixes, in equal shares: §3.1.4 distributions, then feature probes.
 POOL_KINDS = ("normal", "uniform", "dnn", "ill-conditioned", "finite-bits", "swamp", "tie", "tiny", "carry", "spread")
@@ -247,3 +248,62 @@ def model_outputs(model: Model, inputs: Inputs) -> np.ndarray:
         return np.zeros(0, dtype=np.uint64)
     d = simulate_dot(model, None, inputs.a, inputs.b, inputs.c, scale_a=inputs.scale_a, scale_b=inputs.scale_b)
     return d.astype(np.uint64)
+
+
+def mutate(pool: Inputs, f: OperandFormats, n: int, rng: np.random.Generator, domain: Optional[Domain] = None) -> Inputs:
+    """About ``n`` mutants of random rows of ``pool``: one bit of one a, b or c pattern flipped, restricted to ``domain``.
+
+    Rows the domain cannot hold are dropped (see :func:`restrict`), so fewer
+    than ``n`` may come back.
+    """
+    src = pool.take(rng.integers(0, len(pool), n))
+    a, b, c = src.a.copy(), src.b.copy(), src.c.copy()
+    K = a.shape[1]
+    rows = np.arange(n)
+    lane = rng.integers(0, 2 * K + 1, n)  # 0..K-1: a, K..2K-1: b, 2K: c
+    for arr, fmt, pick in ((a, f.a, lane < K), (b, f.b, (lane >= K) & (lane < 2 * K))):
+        r = rows[pick]
+        col = lane[pick] % K
+        arr[r, col] ^= np.left_shift(np.uint64(1), rng.integers(0, fmt.bits, len(r)).astype(np.uint64))
+    r = rows[lane == 2 * K]
+    c[r] ^= np.left_shift(np.uint64(1), rng.integers(0, f.c.bits, len(r)).astype(np.uint64))
+    out = Inputs(a, b, c, src.scale_a, src.scale_b)
+    return restrict(out, f, domain) if domain is not None else out
+
+
+def distinct_outputs(outputs: np.ndarray) -> np.ndarray:
+    """Per column of ``outputs`` (models x rows): how many different D patterns the models give."""
+    if outputs.shape[0] == 0:
+        return np.zeros(outputs.shape[1], dtype=np.int64)
+    s = np.sort(outputs, axis=0)
+    return 1 + (s[1:] != s[:-1]).sum(axis=0)
+
+
+def climb(models: Sequence[Model], pool: Inputs, outputs: np.ndarray, f: OperandFormats, rng: np.random.Generator,
+          domain: Optional[Domain] = None, *, rounds: int = 40, patience: int = 8, width: int = 32,
+          per_row: int = 64) -> tuple[Inputs, np.ndarray]:
+    """Hill-climb towards an input on which every model gives a different D.
+
+    Each round mutates the ``width`` rows with the most distinct outputs
+    (ties broken at random; ``per_row`` one-bit mutants each, inside
+    ``domain``) and adds the mutants to the pool.  It stops once a row splits
+    every model, after ``rounds`` rounds, or after ``patience`` rounds that did
+    not raise the best count.  Returns the grown pool and the models' outputs
+    on it (models x rows).
+    """
+    goal, best_seen, stale = len(models), 0, 0
+    for _ in range(rounds):
+        score = distinct_outputs(outputs)
+        if len(score) == 0 or score.max() >= goal:
+            break
+        stale = stale + 1 if score.max() <= best_seen else 0
+        best_seen = max(best_seen, int(score.max()))
+        if stale > patience:
+            break
+        best = np.lexsort((rng.random(len(score)), -score))[:width]  # the best rows, ties broken at random
+        kids = mutate(pool.take(best), f, width * per_row, rng, domain)
+        if len(kids) == 0:
+            continue
+        pool = Inputs.concat([pool, kids])
+        outputs = np.concatenate([outputs, np.stack([model_outputs(m, kids) for m in models])], axis=1)
+    return pool, outputs

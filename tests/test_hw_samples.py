@@ -1,4 +1,4 @@
-"""Recorded GPU outputs (../shared/hw-samples): every line must be reproduced bit for bit."""
+"""Recorded GPU outputs (hw-samples/): every line must be reproduced bit for bit."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import pytest
 
 from smtmma.check import check_files
 
-HW_SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "hw-samples"
-FILES = sorted(HW_SAMPLES.glob("*.jsonl")) if HW_SAMPLES.is_dir() else []
+HW_SAMPLES = Path(__file__).resolve().parents[1] / "hw-samples"
+FILES = sorted(HW_SAMPLES.glob("*.jsonl"))
 
-pytestmark = pytest.mark.skipif(
-    not FILES, reason=f"no recorded hardware data: {HW_SAMPLES} is absent or holds no *.jsonl files"
-)
+
+def test_the_samples_ship_with_their_licence():
+    assert len(FILES) == 7
+    assert "BSD 2-Clause" in (HW_SAMPLES / "LICENSE").read_text()
+    assert "Khattak" in (HW_SAMPLES / "README.md").read_text()
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -29,3 +31,18 @@ def test_all_hw_samples_at_once():
     report = check_files(FILES)
     assert report.lines == report.matched == 300 * len(FILES)
     assert report.mismatched == report.errors == 0
+
+
+def test_the_readme_set_up_command_checks_the_shipped_samples():
+    import glob
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    cmd = re.search(r"```sh\n(python -m pip install [^\n]*)\n```", readme).group(1)
+    check = cmd.split("&&", 1)[1].split()
+    assert check[:2] == ["smtmma", "check"]
+    paths = [p for pattern in check[2:] for p in sorted(glob.glob(str(root / pattern)))]
+    assert [Path(p) for p in paths] == FILES  # a fresh clone has everything the command names
+    report = check_files(paths)
+    assert report.lines == report.matched == 2100

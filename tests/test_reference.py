@@ -2,7 +2,7 @@
 
 The reference is the oracle of the differential tests, so it is pinned here
 against values worked out by hand from the MMA-Sim paper (Eq. 10 / Table 8),
-against recorded hardware outputs (../shared/hw-samples), and against
+against recorded hardware outputs (hw-samples/), and against
 rounding edge cases of its own funnel.
 """
 
@@ -23,7 +23,7 @@ from smtmma.models import Model
 from reference import decode, ftz_mul, reference_dot, round_fraction
 
 F = Fraction
-HW_SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "hw-samples"
+HW_SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "hw-samples"
 
 
 def bits(fmt: str, v: object) -> int:
@@ -404,7 +404,7 @@ def test_via_decodes_in_the_wider_format() -> None:
 
 
 # ---------------------------------------------------------------------------
-# Recorded hardware outputs (../shared/hw-samples)
+# Recorded hardware outputs (hw-samples/)
 # ---------------------------------------------------------------------------
 
 HW_FILES = sorted(p.name for p in HW_SAMPLES.glob("*.jsonl")) if HW_SAMPLES.is_dir() else []

@@ -16,7 +16,7 @@ import numpy as np
 import smtmma
 from smtmma.models import Model
 
-DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "hw-samples" / "H100-e4m3-fp16.jsonl"
+DEFAULT = Path(__file__).resolve().parents[2] / "hw-samples" / "H100-e4m3-fp16.jsonl"
 
 
 def load(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

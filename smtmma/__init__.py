@@ -1,7 +1,9 @@
 """smtmma: bit-accurate models of GPU matrix units, as a simulator and as SMT formulas.
 
 Public API: :func:`simulate_dot`, :func:`simulate_mma` (bit patterns in,
-bit patterns out), the catalogue (:func:`lookup`), formats and models.
+bit patterns out), the catalogue (:func:`lookup`), formats and models, and
+the solver queries :func:`distinguish` and :func:`query` (imported on first
+use; they return the records ``smtmma distinguish/query --json`` print).
 """
 
 from __future__ import annotations
@@ -14,9 +16,20 @@ from .simulate import simulate_dot, simulate_mma
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """``smtmma.distinguish`` and ``smtmma.query``, imported on first use (``import smtmma`` stays light)."""
+    if name in ("distinguish", "query"):
+        from .queries import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'smtmma' has no attribute {name!r}")
+
 __all__ = [
     "simulate_dot",
     "simulate_mma",
+    "distinguish",
+    "query",
     "lookup",
     "resolve_arch",
     "resolve_instr",

@@ -42,6 +42,7 @@ from typing import IO, Any, Iterator, Mapping, Optional, Sequence, Union
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
 from .errors import InputError, NotRepresentableError, SmtmmaError
 from .formats import Format, format_hex, get_format, parse_hex
+from .models import Model
 from .simulate import output_format
 
 __all__ = [
@@ -75,9 +76,9 @@ class VectorFormats:
     block: Optional[int]
 
 
-def vector_formats(entry: Entry) -> VectorFormats:
-    """The formats in which a vector for ``entry`` spells a, b, c, d and scales."""
-    m = entry.model
+def vector_formats(entry: Union[Entry, Model]) -> VectorFormats:
+    """The formats in which a vector for ``entry`` (a catalogue row or a model) spells a, b, c, d and scales."""
+    m = entry if isinstance(entry, Model) else entry.model
     out = output_format(m)
     return VectorFormats(
         a=get_format(m.a_fmt),

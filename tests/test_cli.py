@@ -64,12 +64,13 @@ def test_subprocess_help_and_exit_codes_documented():
                           cwd=ROOT, timeout=120)
     assert proc.returncode == 0
     assert proc.stderr == ""
-    assert proc.stdout.startswith("usage: smtmma [-h] [--version] COMMAND ...")
+    assert proc.stdout.startswith("usage: smtmma [-h] [--version] [--debug] COMMAND ...")
     for cmd in ("list", "simulate", "check"):
         assert f"    {cmd}  " in proc.stdout
     assert "exit status:\n  0  success\n  1  check:" in proc.stdout
     assert "\n  2  usage or input error" in proc.stdout
     assert "\n  3  a solver gave up" in proc.stdout
+    assert "\n  70 internal error" in proc.stdout and "\n  130 interrupted" in proc.stdout
 
 
 def test_version(capsys):

@@ -18,7 +18,8 @@ import pytest
 
 import smtmma.queries.backends as backends
 import smtmma.queries.distinguish as dist
-from smtmma.cli import main, query_cmd, solver_options
+from smtmma.cli import main, solver_options
+from smtmma.queries import records
 from smtmma.queries.backends import SolverResult, available
 
 pytestmark = pytest.mark.skipif(not available(), reason="no SMT backend installed")
@@ -326,7 +327,7 @@ class FakeProperties:
 
 def fake(monkeypatch, verdict: str = "holds", **fields: Any) -> FakeProperties:
     f = FakeProperties(verdict, **fields)
-    monkeypatch.setattr(query_cmd, "_load_properties", lambda: f)
+    monkeypatch.setattr(records, "_load_properties", lambda: f)
     return f
 
 
@@ -400,7 +401,7 @@ def test_query_empty_domain_from_the_property_is_worded_as_such(capsys, monkeypa
         raise dist.EmptyDomainError(f"{prop}: no input satisfies the domain")
 
     f.check_property = refuses  # type: ignore[method-assign]
-    monkeypatch.setattr(query_cmd, "_load_properties", lambda: f)
+    monkeypatch.setattr(records, "_load_properties", lambda: f)
     code, out, err = run(capsys, "query", "symmetry", "--arch", "sm80", "--instr", "f16f32")
     assert code == 2
     assert_one_line_error(err, "empty domain: symmetry: no input satisfies the domain")

@@ -14,7 +14,11 @@ errors and never prints a traceback for them):
 * 1 -- ``check`` found mismatches;
 * 2 -- usage or input error (unknown name, malformed value, missing file, bad
   line, bad or empty domain, no solver backend installed);
-* 3 -- a solver gave up (timeout or resource limit): the verdict is unknown.
+* 3 -- a solver gave up (timeout or resource limit) or the command's time
+  limit ran out: the verdict is unknown;
+* 70 -- an internal error (a bug in smtmma): one line on stderr names the
+  file that holds the traceback (``--debug`` prints it instead);
+* 130 -- interrupted (Ctrl-C); solver processes are killed on the way out.
 """
 
 from __future__ import annotations
@@ -22,16 +26,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+import traceback
 from typing import Optional, Sequence
 
 from .. import __version__
+from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError
 from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, query_cmd, run_cmd, simulate_cmd, suite_cmd,
                validate_cmd)
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
+from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
 
-__all__ = ["main", "build_parser", "parse_cli_value", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_TIMEOUT"]
+__all__ = ["main", "build_parser", "parse_cli_value", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_TIMEOUT", "EXIT_INTERNAL"]
 
 _EXIT_CODES = """\
 exit status:
@@ -40,7 +47,12 @@ exit status:
      candidate matches the device; validate: the device and the model differ
   2  usage or input error (unknown name, malformed value, missing file, bad line),
      or a device that cannot run (toolkit missing, wrong architecture)
-  3  a solver gave up (timeout or resource limit; distinguish, query, suite, identify)"""
+  3  a solver gave up (timeout or resource limit; distinguish, query, suite,
+     identify), or the command's time limit ran out (--timeout of distinguish
+     and query, --time-limit of suite and identify)
+  70 internal error (a bug in smtmma): one line names the file with the
+     details; --debug prints the traceback instead
+  130 interrupted (Ctrl-C)"""
 
 _TOP_EPILOG = f"""\
 examples:
@@ -71,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("--version", action="version", version=f"smtmma {__version__}")
+    p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback (default: write it to a file)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     list_cmd.add_parser(sub, fmt)
@@ -104,19 +117,50 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _internal_error(exc: BaseException, debug: bool) -> int:
+    """Report a bug in smtmma: the traceback to a file (or to stderr with --debug), one line naming it; status 70."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    if debug:
+        print(text, end="", file=sys.stderr)
+        _print_error(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_INTERNAL
+    where = "the traceback could not be saved"
+    try:
+        fd, path = tempfile.mkstemp(prefix="smtmma-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"smtmma {__version__}, python {sys.version.split()[0]}\nargv: {sys.argv!r}\n\n{text}")
+        where = f"details in {path}"
+    except OSError:
+        pass
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    _print_error(f"internal error (a bug in smtmma, please report it): {type(exc).__name__}"
+                 f"{': ' + first if first else ''}; {where} (or rerun with --debug)")
+    return EXIT_INTERNAL
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``smtmma`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    debug = "--debug" in args_list
     try:
         args = parser.parse_args(_join_negative_values(args_list))
         if getattr(args, "func", None) is None:
             _print_error("a command is required: list, simulate or check to run the models; distinguish or query "
                          "to ask a solver; suite, identify, run or validate to test a device (see 'smtmma --help')")
             return EXIT_USAGE
-        return int(args.func(args))
+        limit, name = getattr(args, "time_limit", None), "--time-limit"
+        if limit is None and getattr(args, "timeout_bounds_command", False):
+            limit, name = args.timeout, "--timeout"
+        with time_limit(limit, name):
+            return int(args.func(args))
     except SystemExit as e:  # --help, --version, usage errors
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
+    except TimeLimitError as e:
+        _print_error(f"no answer: {e}")
+        return EXIT_TIMEOUT
+    except AssertionError as e:  # an internal invariant, e.g. a witness the simulator does not replay
+        return _internal_error(e, debug)
     except SmtmmaError as e:
         _print_error(str(e))
         return EXIT_USAGE
@@ -130,3 +174,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("smtmma: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # anything else is a bug: one line, the details in a file
+        return _internal_error(e, debug)

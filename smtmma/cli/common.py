@@ -10,6 +10,7 @@ EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE of sysexits.h: a bug in smtmma
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 from typing import Any, Optional
 
-from ..catalogue import lookup
-from ..errors import InputError
-from ..formats import Format, format_hex, get_format
 from ..models import Model
-from ..queries.distinguish import DistinguishResult, distinguish, ulp_distance
-from ..queries.formula import parse_domain
-from ..simulate import output_format
-from ..trace import Trace, divergence, trace_dot
-from ..vectors import VectorFormats, dump_vector, vector_formats
+from ..queries.distinguish import DistinguishResult
+from ..queries.records import distinguish_report
+from ..vectors import VectorFormats
 from .common import EXIT_OK, EXIT_TIMEOUT
-from .model_resolution import _is_spec_token, _resolve_models
 from .solver_options import (
     _DOMAIN_HELP,
     _SOLVER_HELP,
     _add_solver_options,
-    _check_fixed,
     _Progress,
     _progress_message,
     _solver_label,
     _unknown_note,
     _write_smt2,
 )
-from .witness_format import _hexdec, _value_text, _witness_json, _witness_lines
+from .witness_format import _hexdec, _witness_lines
 
 _DIST_EPILOG = f"""\
 models: each X, Y, ... is an architecture (sm80, a100, hopper, gfx942, ...; its
@@ -99,116 +91,25 @@ def add_parser(sub: Any, fmt: type) -> None:
     pd.set_defaults(func=_cmd_distinguish)
 
 
-def _difference(fmt_name: str, fmt: Format, x: int, y: int) -> tuple[Optional[int], str]:
-    """(ulps or None, words) for two different D patterns."""
-    nx, ny = fmt.is_nan_bits(x), fmt.is_nan_bits(y)
-    if nx and ny:
-        return None, "NaN vs NaN (different NaN patterns)"
-    if nx or ny:
-        return None, "NaN vs number"
-    if x & ~fmt.sign_mask == 0 and y & ~fmt.sign_mask == 0:
-        return 0, f"{'-0' if x else '+0'} vs {'-0' if y else '+0'}"
-    try:
-        ulps = ulp_distance(fmt_name, x, y)
-    except InputError:  # not both patterns of the inner format (E8M13 in FP32): count container ulps
-        fmt_name = fmt.name
-        ulps = ulp_distance(fmt_name, x, y)
-    assert ulps is not None
-    words = f"{ulps} ulp{'s' if ulps != 1 else ''} ({fmt_name})"
-    if fmt.is_inf_bits(x) or fmt.is_inf_bits(y):
-        words += ", infinity vs " + ("infinity" if fmt.is_inf_bits(x) and fmt.is_inf_bits(y) else "finite")
-    elif (x ^ y) & fmt.sign_mask:
-        words += ", opposite signs"
-    return ulps, words
-
-
-def _diverging_step(x: Trace, y: Trace) -> dict[str, Any]:
-    """Where two models' traces on the witness first differ (:func:`smtmma.trace.divergence`).
-
-    Returns ``step`` (the stage and step, or None when no step both record
-    differs), ``step_values`` (exact values as text) and, when the models
-    run different stages, ``stages`` (each model's stages with the value each ends on).
-    """
-    div = divergence(x, y)
-    out: dict[str, Any] = {"step": div.label}
-    if div.label is not None:
-        out["step_values"] = [_value_text(v) for v in div.values]
-    if div.structure is not None:
-        out["stages"] = [[{"stage": name, "result": _value_text(v)} for name, v in model_stages] for model_stages in div.structure]
-    return out
-
-
-def _ulp_format(model: Model) -> str:
-    """The format whose ulps measure the model's outputs: the rounding format when D carries it (E8M13 in FP32)."""
-    if model.rho and not model.c_after:
-        inner = get_format(model.conversion.fmt)
-        if inner.container == model.d_fmt:
-            return inner.name
-    return output_format(model).name
-
-
 def _cmd_distinguish(args: argparse.Namespace) -> int:
-    tokens: list[str] = args.models
-    if len(tokens) < 2:
-        raise InputError("distinguish needs at least two models (architectures or model specs)")
-    dupes = [t for i, t in enumerate(tokens) if t in tokens[:i]]
-    if dupes:
-        raise InputError(f"model {dupes[0]!r} is given twice; name each model once")
-    domain = parse_domain(args.domain)
-    instr, models, first_arch, vec_arch = _resolve_models(tokens, args.instr, args.op, args.like)
-    _check_fixed(domain, vector_formats(lookup(vec_arch, instr, args.op)))
     label = _solver_label(args.solver)
     with _Progress(_progress_message(label, args.timeout)):
-        r = distinguish(models, tokens, K=args.k, domain=domain, solver=args.solver, timeout=args.timeout,
-                        seed=args.seed, confirm=args.confirm)
-    entry = lookup(vec_arch, instr, args.op)
-    fm = vector_formats(entry)
-    out_names = {_ulp_format(m) for m in models}
-    d_name = out_names.pop() if len(out_names) == 1 else fm.d.name  # ulps of the models' own output format
+        rep = distinguish_report(args.models, instr=args.instr, op=args.op, like=args.like, k=args.k, domain=args.domain,
+                                 solver=args.solver, timeout=args.timeout, seed=args.seed, confirm=args.confirm)
+    r, tokens = rep.result, rep.names
     if args.emit_smt2:
         _write_smt2(args.emit_smt2, r.smt2, [
-            f"smtmma distinguish {' '.join(tokens)} --instr {instr}" + (f" --op {args.op}" if args.op else ""),
-            *(f"  {n}: {m.describe()}" for n, m in zip(tokens, models)),
+            f"smtmma distinguish {' '.join(tokens)} --instr {rep.instr}" + (f" --op {args.op}" if args.op else ""),
+            *(f"  {n}: {m.describe()}" for n, m in zip(tokens, rep.models)),
             f"K={r.K}; domain: {r.domain.describe()}",
             "sat: inputs a0.., b0.., c on which the outputs out0.. differ pairwise; unsat: no such input",
             f"answer: {r.verdict} ({r.solver}, {r.seconds:.2f} s)",
         ])
-
-    differences: list[dict[str, Any]] = []
-    vector_line: Optional[str] = None
-    if r.verdict == "sat" and r.witness is not None:
-        w = r.witness
-        traces = {t: trace_dot(m, w.a, w.b, w.c, w.scale_a, w.scale_b) for t, m in zip(tokens, models)}
-        for x, y in itertools.combinations(tokens, 2):
-            bx, by = r.outputs[x], r.outputs[y]
-            if bx != by:
-                ulps, words = _difference(d_name, fm.d, bx, by)
-                differences.append({"models": [x, y], "ulps": ulps, "text": words, **_diverging_step(traces[x], traces[y])})
-        d = next((r.outputs[t] for t in tokens if not _is_spec_token(t)), None)  # the first architecture's D
-        vector_line = dump_vector(vec_arch, instr, w.a, w.b, w.c, d, op=args.op, scale_a=w.scale_a,
-                                  scale_b=w.scale_b, expect=r.outputs)
-
     if args.json:
-        rec: dict[str, Any] = {"verdict": r.verdict, "models": tokens}
-        if r.verdict == "sat" and r.witness is not None:
-            rec["witness"] = _witness_json(fm, r.witness)
-            rec["outputs"] = {n: format_hex(fm.d, r.outputs[n]) for n in tokens}
-        rec.update(solver=r.solver, seconds=round(r.seconds, 3),
-                   reason=r.reason or ("the outputs differ" if r.verdict == "sat" else ""))
-        rec.update(instr=instr, op=entry.op, k=r.K, domain=r.domain.describe(),
-                   specs={n: m.describe() for n, m in zip(tokens, models)})
-        if differences:
-            rec["differences"] = differences
-        if vector_line is not None:
-            rec["vector"] = json.loads(vector_line)
-        if r.classes:
-            rec["classes"] = r.classes
-        if args.confirm:
-            rec["confirmed_by"] = r.confirmed_by
-            rec["confirmation"] = r.confirmation
-        print(json.dumps(rec))
+        print(json.dumps(rep.record))
     else:
-        _print_distinguish(r, tokens, models, instr, fm, differences, vector_line, args)
+        _print_distinguish(r, tokens, rep.models, rep.instr, rep.formats, rep.record.get("differences", []),
+                           rep.vector_line, args)
     if r.verdict == "unknown":
         _unknown_note(r.reason)
         return EXIT_TIMEOUT

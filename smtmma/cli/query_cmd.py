@@ -4,32 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
-import numpy as np
-
-from ..catalogue import lookup, model_of
-from ..errors import InputError, SmtmmaError, UnknownNameError
-from ..formats import format_hex
-from ..models import parse_model_spec
-from ..queries.distinguish import EmptyDomainError, replay
-from ..queries.formula import parse_domain
-from ..vectors import VectorFormats, dump_vector, vector_formats
-from .common import EXIT_OK, EXIT_TIMEOUT
+from ..queries.records import is_output_bits, json_scalar, query_report
+from ..vectors import VectorFormats
 from .solver_options import (
     _DOMAIN_HELP,
     _SOLVER_HELP,
     _add_solver_options,
-    _check_fixed,
     _Progress,
     _progress_message,
     _solver_label,
     _unknown_note,
     _write_smt2,
 )
-from .witness_format import _hexdec, _witness_json, _witness_lines
+from .common import EXIT_OK, EXIT_TIMEOUT
+from .witness_format import _hexdec, _witness_lines
 
 _PROPERTIES_HELP = """\
 properties:
@@ -93,129 +83,43 @@ def add_parser(sub: Any, fmt: type) -> None:
     pq.set_defaults(func=_cmd_query)
 
 
-def _json_scalar(value: Any) -> Any:
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    if isinstance(value, Fraction):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return [_json_scalar(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _json_scalar(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)
-
-
-def _output_hex(fm: VectorFormats, value: Any) -> Any:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < (1 << fm.d.bits):
-        return format_hex(fm.d, int(value))
-    return _json_scalar(value)
-
-
 def _output_text(fm: VectorFormats, value: Any) -> str:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < (1 << fm.d.bits):
-        return _hexdec(fm.d, int(value))
-    return str(value)
-
-
-def _load_properties() -> Any:
-    try:
-        from ..queries import properties
-    except ModuleNotFoundError as e:
-        if e.name and e.name.endswith("properties"):
-            raise InputError("query is not available in this installation (smtmma.queries.properties is missing)") from None
-        raise
-    return properties
+    return _hexdec(fm.d, int(value)) if is_output_bits(fm, value) else str(value)
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    properties = _load_properties()
-    names = list(properties.PROPERTIES)
-    prop = args.property.strip().lower().replace("_", "-")
-    if prop not in names:
-        raise UnknownNameError(f"unknown property {args.property!r}; valid: {', '.join(names)}")
-    domain = parse_domain(args.domain)
-    options: dict[str, Any] = {}
-    if args.tight:
-        if prop != "error-bound":
-            raise InputError(f"--tight applies to error-bound only, not {prop}")
-        options["tight"] = True
-    if args.predicate is not None:
-        if prop != "custom":
-            raise InputError(f"--predicate applies to custom only, not {prop}")
-        if not os.path.isfile(args.predicate):
-            raise InputError(f"--predicate {args.predicate}: no such file")
-        options["predicate"] = args.predicate
-    elif prop == "custom":
-        raise InputError("custom needs --predicate FILE (the file that defines the predicate)")
-    entry = lookup(args.arch, args.instr, args.op)
-    model = model_of(entry.arch, entry.instr, args.op)
-    _check_fixed(domain, vector_formats(entry))
-    name = args.arch
-    if args.model:
-        try:
-            model = parse_model_spec(args.model, like=model)
-        except SmtmmaError as e:
-            raise type(e)(f"--model {args.model!r}: {e}") from None
-        name = args.model
     label = _solver_label(args.solver)
     with _Progress(_progress_message(label, args.timeout)):
-        try:  # the properties check the domain alone before they report "holds"
-            r = properties.check_property(prop, model, name=name, K=args.k, domain=domain, solver=args.solver,
-                                          timeout=args.timeout, seed=args.seed, **options)
-        except EmptyDomainError as e:
-            text = str(e)
-            raise EmptyDomainError(text if "empty domain" in text else f"empty domain: {text}") from None
-    K = getattr(r, "K", None) or args.k
-    fm = vector_formats(entry)
-    w = getattr(r, "witness", None)
-    has_lanes = w is not None and all(hasattr(w, f) for f in ("a", "b", "c"))
-    outputs = dict(getattr(r, "outputs", None) or {})
-    extra = dict(getattr(r, "extra", None) or {})
-    vector_line: Optional[str] = None
-    if has_lanes:  # a failing input, or the boundary case a "holds" reports (carry-bits: N - 1 bits fail)
-        try:
-            d = replay([model], w)[0]
-            vector_line = dump_vector(entry.arch, entry.instr, w.a, w.b, w.c, None if args.model else d, op=args.op,
-                                      scale_a=getattr(w, "scale_a", None), scale_b=getattr(w, "scale_b", None),
-                                      expect={name: d})
-        except SmtmmaError:
-            vector_line = None
+        rep = query_report(args.property, args.arch, args.instr, op=args.op, model=args.model, k=args.k,
+                           domain=args.domain, solver=args.solver, timeout=args.timeout, seed=args.seed,
+                           tight=args.tight, predicate=args.predicate)
+    r, rec, fm, model = rep.result, rep.record, rep.formats, rep.models[0]
+    prop, name, K = rec["property"], rec["name"], rec["k"]
     if args.emit_smt2 and getattr(r, "smt2", ""):
         _write_smt2(args.emit_smt2, r.smt2, [
-            f"smtmma query {prop} --arch {entry.arch} --instr {entry.instr}" + (f" --model {args.model}" if args.model else ""),
-            f"model: {model.describe()}; K={K}; domain: {domain.describe()}",
+            f"smtmma query {prop} --arch {rec['arch']} --instr {rec['instr']}" + (f" --model {args.model}" if args.model else ""),
+            f"model: {model.describe()}; K={K}; domain: {rec['domain']}",
             f"answer: {r.verdict} ({r.solver}, {r.seconds:.2f} s)",
         ])
     if args.json:
-        rec: dict[str, Any] = {"property": prop, "verdict": r.verdict}
-        if w is not None:
-            rec["witness"] = _witness_json(fm, w) if has_lanes else _json_scalar(w)
-        rec["outputs"] = {str(k): _output_hex(fm, v) for k, v in outputs.items()}
-        rec.update(solver=r.solver, seconds=round(float(r.seconds), 3), reason=getattr(r, "reason", "") or "")
-        rec.update(arch=entry.arch, instr=entry.instr, name=name, model=model.describe(), k=K, domain=domain.describe())
-        for k, v in extra.items():
-            rec.setdefault(str(k), _json_scalar(v))
-        if vector_line is not None:
-            rec["vector"] = json.loads(vector_line)
         print(json.dumps(rec))
     else:
-        where = f"{entry.arch} {entry.instr}, {model.describe()}, K={K}, {domain.describe()}"
-        verdict = {"holds": "holds", "fails": "fails", "unknown": "unknown"}.get(r.verdict, r.verdict)
-        print(f"{prop} {verdict} for {name} ({where})")
-        for k, v in extra.items():
-            v = _json_scalar(v)
+        where = f"{rec['arch']} {rec['instr']}, {model.describe()}, K={K}, {rec['domain']}"
+        print(f"{prop} {r.verdict} for {name} ({where})")
+        for k, v in dict(getattr(r, "extra", None) or {}).items():
+            v = json_scalar(v)
             print(f"  {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
         reason = getattr(r, "reason", "")
         if reason:
             print(f"reason: {reason}")
+        w = getattr(r, "witness", None)
         if w is not None:
-            if has_lanes:
+            if all(hasattr(w, f) for f in ("a", "b", "c")):
                 for line in _witness_lines(fm, w):
                     print(line)
             else:
                 print(f"witness: {w}")
+        outputs = dict(getattr(r, "outputs", None) or {})
         if outputs:
             print("outputs")
             width = max(len(str(k)) for k in outputs)
@@ -224,9 +128,9 @@ def _cmd_query(args: argparse.Namespace) -> int:
         print(f"solver: {r.solver}, {float(r.seconds):.2f} s")
         if args.emit_smt2 and getattr(r, "smt2", ""):
             print(f"smt2: {args.emit_smt2}")
-        if vector_line is not None:
+        if rep.vector_line is not None:
             print("test vector (for 'smtmma check' or hardware):")
-            print(vector_line)
+            print(rep.vector_line)
     if r.verdict == "unknown":
         _unknown_note(getattr(r, "reason", ""))
         return EXIT_TIMEOUT

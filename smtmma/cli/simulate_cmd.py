@@ -16,7 +16,7 @@ from ..trace import trace_dot
 from ..vectors import vector_formats
 from .common import EXIT_OK
 from .values import _check_ambiguous, _display, _parse_tokens, _tokens
-from .witness_format import _value_text
+from ..queries.records import value_text as _value_text
 
 _SIM_EPILOG = """\
 values (comma-separated lists for --a/--b, one value for --c):

@@ -9,8 +9,6 @@ from typing import Optional, Sequence
 from ..errors import InputError
 from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
 from ..queries.distinguish import smt2_file_text
-from ..queries.formula import Domain
-from ..vectors import VectorFormats
 from .common import _non_negative, _positive_int, _print_error
 
 _DOMAIN_HELP = """\
@@ -31,8 +29,10 @@ domain (--domain, comma-separated items; default: finite inputs):
 _SOLVER_HELP = """\
 solvers (--solver): bitwuzla (usually fastest), z3, cvc5, or portfolio (races
 every installed backend, first answer wins); default: the first installed of
-bitwuzla, z3, cvc5.  --timeout is per solver call, in seconds.  A sat witness is
-always replayed through the simulator before it is printed."""
+bitwuzla, z3, cvc5.  --timeout bounds the whole command, in seconds: building
+the formulas and every solver call (each call gets what is left); Ctrl-C stops
+it at once.  A sat witness is always replayed through the simulator before it
+is printed."""
 
 
 def _positive_float(text: str) -> float:
@@ -50,7 +50,9 @@ def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
     p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S",
                    help="bitwuzla, z3, cvc5 or portfolio (default: the first installed of bitwuzla, z3, cvc5)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC",
-                   help="per solver call, in seconds (default 60); exit status 3 when it runs out")
+                   help="the whole command, in seconds (default 60): building the formulas and every solver "
+                   "call; exit status 3 when it runs out")
+    p.set_defaults(timeout_bounds_command=True)
     p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see below)")
     p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="solver random seed (default 0)")
     p.add_argument("--emit-smt2", metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE")
@@ -96,15 +98,6 @@ def _solver_label(name: Optional[str]) -> str:
 def _progress_message(label: str, timeout: float) -> str:
     verb = "racing" if label.startswith("portfolio") else "solving with"
     return f"{verb} {label.replace('portfolio ', '')} (timeout {timeout:g} s)"
-
-
-def _check_fixed(domain: Domain, fm: VectorFormats) -> None:
-    """Fixed inputs of ``--domain`` (a0=0x3c00) must be patterns of their operand's format."""
-    for name, value in domain.fixed:
-        fmt = fm.c if name == "c" else fm.a if name.startswith("a") else fm.b
-        if value < 0 or value >> fmt.bits:
-            raise InputError(f"domain: {name}={value:#x} is not a {fmt.name} pattern ({fmt.bits} bits, "
-                             f"0x{0:0{fmt.hex_digits}x}..0x{(1 << fmt.bits) - 1:0{fmt.hex_digits}x})")
 
 
 def _write_smt2(path: str, script: str, comments: Sequence[str]) -> None:

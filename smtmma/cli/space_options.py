@@ -46,6 +46,8 @@ def add_space_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S", help="bitwuzla, z3, cvc5 or portfolio "
                    "(default: the first installed of bitwuzla, z3, cvc5)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC", help="per solver call, in seconds (default 60)")
+    p.add_argument("--time-limit", type=_positive_float, metavar="SEC", help="the whole command, in seconds: pool, formulas "
+                   "and every solver call (default: none); exit status 3 when it runs out")
     p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="seed of the input pool and the solver (default 0)")
     p.add_argument("--pool", type=_non_negative, default=2048, metavar="N", help="random inputs drawn before the solver "
                    "is asked (default 2048; 0: the solver alone)")

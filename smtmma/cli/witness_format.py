@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from ..formats import Format, format_hex, to_float
@@ -50,23 +49,3 @@ def _witness_lines(fm: VectorFormats, w: Any) -> list[str]:
         if s is not None and fm.scale is not None:
             out.append(f"  {label}  " + ", ".join(_hexdec(fm.scale, x) for x in s))
     return out
-
-
-def _witness_json(fm: VectorFormats, w: Any) -> dict[str, Any]:
-    rec: dict[str, Any] = {"a": [format_hex(fm.a, x) for x in w.a], "b": [format_hex(fm.b, x) for x in w.b],
-                           "c": format_hex(fm.c, w.c)}
-    for label in ("scale_a", "scale_b"):
-        s = getattr(w, label, None)
-        if s is not None and fm.scale is not None:
-            rec[label] = [format_hex(fm.scale, x) for x in s]
-    return rec
-
-
-def _value_text(v: Any) -> str:
-    """An exact step value as text: an integer, a decimal when a double holds it exactly, else p/q (~decimal)."""
-    if isinstance(v, str):
-        return v
-    if v.denominator == 1:
-        return str(v.numerator)
-    f = float(v)
-    return repr(f) if Fraction(f) == v else f"{v} (~{f:.17g})"

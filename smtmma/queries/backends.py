@@ -7,18 +7,23 @@ with the values of the named bit-vector constants, ``unsat``, or
 ``unknown`` with a reason.  Solvers are imported lazily; a backend is
 *available* when its Python package imports.  Preference order: bitwuzla,
 z3, cvc5 (bitwuzla is the fastest on these pure bit-vector queries).
-``portfolio`` races the available backends in separate processes and
-keeps the first definite answer.
+Every check runs in a child process, so that Ctrl-C and a command's time
+limit end it at once; ``portfolio`` races the available backends in
+separate processes and keeps the first definite answer.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import multiprocessing as mp
+import queue as queue_mod
+import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
+from ..deadline import remaining
 from ..errors import SmtmmaError, UnknownNameError, choices
 
 __all__ = ["SolverResult", "BACKENDS", "available", "default_backend", "solve", "NoBackendError"]
@@ -143,37 +148,55 @@ def default_backend() -> str:
 
 
 def _child(name: str, script: str, want: Want, timeout: float, seed: int, queue: "mp.Queue[SolverResult]") -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it kills this process
     try:
         queue.put(BACKENDS[name][1](script, want, timeout, seed))
     except Exception as e:  # a crash in one racer must not stop the race
         queue.put(SolverResult("unknown", name, 0.0, reason=f"{type(e).__name__}: {e}"))
 
 
-def _portfolio(script: str, want: Want, timeout: float, seed: int, names: Sequence[str]) -> SolverResult:
+def _race(script: str, want: Want, timeout: float, seed: int, names: Sequence[str]) -> SolverResult:
+    """Run the backends ``names`` in child processes; the first definite answer wins.
+
+    The parent only waits, so Ctrl-C and a command's time limit
+    (:mod:`smtmma.deadline`) reach it at once; every child is killed on the
+    way out, whatever ends the wait.  One name: that backend, in a process
+    of its own; several: a portfolio.
+    """
     t0 = time.perf_counter()
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    if ctx.get_start_method() == "fork":
+        for n in names:  # loaded once here, every forked child starts with the solver ready
+            module = importlib.import_module(BACKENDS[n][0])
+            if n == "z3":
+                module.main_ctx()  # z3's global context costs ~40 ms to make; a child inherits it
     queue: "mp.Queue[SolverResult]" = ctx.Queue()
     procs = [ctx.Process(target=_child, args=(n, script, want, timeout, seed, queue), daemon=True) for n in names]
     for p in procs:
         p.start()
     answers: list[SolverResult] = []
+    many = len(names) > 1
     try:
         deadline = t0 + (timeout or 1e9) + 5
         while len(answers) < len(procs):
             try:
                 r = queue.get(timeout=max(0.05, deadline - time.perf_counter()))
-            except Exception:
+            except queue_mod.Empty:
                 break
             answers.append(r)
             if r.verdict in ("sat", "unsat"):
-                return SolverResult(r.verdict, f"portfolio:{r.solver}", time.perf_counter() - t0, r.values, r.reason)
+                label = f"portfolio:{r.solver}" if many else r.solver
+                return SolverResult(r.verdict, label, time.perf_counter() - t0, r.values, r.reason)
     finally:
         for p in procs:
             if p.is_alive():
                 p.kill()
             p.join(timeout=1)
+        queue.close()
+    if not many and answers:
+        return replace(answers[0], seconds=time.perf_counter() - t0)
     reasons = "; ".join(f"{r.solver}: {r.reason}" for r in answers) or f"timeout after {timeout:g} s"
-    return SolverResult("unknown", "portfolio", time.perf_counter() - t0, reason=reasons)
+    return SolverResult("unknown", "portfolio" if many else names[0], time.perf_counter() - t0, reason=reasons)
 
 
 def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0) -> SolverResult:
@@ -181,16 +204,22 @@ def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout
 
     ``want``: names of declared bit-vector constants whose values a sat
     answer returns.  ``solver="portfolio"`` races every installed backend.
+    The solver runs in a child process (killed on Ctrl-C or when the
+    command's time limit runs out); ``timeout`` (seconds) is cut to what is
+    left of that limit.
     """
     have = available()
     if solver in (None, "", "default"):
         solver = default_backend()
+    left = remaining()
+    if left is not None:
+        timeout = min(timeout, left) if timeout else left
     if solver == "portfolio":
         if not have:
             default_backend()
-        return _portfolio(script, want, timeout, seed, have)
+        return _race(script, want, timeout, seed, have)
     if solver not in BACKENDS:
         raise UnknownNameError(f"unknown solver {solver!r}; valid: {choices([*BACKENDS, 'portfolio'])}")
     if solver not in have:
         raise NoBackendError(f"solver {solver} is not installed (installed: {choices(have) or 'none'}); pip install 'smtmma[{solver}]'")
-    return BACKENDS[solver][1](script, want, timeout, seed)
+    return _race(script, want, timeout, seed, [solver])

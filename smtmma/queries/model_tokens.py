@@ -1,16 +1,28 @@
-"""Model tokens of ``distinguish`` (architectures or model specs) resolved to models of one instruction."""
+"""Model tokens of ``distinguish`` (architectures, model specs or :class:`Model` objects) resolved to models of one instruction."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from ..catalogue import INSTRS, entries, model_of, resolve_arch, resolve_instr
 from ..errors import InputError, SmtmmaError, UnknownNameError
 from ..models import Model, canonical_kind, parse_model_spec
 
 
-def _is_spec_token(token: str) -> bool:
-    """A model spec: has a ':', or is a bare model kind that is not an architecture name (fma, e-fdpa)."""
+Token = Union[str, Model]
+
+
+def token_name(token: Token) -> str:
+    """How a token is named in results: the text given, or a Model's spec."""
+    return token.describe() if isinstance(token, Model) else token
+
+
+def _is_spec_token(token: Token) -> bool:
+    """A model spec: a Model, has a ':', or is a bare model kind that is not an architecture name (fma, e-fdpa)."""
+    if isinstance(token, Model):
+        return True
+    if not isinstance(token, str):
+        raise InputError(f"a model is an architecture name, a model spec or a Model, not {type(token).__name__}")
     if ":" in token:
         return True
     try:
@@ -41,14 +53,16 @@ def _check_shared_instr(archs: Sequence[str], instr: str) -> None:
     )
 
 
-def _resolve_models(tokens: Sequence[str], instr_name: str, op: Optional[str], like: Optional[str]) -> tuple[
-        str, list[Model], Optional[str], str]:
-    """(canonical instr, models, the first architecture among the models or None, the test vector's arch).
+def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str], like: Optional[str]) -> tuple[
+        str, list[Model], Optional[str], Optional[str]]:
+    """(canonical instr, models, the first architecture among the models or None, the test vector's arch or None).
 
     The vector's arch is the first architecture among the models, else ``like``.
 
     Architectures give the catalogue model of (arch, instr, op); specs are
-    parsed against the model of ``like`` or of the first architecture.
+    parsed against the model of ``like`` or of the first architecture; a
+    :class:`Model` is taken as it is, and must read and write the formats of
+    ``instr``.
     """
     instr = resolve_instr(instr_name)
     is_spec = [_is_spec_token(t) for t in tokens]
@@ -57,14 +71,17 @@ def _resolve_models(tokens: Sequence[str], instr_name: str, op: Optional[str], l
     _check_shared_instr([*archs.values(), *([like_arch] if like_arch else [])], instr)
     first_arch = next((archs[t] for t, s in zip(tokens, is_spec) if not s), None)
     base_arch = like_arch or first_arch
-    if any(is_spec) and base_arch is None:
+    text_specs = any(s and not isinstance(t, Model) for t, s in zip(tokens, is_spec))
+    if text_specs and base_arch is None:
         raise InputError("model specs need operand formats: name an architecture among the models or give --like ARCH "
                          f"(e.g. --like sm80: the specs take the {instr} formats and parameters of sm80)")
-    assert base_arch is not None
-    like_model = model_of(base_arch, instr, op) if any(is_spec) else None
+    like_model = model_of(base_arch, instr, op) if text_specs and base_arch is not None else None
     models = []
     for t, s in zip(tokens, is_spec):
-        if s:
+        if isinstance(t, Model):
+            _check_model_formats(t, instr)
+            models.append(t)
+        elif s:
             assert like_model is not None
             try:
                 models.append(parse_model_spec(t, like=like_model))
@@ -73,3 +90,13 @@ def _resolve_models(tokens: Sequence[str], instr_name: str, op: Optional[str], l
         else:
             models.append(model_of(archs[t], instr, op))
     return instr, models, first_arch, first_arch or base_arch
+
+
+def _check_model_formats(model: Model, instr: str) -> None:
+    """InputError when ``model`` does not read and write the formats of ``instr``."""
+    i = INSTRS[instr]
+    want = (i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt)
+    have = (model.a_fmt, model.b_fmt, model.c_fmt, model.d_fmt)
+    if have != want:
+        raise InputError(f"model {model.describe()} reads/writes {','.join(have)} (a,b,c,d), but {instr} is "
+                         f"{','.join(want)}; give the instruction the model was made for")

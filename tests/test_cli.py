@@ -291,9 +291,9 @@ def test_simulate_block_scaled(capsys):
          "--a: 0.1 is not exactly representable in fp16 (nearest: 0x2e66 (0.0999755859375) and "
          "0x2e67 (0.10003662109375))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "70000", "--b", "1", "--c", "0"),
-         "--a: 70000 is not exactly representable in fp16 (largest finite: 0x7bff (65504.0))"),
+         "--a: 70000 is not exactly representable in fp16 (overflow; largest finite: 0x7bff (65504.0))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "1", "--b", "2^-25", "--c", "0"),
-         "--b: 2^-25 is not exactly representable in fp16 (nearest: 0x0000 (0.0) and 0x0001 (5.960464477539063e-08))"),
+         "--b: 2^-25 is not exactly representable in fp16 (underflow; nearest: 0x0000 (0.0) and 0x0001 (5.960464477539063e-08))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "1", "--b", "1", "--c", "0", "--model", "t-fdpa:Q=1"),
          "bad parameter 'Q=1' for t-fdpa; parameters:"),
         (("--arch", "sm90", "--instr", "e4m3f32", "--a", "inf", "--b", "1", "--c", "0"),
@@ -304,6 +304,50 @@ def test_simulate_bad_inputs(capsys, args, message):
     code, out, err = run(capsys, "simulate", *args)
     assert code == 2 and out == ""
     assert_one_line_error(err, message)
+
+
+@pytest.mark.parametrize(
+    "a, d",
+    [("-nan", "7fffffff"), ("NaN", "7fffffff"), ("+Infinity", "7f800000"), ("-INF", "ff800000"), ("-0.0e9", "00000000")],
+)
+def test_simulate_nan_and_inf_spellings(capsys, a, d):
+    code, out, err = run(capsys, *SIM, "--a", a, "--b", "1", "--c", "0", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["d"] == d
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("2^99999999", "--a: 2^99999999 is not exactly representable in fp16 (overflow; largest finite: 0x7bff (65504.0))"),
+        ("-1.0e+99999999", "--a: -1.0e+99999999 is not exactly representable in fp16 (overflow; largest finite: "
+                           "0xfbff (-65504.0))"),
+        ("1.0e+99999", "--a: 1.0e+99999 is not exactly representable in fp16 (overflow;"),
+        ("2^-99999999", "--a: 2^-99999999 is not exactly representable in fp16 (underflow; nearest: 0x0000 (0.0) and "
+                        "0x0001 (5.960464477539063e-08))"),
+        ("1" + "0" * 10**6, "--a: '10000000000000000000000000000000'... (1000001 characters) is too long for a value"),
+        ("0x" + "f" * 10**6, "--a: '0xffffffffffffffffffffffffffffff'... (1000002 characters) has more bits than fp16"),
+        ("3c" * 10**6, "--a: '3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c'... (2000000 characters) has more bits than fp16"),
+        ("1/0", "--a: '1/0' divides by zero"),
+        ("-nan(1)", "--a: '-nan(1)' is neither hex (0x...) nor a decimal number"),
+    ],
+    ids=lambda x: x[:20],
+)
+def test_simulate_huge_values_are_refused_in_one_short_line(capsys, value, message):
+    code, out, err = run(capsys, *SIM, "--a", value, "--b", "1", "--c", "0")
+    assert code == 2 and out == ""
+    assert_one_line_error(err, message)
+    assert len(err) < 200
+
+
+def test_simulate_formats_without_inf_or_nan_or_sign(capsys):
+    code, _, err = run(capsys, "simulate", "--arch", "gfx942", "--instr", "fp8fp8f32", "--a", "-inf", "--b", "1", "--c", "0")
+    assert code == 2
+    assert_one_line_error(err, "--a: format e4m3fnuz has no infinity (largest finite value: 240.0)")
+    code, _, err = run(capsys, "simulate", "--arch", "sm100", "--instr", "mxe4m3f32", "--a", "1", "--b", "1", "--c", "0",
+                       "--scale-a", "-nan", "--scale-b", "1")
+    assert code == 2
+    assert_one_line_error(err, "--scale-a: -nan is not representable in ue8m0 (it is unsigned)")
 
 
 # ---------------------------------------------------------------- check

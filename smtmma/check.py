@@ -9,7 +9,10 @@ Memory stays bounded: the buffer is flushed every :data:`FLUSH_LINES` lines.
 
 Every non-blank line ends in exactly one of four counts: ``matched``,
 ``mismatched``, ``errors`` (the line could not be parsed or simulated; the
-file goes on) and ``no_expectation`` (no ``d``: nothing to compare).
+file goes on) and ``no_expectation`` (no ``d``: nothing to compare).  A file
+that cannot be read (missing, a directory, compressed, a read error) or
+holds no test vector at all records a file-level ``error`` in its report;
+the other files are checked all the same.  The path ``-`` is standard input.
 
 Lines with ``expect`` (``{MODEL: D}``, as test suites write them) are
 checked too: every named model (``ARCH``, ``ARCH/OP`` or a model spec) is
@@ -48,6 +51,7 @@ __all__ = [
     "json_value",
     "FLUSH_LINES",
     "MAX_RECORDS",
+    "NO_VECTORS",
 ]
 
 #: Lines buffered before a batch of simulations (small enough that the garbage collector stays cheap).
@@ -55,6 +59,9 @@ FLUSH_LINES = 1 << 13
 
 #: Default number of mismatch (and error) records kept per file.
 MAX_RECORDS = 10
+
+#: The file-level error of a file without a single test vector: nothing was checked, which is not a pass.
+NO_VECTORS = "no test vectors (empty file or only blank lines)"
 
 
 def json_value(fmt: Format, bits: int) -> Union[float, str]:
@@ -122,11 +129,12 @@ class FileReport:
     expect_disagree: int = 0
     expect_wrong: list[dict[str, Any]] = field(default_factory=list)
     consistent: Optional[list[str]] = None  # candidates agreeing with d on every line with d and expect
+    error: Optional[str] = None  # the file could not be read (or has no test vector); counts are the lines before
 
     @property
     def ok(self) -> bool:
-        """No mismatch, no bad line and no expectation the simulator contradicts."""
-        return self.mismatched == 0 and self.errors == 0 and self.expect_disagree == 0
+        """Read in full, no mismatch, no bad line and no expectation the simulator contradicts."""
+        return self.error is None and self.mismatched == 0 and self.errors == 0 and self.expect_disagree == 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (``mismatches``: the first records; ``error_messages``: the first bad lines)."""
@@ -144,6 +152,7 @@ class FileReport:
             "expect_disagree": self.expect_disagree,
             "expect_wrong": self.expect_wrong,
             "consistent": self.consistent,
+            "error": self.error,
         }
 
 
@@ -186,8 +195,13 @@ class CheckReport:
         """Total expectations the simulator contradicts."""
         return self._sum("expect_disagree")
 
+    @property
+    def file_errors(self) -> int:
+        """Files that could not be read (or hold no test vector)."""
+        return sum(f.error is not None for f in self.files)
+
     def to_dict(self) -> dict[str, Any]:
-        """``{"files": [...], "lines", "matched", "mismatched", "errors", "no_expectation"}``."""
+        """``{"files": [...], "lines", "matched", "mismatched", "errors", "no_expectation", "expect_disagree", "file_errors"}``."""
         return {
             "files": [f.to_dict() for f in self.files],
             "lines": self.lines,
@@ -196,6 +210,7 @@ class CheckReport:
             "errors": self.errors,
             "no_expectation": self.no_expectation,
             "expect_disagree": self.expect_disagree,
+            "file_errors": self.file_errors,
         }
 
 
@@ -338,17 +353,60 @@ def check_file(
     max_errors: int = MAX_RECORDS,
     progress: Optional[Callable[[int], None]] = None,
 ) -> FileReport:
-    """Simulate every line of ``path`` and compare with its ``d``; see :class:`FileReport`.
+    """Simulate every line of ``path`` (``-``: standard input) and compare with its ``d``; see :class:`FileReport`.
 
-    Raises :class:`~smtmma.errors.InputError` only if the file cannot be
-    read; bad lines are counted in ``errors`` (first ``max_errors`` kept).
-    ``progress``, if given, is called with the number of lines done after
-    each batch.
+    Never raises for the file's content: a file that cannot be read, or that
+    holds no test vector, sets the report's ``error`` (lines read before a
+    read error are counted); bad lines are counted in ``errors`` (first
+    ``max_errors`` kept).  ``progress``, if given, is called with the number
+    of lines done after each batch.
     """
-    report = FileReport(str(path))
+    name = "<stdin>" if str(path) == "-" else str(path)
+    report = FileReport(name)
+    stopped = _check_lines(report, iter_vectors(path), max_mismatches, max_errors, progress)
+    if stopped is not None:
+        report.error = _strip_prefix(str(stopped), f"{path}: ")
+    elif report.lines == 0:
+        report.error = NO_VECTORS
+    return report
+
+
+def _strip_prefix(msg: str, prefix: str) -> str:
+    return msg[len(prefix):] if msg.startswith(prefix) else msg
+
+
+def _check_lines(
+    report: FileReport,
+    items: Iterable[Union[TestVector, LineError]],
+    max_mismatches: int,
+    max_errors: int,
+    progress: Optional[Callable[[int], None]],
+) -> Optional[InputError]:
+    """Count and simulate ``items`` into ``report``; the error that stopped the reading, if any (what was read counts)."""
     pending: list[TestVector] = []
     expectations = _Expectations(report, max_mismatches)
-    for item in iter_vectors(path):
+    stopped = None
+    try:
+        _consume(report, items, pending, expectations, max_mismatches, max_errors, progress)
+    except InputError as e:  # the file could not be opened, or reading it failed part-way
+        stopped = e
+    _flush(report, pending, max_mismatches, max_errors)
+    expectations.flush()
+    if progress is not None:
+        progress(report.lines)
+    return stopped
+
+
+def _consume(
+    report: FileReport,
+    items: Iterable[Union[TestVector, LineError]],
+    pending: list[TestVector],
+    expectations: "_Expectations",
+    max_mismatches: int,
+    max_errors: int,
+    progress: Optional[Callable[[int], None]],
+) -> None:
+    for item in items:
         report.lines += 1
         if isinstance(item, TestVector) and item.expect:
             try:
@@ -369,11 +427,6 @@ def check_file(
                 _flush(report, pending, max_mismatches, max_errors)
                 if progress is not None:
                     progress(report.lines)
-    _flush(report, pending, max_mismatches, max_errors)
-    expectations.flush()
-    if progress is not None:
-        progress(report.lines)
-    return report
 
 
 def check_files(
@@ -383,7 +436,7 @@ def check_files(
     max_errors: int = MAX_RECORDS,
     progress: Optional[Callable[[str, int], None]] = None,
 ) -> CheckReport:
-    """:func:`check_file` for each path (in order); see :class:`CheckReport`."""
+    """:func:`check_file` for each path (in order); a file that cannot be read never stops the others."""
     reports = []
     for p in paths:
         cb = (lambda n, _p=str(p): progress(_p, n)) if progress is not None else None

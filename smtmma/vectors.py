@@ -16,7 +16,8 @@ The format (``../shared/DESIGN.md``, "Test-vector files")::
   ``scale_b`` (block-scaled instructions: ceil(K / block) hex values in the
   scale format each), ``expect`` (expected D per candidate model: an object of
   hex strings), ``gpu``, ``note`` (free text) are optional; unknown fields are
-  ignored.
+  ignored.  A known field (or a model of ``expect``) given twice makes the
+  line bad: which of the two is the record is anyone's guess.
 
 Hex is unprefixed or ``0x``-prefixed, case-insensitive; a TF32 value may be
 given as 8 hex digits, an FP32 container whose 13 trailing bits are dropped
@@ -25,23 +26,29 @@ given as 8 hex digits, an FP32 container whose 13 trailing bits are dropped
 :func:`parse_line` turns a line into a :class:`TestVector` or raises an
 :class:`~smtmma.errors.InputError` whose one-line message names the line and
 the field (``line 7: a[3]: malformed hex 'xyz' ...``).  :func:`iter_vectors`
-reads a file and yields, per non-blank line, the vector or the error, so a
-checker can keep going past bad lines.  :func:`dump_vector` writes a line.
+reads a file (``-``: standard input; UTF-8, an initial byte-order mark and
+CRLF line ends accepted) and yields, per non-blank line, the vector or the
+error, so a checker can keep going past bad lines: bad JSON or UTF-8, JSON
+nested too deeply or with a number of thousands of digits, a line over
+:data:`MAX_LINE_BYTES`.  Error messages never echo more than a few dozen
+characters of the input.  :func:`dump_vector` writes a line.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 import struct
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import IO, Any, BinaryIO, Iterator, Mapping, Optional, Sequence, Union
 
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
 from .errors import InputError, NotRepresentableError, SmtmmaError
-from .formats import Format, format_hex, get_format, parse_hex
+from .formats import Format, clip, format_hex, get_format, parse_hex
 from .models import Model
 from .simulate import output_format
 
@@ -56,6 +63,8 @@ __all__ = [
     "dump_vector",
     "vector_formats",
     "REQUIRED_FIELDS",
+    "MAX_LINE_BYTES",
+    "json_echo",
 ]
 
 #: Fields every line must have.
@@ -151,6 +160,50 @@ class LineError:
 _KNOWN_FIELDS = ("arch", "instr", "op", "a", "b", "c", "d", "scale_a", "scale_b", "expect", "gpu", "note")
 
 
+#: Longest line read, in bytes; a longer one is one bad line, skipped without being held in memory.
+MAX_LINE_BYTES = 1 << 26
+
+#: Longest arch, instr, op or model name accepted (names are echoed in error messages).
+MAX_NAME_CHARS = 200
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def json_echo(value: object) -> str:
+    """``value`` as JSON for an error message, clipped to a few dozen characters."""
+    try:
+        text = json.dumps(value)
+    except (ValueError, TypeError, RecursionError):
+        text = type(value).__name__
+    return clip(text, quote=False)
+
+
+class _DuplicateKeys(dict):  # type: ignore[type-arg]
+    """A JSON object in which some keys appear more than once (``duplicates``; the last value is kept)."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a dict, marked when a key repeats."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    marked = _DuplicateKeys(obj)
+    seen: set[str] = set()
+    marked.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return marked
+
+
+def _refuse_duplicates(obj: Mapping[str, Any], line: int, where: str = "") -> None:
+    """A line whose known field (or expect's model) is given twice is ambiguous: refuse it; other keys are ignored."""
+    dupes = getattr(obj, "duplicates", ())
+    bad = [k for k in dupes if where or k in _KNOWN_FIELDS]
+    if bad:
+        what = f"{where}: model {clip(bad[0])}" if where else f"field {clip(bad[0])}"
+        raise InputError(f"line {line}: {what} appears more than once")
+
+
 def _err(line: int, fieldname: str, msg: str) -> InputError:
     return InputError(f"line {line}: {fieldname}: {msg}")
 
@@ -163,7 +216,7 @@ def _strip_field(msg: str, fieldname: str) -> str:
 
 def _hex_one(fmt: Format, value: object, line: int, fieldname: str) -> int:
     if not isinstance(value, str):
-        raise _err(line, fieldname, f"expected a hex string of {fmt.name}, got {json.dumps(value)}")
+        raise _err(line, fieldname, f"expected a hex string of {fmt.name}, got {json_echo(value)}")
     try:
         return parse_hex(fmt, value, field=fieldname)
     except NotRepresentableError as e:
@@ -198,7 +251,7 @@ def _hex_list_fast(fmt: Format, values: list[str], joined: str) -> Optional[tupl
 def _hex_list(fmt: Format, values: object, line: int, fieldname: str, *, length: Optional[int] = None) -> tuple[int, ...]:
     """A list of hex strings; fast path for well-formed lists, exact messages from the slow path."""
     if not isinstance(values, list):
-        raise _err(line, fieldname, f"expected a list of hex strings of {fmt.name}, got {json.dumps(values)[:60]}")
+        raise _err(line, fieldname, f"expected a list of hex strings of {fmt.name}, got {json_echo(values)}")
     if not values:
         raise _err(line, fieldname, "must not be empty (a dot product needs K >= 1 values)")
     if length is not None and len(values) != length:
@@ -264,6 +317,7 @@ def parse_record(obj: object, line: int = 1) -> TestVector:
     """A :class:`TestVector` from a decoded JSON object (see the module docstring)."""
     if not isinstance(obj, dict):
         raise InputError(f"line {line}: expected a JSON object, got {type(obj).__name__}")
+    _refuse_duplicates(obj, line)
     missing = [f for f in REQUIRED_FIELDS if f not in obj]
     if missing:
         raise InputError(
@@ -272,10 +326,14 @@ def parse_record(obj: object, line: int = 1) -> TestVector:
         )
     for name in ("arch", "instr"):
         if not isinstance(obj[name], str):
-            raise _err(line, name, f"expected a string, got {json.dumps(obj[name])}")
+            raise _err(line, name, f"expected a string, got {json_echo(obj[name])}")
+        if len(obj[name]) > MAX_NAME_CHARS:
+            raise _err(line, name, f"{clip(obj[name])} is too long for a name")
     op = obj.get("op")
     if op is not None and not isinstance(op, str):
-        raise _err(line, "op", f"expected a string, got {json.dumps(op)}")
+        raise _err(line, "op", f"expected a string, got {json_echo(op)}")
+    if op is not None and len(op) > MAX_NAME_CHARS:
+        raise _err(line, "op", f"{clip(op)} is too long for a name")
     arch, instr, entry, fm = _resolve(obj["arch"], obj["instr"], op or None, line)
     a = _hex_list(fm.a, obj["a"], line, "a")
     b = _hex_list(fm.b, obj["b"], line, "b")
@@ -303,8 +361,11 @@ def parse_record(obj: object, line: int = 1) -> TestVector:
     expect: dict[str, int] = {}
     if expect_raw is not None:
         if not isinstance(expect_raw, dict):
-            raise _err(line, "expect", f"expected an object of model name -> hex {fm.d.name}, got {json.dumps(expect_raw)[:60]}")
+            raise _err(line, "expect", f"expected an object of model name -> hex {fm.d.name}, got {json_echo(expect_raw)}")
+        _refuse_duplicates(expect_raw, line, "expect")
         for k, v in expect_raw.items():
+            if len(k) > MAX_NAME_CHARS:
+                raise _err(line, "expect", f"model name {clip(k)} is too long")
             expect[str(k)] = _hex_one(fm.d, v, line, f"expect[{json.dumps(k)}]")
     return TestVector(
         line=line, arch=arch, instr=instr, op=entry.op, a=a, b=b, c=c, d=d,
@@ -320,35 +381,89 @@ def parse_line(text: Union[str, bytes], line: int = 1) -> TestVector:
         except UnicodeDecodeError as e:
             raise InputError(f"line {line}: not UTF-8 text (byte {e.start})") from None
     try:
-        obj = json.loads(text.rstrip("\r\n"))
+        obj = json.loads(text.rstrip("\r\n"), object_pairs_hook=_json_object)
     except json.JSONDecodeError as e:
         raise InputError(f"line {line}: bad JSON: {e.msg} at column {e.colno}") from None
+    except RecursionError:
+        raise InputError(f"line {line}: bad JSON: nested too deeply") from None
+    except ValueError:  # an integer literal past Python's int/str digit limit
+        raise InputError(f"line {line}: bad JSON: a number with too many digits") from None
     return parse_record(obj, line)
 
 
-def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError]]:
-    """Per non-blank line of ``path``: its :class:`TestVector`, or a :class:`LineError`.
-
-    Raises :class:`InputError` if the file cannot be opened (missing, a
-    directory, unreadable); a bad line never stops the iteration.
-    """
-    p = Path(path)
+def _open(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
+    """The byte stream of ``path`` (``-``: standard input) and whether the caller closes it."""
+    if str(path) == "-":
+        stdin = sys.stdin
+        if stdin is None:
+            raise InputError("-: no standard input")
+        buffer = getattr(stdin, "buffer", None)
+        return (buffer if buffer is not None else io.BytesIO(stdin.read().encode("utf-8"))), False
     try:
-        fh = open(p, "rb")
+        return open(path, "rb"), True
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, not a test-vector file") from None
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
+def _check_start(first: bytes, name: str) -> bytes:
+    """The first line without a UTF-8 byte-order mark; a compressed or UTF-16 file is refused as a whole."""
+    if first.startswith(b"\x1f\x8b"):
+        raise InputError(f"{name}: gzip-compressed; decompress it first (zcat {name} | smtmma check -)")
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{name}: UTF-16 text; test-vector files are UTF-8")
+    return first[len(_UTF8_BOM):] if first.startswith(_UTF8_BOM) else first
+
+
+def _raw_lines(fh: BinaryIO, name: str) -> Iterator[tuple[int, Optional[bytes]]]:
+    """(number, bytes) per line of ``fh``; bytes is None for a line over :data:`MAX_LINE_BYTES` (skipped unread)."""
+    n = 0
+    while True:
+        try:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            n += 1
+            if n == 1:
+                raw = _check_start(raw, name)
+            if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+                yield n, raw
+                continue
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(1 << 20)
+        except OSError as e:
+            raise InputError(f"{name}: cannot read line {n + 1} ({e.strerror or e})") from None
+        yield n, None
+
+
+def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError]]:
+    """Per non-blank line of ``path``: its :class:`TestVector`, or a :class:`LineError`.
+
+    ``path`` ``-`` reads standard input.  A UTF-8 byte-order mark at the
+    start and CRLF line ends are accepted.  Raises :class:`InputError` if
+    the file cannot be opened or read (missing, a directory, unreadable,
+    compressed, UTF-16); a bad line (bad JSON or UTF-8, too deeply nested,
+    over :data:`MAX_LINE_BYTES`, a bad field) never stops the iteration.
+    """
+    fh, owned = _open(path)
+    name = "<stdin>" if str(path) == "-" else str(path)
+    try:
+        for n, raw in _raw_lines(fh, name):
+            if raw is None:
+                yield LineError(n, f"line {n}: longer than {MAX_LINE_BYTES} bytes")
+                continue
             if not raw.strip():
                 continue
             try:
                 yield parse_line(raw, n)
             except SmtmmaError as e:
                 yield LineError(n, str(e))
+    finally:
+        if owned:
+            fh.close()
 
 
 def read_vectors(path: Union[str, Path]) -> list[TestVector]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import subprocess
@@ -292,9 +294,9 @@ def test_simulate_block_scaled(capsys):
          "--a: 0.1 is not exactly representable in fp16 (nearest: 0x2e66 (0.0999755859375) and "
          "0x2e67 (0.10003662109375))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "70000", "--b", "1", "--c", "0"),
-         "--a: 70000 is not exactly representable in fp16 (largest finite: 0x7bff (65504.0))"),
+         "--a: 70000 is not exactly representable in fp16 (overflow; largest finite: 0x7bff (65504.0))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "1", "--b", "2^-25", "--c", "0"),
-         "--b: 2^-25 is not exactly representable in fp16 (nearest: 0x0000 (0.0) and 0x0001 (5.960464477539063e-08))"),
+         "--b: 2^-25 is not exactly representable in fp16 (underflow; nearest: 0x0000 (0.0) and 0x0001 (5.960464477539063e-08))"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "1", "--b", "1", "--c", "0", "--model", "t-fdpa:Q=1"),
          "bad parameter 'Q=1' for t-fdpa; parameters:"),
         (("--arch", "sm90", "--instr", "e4m3f32", "--a", "inf", "--b", "1", "--c", "0"),
@@ -305,6 +307,50 @@ def test_simulate_bad_inputs(capsys, args, message):
     code, out, err = run(capsys, "simulate", *args)
     assert code == 2 and out == ""
     assert_one_line_error(err, message)
+
+
+@pytest.mark.parametrize(
+    "a, d",
+    [("-nan", "7fffffff"), ("NaN", "7fffffff"), ("+Infinity", "7f800000"), ("-INF", "ff800000"), ("-0.0e9", "00000000")],
+)
+def test_simulate_nan_and_inf_spellings(capsys, a, d):
+    code, out, err = run(capsys, *SIM, "--a", a, "--b", "1", "--c", "0", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["d"] == d
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("2^99999999", "--a: 2^99999999 is not exactly representable in fp16 (overflow; largest finite: 0x7bff (65504.0))"),
+        ("-1.0e+99999999", "--a: -1.0e+99999999 is not exactly representable in fp16 (overflow; largest finite: "
+                           "0xfbff (-65504.0))"),
+        ("1.0e+99999", "--a: 1.0e+99999 is not exactly representable in fp16 (overflow;"),
+        ("2^-99999999", "--a: 2^-99999999 is not exactly representable in fp16 (underflow; nearest: 0x0000 (0.0) and "
+                        "0x0001 (5.960464477539063e-08))"),
+        ("1" + "0" * 10**6, "--a: '10000000000000000000000000000000'... (1000001 characters) is too long for a value"),
+        ("0x" + "f" * 10**6, "--a: '0xffffffffffffffffffffffffffffff'... (1000002 characters) has more bits than fp16"),
+        ("3c" * 10**6, "--a: '3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c'... (2000000 characters) has more bits than fp16"),
+        ("1/0", "--a: '1/0' divides by zero"),
+        ("-nan(1)", "--a: '-nan(1)' is neither hex (0x...) nor a decimal number"),
+    ],
+    ids=lambda x: x[:20],
+)
+def test_simulate_huge_values_are_refused_in_one_short_line(capsys, value, message):
+    code, out, err = run(capsys, *SIM, "--a", value, "--b", "1", "--c", "0")
+    assert code == 2 and out == ""
+    assert_one_line_error(err, message)
+    assert len(err) < 200
+
+
+def test_simulate_formats_without_inf_or_nan_or_sign(capsys):
+    code, _, err = run(capsys, "simulate", "--arch", "gfx942", "--instr", "fp8fp8f32", "--a", "-inf", "--b", "1", "--c", "0")
+    assert code == 2
+    assert_one_line_error(err, "--a: format e4m3fnuz has no infinity (largest finite value: 240.0)")
+    code, _, err = run(capsys, "simulate", "--arch", "sm100", "--instr", "mxe4m3f32", "--a", "1", "--b", "1", "--c", "0",
+                       "--scale-a", "-nan", "--scale-b", "1")
+    assert code == 2
+    assert_one_line_error(err, "--scale-a: -nan is not representable in ue8m0 (it is unsigned)")
 
 
 # ---------------------------------------------------------------- check
@@ -417,11 +463,130 @@ def test_check_many_files_total(capsys, tmp_path):
     assert out.splitlines()[-1] == "total: 3 lines: 3 matched, 0 mismatched, 0 errors"
 
 
-def test_check_missing_file(capsys, tmp_path):
+def test_check_missing_file_keeps_the_other_reports(capsys, tmp_path):
     ok = write(tmp_path, "ok.jsonl", A100_F16F16)
-    code, out, err = run(capsys, "check", ok, str(tmp_path / "nope.jsonl"))
-    assert code == 2 and out == ""
+    nope = str(tmp_path / "nope.jsonl")
+    code, out, err = run(capsys, "check", ok, nope)
+    assert code == 2
+    assert out.splitlines() == [f"{ok}: 1 lines: 1 matched, 0 mismatched, 0 errors", f"{nope}: no such file",
+                                "total: 1 lines: 1 matched, 0 mismatched, 0 errors, 1 file error"]
+    assert_one_line_error(err, f"{nope}: no such file")
+    code, out, err = run(capsys, "check", nope, ok, "--json")
+    assert code == 2
+    assert_one_line_error(err, f"{nope}: no such file")
+    rep = json.loads(out)
+    assert (rep["lines"], rep["matched"], rep["file_errors"]) == (1, 1, 1)
+    assert [(f["file"], f["lines"], f["error"]) for f in rep["files"]] == [(nope, 0, "no such file"), (ok, 1, None)]
+
+
+def test_check_missing_file_does_not_hide_a_mismatch(capsys, tmp_path):
+    bad = write(tmp_path, "bad.jsonl", flip_d_bit(A100_F16F16))
+    code, out, err = run(capsys, "check", str(tmp_path / "nope.jsonl"), bad)
+    assert code == 1  # documented: a mismatch wins over unreadable files and bad lines
     assert_one_line_error(err, f"{tmp_path / 'nope.jsonl'}: no such file")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "no test vectors (empty file or only blank lines)"),
+        (b"\n  \r\n\n", "no test vectors (empty file or only blank lines)"),
+        (gzip.compress(A100_F16F16.encode()), "gzip-compressed; decompress it first"),
+        ("\ufeff".encode("utf-16-le") + A100_F16F16.encode("utf-16-le"), "UTF-16 text; test-vector files are UTF-8"),
+    ],
+    ids=["empty", "blank", "gzip", "utf16"],
+)
+def test_check_file_level_errors(capsys, tmp_path, content, message):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(content)
+    ok = write(tmp_path, "ok.jsonl", A100_F16F16)
+    code, out, err = run(capsys, "check", str(path), ok)
+    assert code == 2
+    assert_one_line_error(err, f"{path}: {message}")
+    assert out.splitlines()[0].startswith(f"{path}: {message}")
+    assert out.splitlines()[1] == f"{ok}: 1 lines: 1 matched, 0 mismatched, 0 errors"
+    rep = json.loads(run(capsys, "check", str(path), ok, "--json")[1])
+    assert rep["files"][0]["error"].startswith(message) and rep["file_errors"] == 1 and rep["matched"] == 1
+
+
+def test_check_directory_with_json(capsys, tmp_path):
+    ok = write(tmp_path, "ok.jsonl", A100_F16F16)
+    code, out, err = run(capsys, "check", str(tmp_path), ok, "--json")
+    assert code == 2
+    assert_one_line_error(err, f"{tmp_path}: is a directory, not a test-vector file")
+    rep = json.loads(out)
+    assert [f["error"] for f in rep["files"]] == ["is a directory, not a test-vector file", None]
+
+
+def test_check_bad_lines_of_every_kind(capsys, tmp_path):
+    rec = json.loads(A100_F16F16)
+    lines = [
+        "[" * 100_000,  # RecursionError in json
+        '{"arch": "sm80", "c": 1' + "0" * 5000 + "}",  # past Python's int/str digit limit
+        "[1, 2]",
+        A100_F16F16[:-1] + ', "d": "3c45"}',  # d given twice: which one is the record?
+        json.dumps({**rec, "arch": "x" * 100_000}),
+        json.dumps({**rec, "c": "f" * 100_000}),
+        json.dumps({**rec, "a": [1] * 100_000}),
+        json.dumps({**rec, "unknown": {"deep": [1, 2]}, "note": "extra fields are ignored"}),
+    ]
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes("\n".join(lines).encode() + b"\n\x80\xc3 binary\x00\n")
+    code, out, err = run(capsys, "check", str(path), "--json")
+    assert code == 2
+    assert_one_line_error(err, f"{path}: 8 bad lines (first: line 1: bad JSON: nested too deeply)")
+    assert len(err) < 300
+    f = json.loads(out)["files"][0]
+    assert (f["lines"], f["matched"], f["errors"], f["error"]) == (9, 1, 8, None)
+    assert [e["message"] for e in f["error_messages"]] == [
+        "line 1: bad JSON: nested too deeply",
+        "line 2: bad JSON: a number with too many digits",
+        "line 3: expected a JSON object, got list",
+        "line 4: field 'd' appears more than once",
+        "line 5: arch: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100000 characters) is too long for a name",
+        "line 6: c: 'ffffffffffffffffffffffffffffffff'... (100000 characters) has more bits than fp16 (16 bits)",
+        "line 7: a[0]: expected a hex string of fp16, got 1",
+        "line 9: not UTF-8 text (byte 0)",
+    ]
+    assert all(len(e["message"]) < 200 for e in f["error_messages"])
+
+
+def test_check_line_too_long(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("smtmma.vectors.MAX_LINE_BYTES", 1000)
+    path = write(tmp_path, "long.jsonl", A100_F16F16, json.dumps({"note": "x" * 5000}), A100_F16F16)
+    code, out, err = run(capsys, "check", path)
+    assert code == 2
+    assert out.splitlines()[0] == f"{path}: 3 lines: 2 matched, 0 mismatched, 1 errors"
+    assert_one_line_error(err, f"{path}: 1 bad line (first: line 2: longer than 1000 bytes)")
+
+
+def test_check_bom_and_crlf(capsys, tmp_path):
+    path = tmp_path / "win.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(REAL_LINES).encode() + b"\r\n")
+    code, out, err = run(capsys, "check", str(path))
+    assert (code, err) == (0, "")
+    assert out == f"{path}: 3 lines: 3 matched, 0 mismatched, 0 errors\n"
+
+
+def test_check_standard_input(capsys, monkeypatch):
+    data = ("\ufeff" + "\n".join(REAL_LINES) + "\n" + flip_d_bit(A100_F16F16) + "\n").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, err = run(capsys, "check", "-")
+    assert (code, err) == (1, "")
+    assert out.splitlines()[0] == "<stdin>: 4 lines: 3 matched, 1 mismatched, 0 errors"
+    code, out, err = run(capsys, "check", "-", "-", "--json")
+    assert code == 2
+    assert json.loads(out) == {"error": "'-' (standard input) can be given once"}
+    assert_one_line_error(err, "'-' (standard input) can be given once")
+
+
+def test_subprocess_check_reads_stdin():
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "smtmma", "check", "-", "--json"], input="\n".join(REAL_LINES) + "\n",
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    rep = json.loads(proc.stdout)
+    assert (rep["files"][0]["file"], rep["matched"], rep["file_errors"]) == ("<stdin>", 3, 0)
 
 
 def test_check_batches_many_groups(capsys, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -279,3 +280,66 @@ def test_round_trip_tf32_and_block_scales():
            "scale_a": ["38"], "scale_b": ["30"], "d": "41000000"}
     v = parse_line(json.dumps(rec))
     assert parse_line(v.to_json()) == v
+
+
+# ---------------------------------------------------------------- hostile input: one bad line, short messages
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000, "line 7: bad JSON: nested too deeply"),
+        ('{"c": ' + "9" * 5000 + "}", "line 7: bad JSON: a number with too many digits"),
+        ("null", "line 7: expected a JSON object, got NoneType"),
+        (line_with()[:-1] + ', "a": ["3c00"]}', "line 7: field 'a' appears more than once"),
+        (line_with(expect={"sm80": "0"})[:-2] + ', "sm80": "1"}}', "line 7: expect: model 'sm80' appears more than once"),
+        (line_with(c=[1] * 100_000), "line 7: c: expected a hex string of fp32, got [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1... "
+                                     "(300000 characters)"),
+        (line_with(instr="f" * 1000), "line 7: instr: 'ffffffffffffffffffffffffffffffff'... (1000 characters) is too "
+                                      "long for a name"),
+        (line_with(op=["mma"]), 'line 7: op: expected a string, got ["mma"]'),
+    ],
+    ids=["deep", "bigint", "null", "dup-field", "dup-expect", "long-list", "long-name", "op-list"],
+)
+def test_hostile_lines_are_one_short_error(text, message):
+    e = error_of(text)
+    assert str(e) == message and len(str(e)) < 200
+
+
+def test_duplicate_unknown_fields_are_ignored_like_any_unknown_field():
+    v = parse_line(line_with()[:-1] + ', "seed": 1, "seed": 2}')
+    assert v.c == 0 and v.raw["seed"] == 2
+
+
+def test_iter_vectors_bom_crlf_and_stdin(tmp_path, monkeypatch):
+    data = b"\xef\xbb\xbf" + json.dumps(BASE).encode() + b"\r\n\r\n" + line_with(c=None).encode() + b"\r\n"
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(data)
+    items = list(iter_vectors(path))
+    assert isinstance(items[0], TestVector) and items[1] == LineError(3, "line 3: missing field c (required: arch, instr, a, b, c)")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert list(iter_vectors("-")) == items
+    monkeypatch.setattr("sys.stdin", io.StringIO(data.decode("utf-8")))  # no .buffer: read as text
+    assert list(iter_vectors("-")) == items
+
+
+class _FailingStream(io.BytesIO):
+    """A stream whose second read fails, like a file on a vanished network drive."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.reads = 0
+
+    def readline(self, size: int = -1) -> bytes:  # type: ignore[override]
+        self.reads += 1
+        if self.reads > 1:
+            raise OSError(5, "Input/output error")
+        return super().readline(size)
+
+
+def test_read_error_part_way_keeps_the_lines_read(monkeypatch):
+    from smtmma import check, vectors
+
+    monkeypatch.setattr(vectors, "_open", lambda path: (_FailingStream(((json.dumps(BASE) + "\n") * 2).encode()), False))
+    r = check.check_file("flaky.jsonl")
+    assert (r.lines, r.matched, r.error) == (1, 1, "cannot read line 2 (Input/output error)")
+    assert not r.ok

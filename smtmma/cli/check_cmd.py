@@ -8,6 +8,7 @@ import sys
 from typing import IO, Any
 
 from ..check import CheckReport, FileReport, check_files
+from ..errors import InputError, SmtmmaError
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, _non_negative, _print_error
 
 _CHECK_EPILOG = """\
@@ -16,8 +17,12 @@ Each FILE is JSON Lines, one dot product per line, bit patterns in hex:
    "c": "00000000", "d": "3f800008"}
 optional: "op" (mma, wgmma, tcgen05, mfma, ...; default: the catalogue's), "scale_a",
 "scale_b" (block-scaled instructions), "expect", "gpu", "note"; other fields are ignored.
-Lines without "d" are counted as 'no expectation'. A bad line is reported and
-the check goes on.
+Lines without "d" are counted as 'no expectation'. A bad line (bad JSON or
+UTF-8, not an object, a missing or malformed field, a field given twice) is
+reported and the check goes on. FILE '-' is standard input; a UTF-8
+byte-order mark and CRLF line ends are fine. A FILE that cannot be read
+(missing, a directory, compressed) or holds no test vector at all is reported
+as a file error and the other files are checked all the same.
 
 "expect" ({MODEL: HEX D}, what 'smtmma suite' writes; MODEL is ARCH, ARCH/OP or a
 model spec): every named model is simulated and must give its D; where a line
@@ -30,16 +35,23 @@ are printed: the known models a recorded suite run matches ('smtmma run
               "mismatches": [{"line", "expected", "got", "a", "b", "c", ...}],
               "error_messages": [{"line", "message"}], "expect_lines", "expect_checked",
               "expect_disagree", "expect_wrong": [{"line", "model", "expected", "simulated"}],
-              "consistent": [MODEL, ...] | null}],
-   "lines", "matched", "mismatched", "errors", "no_expectation", "expect_disagree"}
+              "consistent": [MODEL, ...] | null, "error": null | "why the file was not read"}],
+   "lines", "matched", "mismatched", "errors", "no_expectation", "expect_disagree",
+   "file_errors"}
+With --json, stdout is that one object, file errors included (a command error
+such as '-' given twice prints {"error": MESSAGE} instead). Errors also go to
+stderr, one line each.
 
-exit status: 0 all lines match, 1 some line mismatched (or an expectation
-disagrees with its model), 2 no mismatch but some line (or file) could not be read.
+exit status, over all FILEs:
+  1  some line mismatched (or an expectation disagrees with its model)
+  2  otherwise, some line or file could not be read, or a file has no test vector
+  0  otherwise: every line of every file read, and each one matched (or had no d)
 
 examples:
   smtmma check h100-run.jsonl
   smtmma check logs/*.jsonl --json > report.json
-  smtmma check big.jsonl --max-mismatches 100"""
+  smtmma check big.jsonl --max-mismatches 100
+  zcat run.jsonl.gz | smtmma check -"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -47,7 +59,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     pc = sub.add_parser("check", help="check test-vector files (JSON Lines) against the models",
                         description="Simulate every line of each FILE and compare with its recorded d, bit for bit.",
                         epilog=_CHECK_EPILOG, formatter_class=fmt)
-    pc.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines test-vector file")
+    pc.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines test-vector file ('-': standard input)")
     pc.add_argument("--json", action="store_true", help="print one JSON object")
     pc.add_argument("--max-mismatches", type=_non_negative, default=10, metavar="N",
                     help="mismatches (and bad lines) reported per file (default 10)")
@@ -55,6 +67,9 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 
 def _print_file_report(r: FileReport, out: IO[str]) -> None:
+    if r.error is not None and r.lines == 0:
+        print(f"{r.file}: {r.error}", file=out)
+        return
     extra = f", {r.no_expectation} without d (not compared)" if r.no_expectation else ""
     print(f"{r.file}: {r.lines} lines: {r.matched} matched, {r.mismatched} mismatched, {r.errors} errors{extra}", file=out)
     for m in r.mismatches:
@@ -82,31 +97,65 @@ def _print_file_report(r: FileReport, out: IO[str]) -> None:
         print(f"  error: {e.message}", file=out)
     if r.errors > len(r.error_list):
         print(f"  ... {r.errors - len(r.error_list)} more bad lines", file=out)
+    if r.error is not None:
+        print(f"  error: {r.error}", file=out)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    def show_progress(path: str, n: int) -> None:
-        print(f"\r{path}: {n} lines", end="", file=sys.stderr, flush=True)
-
-    progress = show_progress if not args.json and sys.stderr.isatty() else None
-    report: CheckReport = check_files(args.files, max_mismatches=args.max_mismatches, max_errors=args.max_mismatches,
-                                      progress=progress)
-    if progress is not None:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    try:
+        report = _run(args)
+    except SmtmmaError as e:
+        if args.json:
+            print(json.dumps({"error": str(e)}))
+        _print_error(str(e))
+        return EXIT_USAGE
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
         for r in report.files:
             _print_file_report(r, sys.stdout)
         if len(report.files) > 1:
-            print(f"total: {report.lines} lines: {report.matched} matched, {report.mismatched} mismatched, "
-                  f"{report.errors} errors" + (f", {report.no_expectation} without d" if report.no_expectation else ""))
+            print(_total_line(report))
+    _print_errors(report)
+    return exit_status(report)
+
+
+def _run(args: argparse.Namespace) -> CheckReport:
+    if args.files.count("-") > 1:
+        raise InputError("'-' (standard input) can be given once")
+
+    def show_progress(path: str, n: int) -> None:
+        print(f"\r{path}: {n} lines", end="", file=sys.stderr, flush=True)
+
+    progress = show_progress if not args.json and sys.stderr.isatty() else None
+    report = check_files(args.files, max_mismatches=args.max_mismatches, max_errors=args.max_mismatches,
+                         progress=progress)
+    if progress is not None:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    return report
+
+
+def _total_line(report: CheckReport) -> str:
+    text = (f"total: {report.lines} lines: {report.matched} matched, {report.mismatched} mismatched, "
+            f"{report.errors} errors" + (f", {report.no_expectation} without d" if report.no_expectation else ""))
+    n = report.file_errors
+    return text + (f", {n} file error{'s' if n > 1 else ''}" if n else "")
+
+
+def _print_errors(report: CheckReport) -> None:
+    """One line on stderr per file with bad lines, and per file that could not be read."""
     for r in report.files:
         if r.errors:
             first = r.error_list[0].message if r.error_list else ""
             _print_error(f"{r.file}: {r.errors} bad line{'s' if r.errors > 1 else ''}" + (f" (first: {first})" if first else ""))
+        if r.error is not None:
+            _print_error(f"{r.file}: {r.error}")
+
+
+def exit_status(report: CheckReport) -> int:
+    """1 if a line mismatched (or an expectation disagrees), else 2 if a line or file could not be read, else 0."""
     if report.mismatched or report.expect_disagree:
         return EXIT_MISMATCH
-    if report.errors:
+    if report.errors or report.file_errors:
         return EXIT_USAGE
     return EXIT_OK

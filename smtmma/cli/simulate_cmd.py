@@ -29,7 +29,13 @@ values (comma-separated lists for --a/--b, one value for --c):
   1.5  -0.25  3/4  exact decimals or fractions (must be exactly representable;
                    0.1 in fp16 is an error, not a rounding)
   2^-24  -2^3      powers of two
-  inf  -inf  nan  -0
+  inf  -inf  nan  -nan  -0
+                   any letter case, with + too (+Infinity, NaN); nan is the format's
+                   canonical NaN (fp16 7e00), -nan the same with the sign bit set
+                   (fe00; FNUZ formats have one NaN, 80); formats without infinity
+                   (e4m3, FNUZ, fp6, fp4) refuse inf, unsigned ones refuse -nan
+  Values beyond the format's range (70000 or 1e99999 in fp16, 2^-99999) are
+  refused as overflow or underflow, never rounded.
   Scientific notation needs a point or a sign in it (1.5e3, 1e+3): '1e3' is hex.
   A TF32 operand given as 8 hex digits is an FP32 pattern whose 13 low bits
   are dropped, as the hardware does.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Optional
 
 from ..errors import InputError, NotRepresentableError, SmtmmaError
-from ..formats import Format, format_hex, from_fraction, parse_hex, parse_value, to_float
+from ..formats import (Format, Real, clip, encode_real, format_hex, from_fraction, parse_hex, parse_real, parse_value,
+                       to_float)
 
 _ALL_HEX = re.compile(r"[0-9a-fA-F]+")
 _ALL_DEC = re.compile(r"[0-9]+")
@@ -18,51 +18,50 @@ def parse_cli_value(fmt: Format, token: str, field: str = "value") -> int:
 
     A token of hex digits only is hex unless it is all decimal digits
     (``3c00`` and ``1e5`` are hex, ``1000`` is the integer 1000); ``0x`` forces
-    hex; anything else goes to :func:`~smtmma.formats.parse_value`.
+    hex; anything else is read by :func:`~smtmma.formats.parse_real` (NaN and
+    infinity spellings, huge exponents: see :func:`~smtmma.formats.parse_value`).
+    A value the format cannot hold exactly is refused with the representable
+    values around it.
     """
     t = token.strip()
     if not t:
         raise InputError(f"{field}: empty value")
-    if _ALL_HEX.fullmatch(t) and not _ALL_DEC.fullmatch(t):
+    if (_ALL_HEX.fullmatch(t) and not _ALL_DEC.fullmatch(t)) or t[:2].lower() == "0x":
         return parse_hex(fmt, t, field=field)
+    real = parse_real(t, field=field)
     try:
-        return parse_value(fmt, t, field=field)
-    except InputError as e:
-        if not str(e).startswith(f"{field}: "):  # e.g. "format e4m3 has no infinity"
-            raise type(e)(f"{field}: {e}") from None
-        if not isinstance(e, NotRepresentableError):
+        return encode_real(fmt, real, shown=clip(t, quote=False), prefix=f"{field}: ")
+    except NotRepresentableError:
+        hint = _hint_for(fmt, real)
+        if not hint:
             raise
-        q = _as_fraction(t)
-        if q is not None and q < 0 and "negative" in str(e):
-            raise NotRepresentableError(f"{field}: {t} is negative; {fmt.name} is unsigned") from e
-        if q is None or "not exactly representable" not in str(e):
-            raise
-        raise NotRepresentableError(f"{field}: {t} is not exactly representable in {fmt.name}{_hint(fmt, q)}") from e
+        raise NotRepresentableError(f"{field}: {clip(t, quote=False)} is not exactly representable in {fmt.name}{hint}") from None
 
 
-_POW2 = re.compile(r"([+-]?)2\^\(?([+-]?\d+)\)?")
-
-
-def _as_fraction(t: str) -> Optional[Fraction]:
-    """``t`` as a Fraction (decimal, fraction or power of two), None if it is none of those."""
-    m = _POW2.fullmatch(t)
-    if m:
-        return Fraction(2) ** int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
-    try:
-        return Fraction(t)
-    except (ValueError, ZeroDivisionError):
-        return None
+def _hint_for(fmt: Format, real: Real) -> str:
+    """:func:`_hint` for a refused real; a huge or tiny one stands in as a value just beyond the format's range."""
+    if real.kind == "huge":
+        q = Fraction(2) ** (fmt.emax + 2)
+    elif real.kind == "tiny":
+        q = Fraction(2) ** (fmt.emin - fmt.man_bits - 2)
+    elif real.kind == "finite" and real.magnitude != 0:
+        q = real.magnitude
+    else:
+        return ""
+    if real.negative and (not fmt.signed or fmt.sign_ignored):
+        return ""  # "negative; unsigned" says it all
+    return _hint(fmt, -q if real.negative else q)
 
 
 def _hint(fmt: Format, q: Fraction) -> str:
-    """`` (nearest: ...)``: the representable values around ``q``, for error messages."""
+    """`` (nearest: ...)``: the representable values around ``q``, for error messages; says overflow / underflow."""
     sign = -1 if q < 0 else 1
     mag = abs(q)
     if mag == 0 or not fmt.signed and sign < 0:
         return ""
     top = Fraction(fmt.max_sig) * Fraction(2) ** (fmt.emax - fmt.man_bits)
     if mag > top:
-        return f" (largest finite: {_display(fmt, from_fraction(fmt, sign * top))})"
+        return f" (overflow; largest finite: {_display(fmt, from_fraction(fmt, sign * top))})"
     e = mag.numerator.bit_length() - mag.denominator.bit_length()
     if Fraction(2) ** e > mag:
         e -= 1
@@ -75,7 +74,8 @@ def _hint(fmt: Format, q: Fraction) -> str:
         except SmtmmaError:
             pass
     near.sort(key=lambda x: to_float(fmt, x))
-    return f" (nearest: {' and '.join(_display(fmt, x) for x in near)})" if near else ""
+    under = "underflow; " if mag < Fraction(2) ** (fmt.emin - (fmt.man_bits if fmt.subnormals else 0)) else ""
+    return f" ({under}nearest: {' and '.join(_display(fmt, x) for x in near)})" if near else ""
 
 
 def _tokens(fmt: Format, text: str, opt: str) -> list[tuple[Format, str, str]]:

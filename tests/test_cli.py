@@ -482,8 +482,9 @@ def test_check_missing_file_keeps_the_other_reports(capsys, tmp_path):
 def test_check_missing_file_does_not_hide_a_mismatch(capsys, tmp_path):
     bad = write(tmp_path, "bad.jsonl", flip_d_bit(A100_F16F16))
     code, out, err = run(capsys, "check", str(tmp_path / "nope.jsonl"), bad)
-    assert code == 1  # documented: a mismatch wins over unreadable files and bad lines
+    assert code == 2  # documented: a file that could not be read makes the check incomplete
     assert_one_line_error(err, f"{tmp_path / 'nope.jsonl'}: no such file")
+    assert "1 mismatched" in out  # the other file is still reported
 
 
 @pytest.mark.parametrize(

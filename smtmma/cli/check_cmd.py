@@ -43,8 +43,10 @@ such as '-' given twice prints {"error": MESSAGE} instead). Errors also go to
 stderr, one line each.
 
 exit status, over all FILEs:
-  1  some line mismatched (or an expectation disagrees with its model)
-  2  otherwise, some line or file could not be read, or a file has no test vector
+  2  some file could not be read or has no test vector (the check is incomplete;
+     the other files are still checked and reported)
+  1  otherwise, some line mismatched (or an expectation disagrees with its model)
+  2  otherwise, some line could not be read
   0  otherwise: every line of every file read, and each one matched (or had no d)
 
 examples:
@@ -153,9 +155,12 @@ def _print_errors(report: CheckReport) -> None:
 
 
 def exit_status(report: CheckReport) -> int:
-    """1 if a line mismatched (or an expectation disagrees), else 2 if a line or file could not be read, else 0."""
+    """2 if a file could not be read (the check is incomplete), else 1 if a line mismatched (or an expectation
+    disagrees), else 2 if a line could not be read, else 0."""
+    if report.file_errors:
+        return EXIT_USAGE
     if report.mismatched or report.expect_disagree:
         return EXIT_MISMATCH
-    if report.errors or report.file_errors:
+    if report.errors:
         return EXIT_USAGE
     return EXIT_OK

@@ -24,11 +24,12 @@ ceil(K / L) FDPAs over consecutive chunks, the last one padded with zeros.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Optional
 
 from .errors import InputError, UnknownNameError, choices
-from .formats import get_format
+from .formats import clip, get_format
 
 __all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "FLAGS", "Conversion", "canonical_kind", "parse_model_spec"]
 
@@ -136,6 +137,9 @@ class Model:
             raise UnknownNameError(f"unknown conversion rho={self.rho!r}; valid: {choices(RHOS)}")
         if self.nan not in NAN_STYLES:
             raise UnknownNameError(f"unknown NaN style nan={self.nan!r}; valid: {choices(NAN_STYLES)}")
+        if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
+            raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 9: UE8M0); {self.scale_fmt} scales have a "
+                             "significand: use gst-fdpa (Alg. 10), as the catalogue's nvf4 rows do")
         for flag in ("zero_emax", "ieee_zero"):
             if getattr(self, flag) and self.kind not in ("t-fdpa", "st-fdpa"):
                 raise InputError(f"{flag} is a hypothesis about T-FDPA and ST-FDPA sums; {self.kind} has no such choice")
@@ -238,10 +242,11 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             except UnknownNameError as e:
                 raise UnknownNameError(f"via: {e}") from None
         else:
-            try:
-                changes[key] = None if val.lower() in ("none", "inf") else int(val)
-            except ValueError:
-                raise InputError(f"parameter {key} needs an integer, got {val!r}") from None
+            if val.lower() not in ("none", "inf") and not re.fullmatch(r"[+-]?\d{1,9}", val):
+                what = "out of range" if re.fullmatch(r"[+-]?\d+", val) else "not an integer"
+                rng = f" {_param_range(key)}" if key in PARAM_RANGES else ""
+                raise InputError(f"parameter {key}={clip(val, quote=False)}: {what}{rng}")
+            changes[key] = None if val.lower() in ("none", "inf") else int(val)
     model = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
     if kind in ("st-fdpa", "gst-fdpa") and model.scale_fmt is None:
         from .catalogue import INSTRS  # the catalogue builds on this module: import it only for this message

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import IO, Any
 
+from ..errors import InputError
 from ..catalogue import ARCHS, Entry, entries
 from .common import EXIT_OK
 
@@ -63,6 +64,9 @@ def _table(rows: list[list[str]], out: IO[str]) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    for opt, val in (("--arch", args.arch), ("--instr", args.instr)):
+        if val is not None and not val.strip():
+            raise InputError(f"{opt} is empty; give a name (see 'smtmma list' for them all) or leave the option out")
     rows = entries(args.arch, args.instr)
     if args.json:
         print(json.dumps([_entry_dict(e) for e in rows], indent=2))

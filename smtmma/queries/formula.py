@@ -17,7 +17,7 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.symbolic import SmtAlgebra
 from ..errors import InputError
-from ..formats import Format, get_format
+from ..formats import Format, clip, get_format
 from ..models import Model
 from ..simulate import output_format, run_model
 
@@ -69,7 +69,7 @@ class Domain:
         return ", ".join(parts)
 
 
-_RANGE = re.compile(r"^(-?\d+):(-?\d+)$")
+_RANGE = re.compile(r"^(-?\d{1,9}):(-?\d{1,9})$")  # exponents beyond 9 digits mean nothing in any format
 
 
 def parse_domain(spec: Optional[str]) -> Domain:
@@ -97,16 +97,16 @@ def parse_domain(spec: Optional[str]) -> Domain:
             if lo > hi:
                 raise InputError(f"domain: empty exponent range {tok!r}")
             kw[key] = (lo, hi)
-        elif key == "lanes" and eq and val.isdigit() and int(val) >= 1:
+        elif key == "lanes" and eq and re.fullmatch(r"\d{1,9}", val) and int(val) >= 1:
             kw["lanes"] = int(val)
-        elif re.match(r"^(a\d+|b\d+|c)$", key) and eq:
-            try:
-                fixed.append((key, int(val, 16) if val.lower().startswith("0x") else int(val, 16)))
-            except ValueError:
-                raise InputError(f"domain: {tok!r} needs a hex bit pattern (e.g. a0=0x3c00)") from None
+        elif re.match(r"^(a\d{1,9}|b\d{1,9}|c)$", key) and eq:
+            digits = val[2:] if val.lower().startswith("0x") else val
+            if not re.fullmatch(r"[0-9a-fA-F]{1,16}", digits):  # no format is wider than 64 bits
+                raise InputError(f"domain: {clip(tok)} needs a hex bit pattern of at most 16 digits (e.g. a0=0x3c00)")
+            fixed.append((key, int(digits, 16)))
         else:
             raise InputError(
-                f"domain: bad item {tok!r}; items: finite, specials, normal, nonneg, a+, a-, b+, b-, c+, c-, "
+                f"domain: bad item {clip(tok)}; items: finite, specials, normal, nonneg, a+, a-, b+, b-, c+, c-, "
                 "exp=LO:HI, cexp=LO:HI, lanes=N, a<k>=0xHEX, b<k>=0xHEX, c=0xHEX"
             )
     return Domain(fixed=tuple(fixed), signs=tuple(sorted(signs.items())), **kw)  # type: ignore[arg-type]
@@ -173,6 +173,8 @@ class DotFormula:
     def restrict(self, domain: Domain) -> None:
         """Assert ``domain`` on the inputs."""
         alg = self.alg
+        if domain.lanes is not None and domain.lanes > self.K:
+            raise InputError(f"domain: lanes={domain.lanes} but the dot product has only K={self.K} lanes")
         by_name = dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
         widths = {n: (self.a_fmt if n[0] == "a" else self.b_fmt if n[0] == "b" else self.c_fmt) for n in by_name if n[0] in "abc"}
         for name, value in domain.fixed:

@@ -6,6 +6,7 @@ from typing import Optional, Sequence, Union
 
 from ..catalogue import INSTRS, entries, model_of, resolve_arch, resolve_instr
 from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..formats import clip
 from ..models import Model, canonical_kind, parse_model_spec
 
 
@@ -86,7 +87,7 @@ def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str],
             try:
                 models.append(parse_model_spec(t, like=like_model))
             except SmtmmaError as e:
-                raise type(e)(f"model {t!r}: {e}") from None
+                raise type(e)(f"model {clip(t)}: {e}") from None
         else:
             models.append(model_of(archs[t], instr, op))
     return instr, models, first_arch, first_arch or base_arch

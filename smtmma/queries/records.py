@@ -21,7 +21,7 @@ import numpy as np
 
 from ..catalogue import lookup, model_of
 from ..errors import InputError, SmtmmaError, UnknownNameError
-from ..formats import Format, format_hex, get_format
+from ..formats import Format, clip, format_hex, get_format
 from ..models import Model, parse_model_spec
 from ..simulate import output_format
 from ..trace import Trace, divergence, trace_dot
@@ -294,7 +294,7 @@ def query_report(
         try:
             the_model = parse_model_spec(model, like=the_model)
         except SmtmmaError as e:
-            raise type(e)(f"--model {model!r}: {e}") from None
+            raise type(e)(f"--model {clip(model)}: {e}") from None
         name = model
     try:  # the properties check the domain alone before they report "holds"
         r = properties.check_property(prop, the_model, name=name, K=k, domain=dom, solver=solver,

@@ -56,6 +56,8 @@ QUERIES = [
     Query("4 carry bits (Ampere)", "- / -", "query carry-bits --arch sm80 --instr f16f32 --k 8"),
     # Beyond the paper.
     Query("distinguish sm80 sm90 f16f32", "", "distinguish sm80 sm90 --instr f16f32"),
+    Query("distinguish sm70 sm75 sm80 sm90 f16f32", "", "distinguish sm70 sm75 sm80 sm90 --instr f16f32"),
+    Query("distinguish 6 architectures f16f32", "", "distinguish sm70 sm80 sm90 gfx908 gfx90a gfx942 --instr f16f32"),
     Query("5 carry bits (Hopper)", "", "query carry-bits --arch sm90 --instr f16f32"),
     Query("symmetry sm80 f16f32 K=8 (holds)", "", "query symmetry --arch sm80 --instr f16f32 --k 8"),
     Query("symmetry sm90 f16f32 K=16 (holds)", "", "query symmetry --arch sm90 --instr f16f32"),

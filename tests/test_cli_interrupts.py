@@ -52,7 +52,8 @@ def test_timeout_bounds_building_the_formula_too(capsys) -> None:
 
 
 def test_time_limit_bounds_a_suite(capsys, tmp_path) -> None:
-    code, out, err = run(capsys, "suite", "--instr", "f16f32", "--grid", "t-fdpa:L=4,8,16,32;F=20..30", "--time-limit", "1",
+    # --pool 0: every pair goes to the solver, hundreds of calls, far more than a second.
+    code, out, err = run(capsys, "suite", "--instr", "f16f32", "--grid", "t-fdpa:L=4,8,16,32;F=20..30", "--pool", "0", "--time-limit", "1",
                          "-o", str(tmp_path / "s.jsonl"))
     assert code == EXIT_TIMEOUT, err
     assert err == "smtmma: error: no answer: --time-limit (1 s) ran out before an answer\n"

@@ -11,7 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..catalogue import lookup, model_of
-from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name
 from ..formats import format_hex
 from ..models import parse_model_spec
 from ..queries.distinguish import EmptyDomainError, replay
@@ -84,7 +84,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     pq.add_argument("property", metavar="PROPERTY",
                     help="symmetry, monotonicity, order-independence, carry-bits, error-bound or custom")
     pq.add_argument("--arch", required=True, help="architecture (sm80, sm90, volta, gfx942, ...)")
-    pq.add_argument("--instr", required=True, help="instruction type (f16f32, bf16f32, e4m3f32, ...)")
+    pq.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
+                    "--op names a full instruction whose types fix it")
     pq.add_argument("--op", help="op family or an instruction name; default: the catalogue's default")
     pq.add_argument("--model", metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
     pq.add_argument("--tight", action="store_true", help="error-bound: bisect for the smallest multiple of the bound that holds")
@@ -134,7 +135,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     names = list(properties.PROPERTIES)
     prop = args.property.strip().lower().replace("_", "-")
     if prop not in names:
-        raise UnknownNameError(f"unknown property {args.property!r}; valid: {', '.join(names)}")
+        raise UnknownNameError(unknown_name("property", args.property, names))
     domain = parse_domain(args.domain)
     options: dict[str, Any] = {}
     if args.tight:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from ..errors import SmtmmaError, UnknownNameError, choices
+from ..errors import SmtmmaError, UnknownNameError, choices, unknown_name
 
 __all__ = ["SolverResult", "BACKENDS", "available", "default_backend", "solve", "NoBackendError"]
 
@@ -190,7 +190,7 @@ def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout
             default_backend()
         return _portfolio(script, want, timeout, seed, have)
     if solver not in BACKENDS:
-        raise UnknownNameError(f"unknown solver {solver!r}; valid: {choices([*BACKENDS, 'portfolio'])}")
+        raise UnknownNameError(unknown_name("solver", solver, [*BACKENDS, "portfolio"]))
     if solver not in have:
         raise NoBackendError(f"solver {solver} is not installed (installed: {choices(have) or 'none'}); pip install 'smtmma[{solver}]'")
     return BACKENDS[solver][1](script, want, timeout, seed)

@@ -262,7 +262,7 @@ def _name_arg(what: str, name: object, example: str) -> str:
     """``name`` when it is a str, else an :class:`InputTypeError` saying what a name looks like."""
     if isinstance(name, str):
         return name
-    hint = f" (did you mean 'sm{name}'?)" if what == "architecture" and isinstance(name, int) and f"sm{name}" in ARCHS else ""
+    hint = f" (did you mean 'sm{name}'?)" if what.startswith("architecture") and isinstance(name, int) and f"sm{name}" in ARCHS else ""
     raise InputTypeError(f"{what} must be a name (str) such as {example!r}, got {type(name).__name__} {name!r}{hint}")
 
 
@@ -351,6 +351,8 @@ def model_of(target: Union[str, Model], instr: Optional[str] = None, op: Optiona
     is below the model's L, each instruction is its own FDPA: L becomes that
     k (Alg. 5, L = min(K, L_max), with K the instruction's k).
     """
+    if not isinstance(target, Model):
+        _name_arg("architecture (or a Model)", target, "sm90")
     if isinstance(target, Model):
         if instr is not None:
             i = INSTRS[resolve_instr(instr)]

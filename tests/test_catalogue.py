@@ -186,7 +186,7 @@ def test_hypothesis_flags_and_the_nan_option() -> None:
         parse_model_spec("t-fdpa:F=24,F=25", like=like)
     with pytest.raises(InputError, match="parameter zero_emax is given twice"):
         parse_model_spec("t-fdpa:zero_emax,zero_emax=0", like=like)
-    with pytest.raises(UnknownNameError, match="unknown NaN style nan='amd'"):
+    with pytest.raises(UnknownNameError, match="unknown NaN style nan 'amd'; valid: ieee, nvidia"):
         parse_model_spec("t-fdpa:nan=amd", like=like)
     with pytest.raises(InputError, match="zero_emax is a hypothesis about T-FDPA and ST-FDPA sums; tr-fdpa"):
         parse_model_spec("tr-fdpa:zero_emax", like=lookup("gfx942", "f16f32").model)

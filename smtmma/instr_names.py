@@ -67,7 +67,7 @@ def _amd_key(name: str) -> str:
     key = name.strip().lower()
     key = key[2:] if key.startswith("v_") else key
     key = key[5:] if key.startswith("mfma_") else key
-    return key.replace("_", "")
+    return re.sub(r"_\d+b(?=_)", "", key).replace("_", "")  # the CDNA3 block tag follows from m, n, k
 
 
 def _bad(text: str, why: str) -> InputError:
@@ -207,6 +207,8 @@ def resolve(arch: str, instr: Optional[str], op: str, vendor: str) -> Optional[t
     table = SHAPES.get(arch, {})
     hits = [(i, fam, s) for i, fams in table.items() for fam, shapes in fams.items() for s in shapes
             if _shape_fits(p, fam, s) and _types_fit(p, INSTRS[i], s)]
+    if not hits and p.amd_key and p.amd_key.endswith("1k") and not any("mfma_1k" in f for f in table.values()):
+        return resolve(arch, instr, op[:-3], vendor)  # CDNA3 bf16 is the _1k datapath under its plain name
     named = {i for i, _, _ in hits}
     if instr is not None:
         mine = [h for h in hits if h[0] == instr]
@@ -215,7 +217,7 @@ def resolve(arch: str, instr: Optional[str], op: str, vendor: str) -> Optional[t
             raise InputError(f"op {op!r} implies {says}, not instruction {instr}")
         hits = mine
     elif len(named) > 1:
-        raise InputError(f"op {op!r} names several instruction types on {arch} ({choices(sorted(named))}): give the instruction")
+        raise InputError(f"op {op!r} names several instruction types on {arch} ({choices(sorted(named))}): give one as instr (--instr)")
     if not hits:
         raise _no_shape(arch, instr, p, table)
     i, fam, s = hits[0]

@@ -39,6 +39,8 @@ from smtmma.models import Model, parse_model_spec
         ("gfx942", "V_MFMA_F32_16X16X16_F16", "f16f32", "mfma"),
         ("gfx942", "v_mfma_f32_16x16x16f16", "f16f32", "mfma"),
         ("gfx942", "v_mfma_f32_32x32x16_fp8_bf8", "fp8bf8f32", "mfma"),
+        ("gfx942", "v_mfma_f32_32x32x4f16", "f16f32", "mfma"),  # CDNA1/2 spelling of v_mfma_f32_32x32x4_2b_f16
+        ("gfx942", "v_mfma_f32_32x32x8bf16_1k", "bf16f32", "mfma"),  # CDNA3's bf16 is the _1k datapath
     ],
 )
 def test_name_forms_name_the_instruction(arch: str, op: str, instr: str, family: str) -> None:

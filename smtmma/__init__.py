@@ -9,7 +9,7 @@ use; they return the records ``smtmma distinguish/query --json`` print).
 from __future__ import annotations
 
 from .catalogue import CATALOGUE, lookup, resolve_arch, resolve_instr
-from .errors import InputError, NotRepresentableError, SmtmmaError, UnknownNameError
+from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError, UnknownNameError
 from .formats import FORMATS, get_format
 from .models import Model
 from .simulate import simulate_dot, simulate_mma
@@ -39,6 +39,7 @@ __all__ = [
     "get_format",
     "SmtmmaError",
     "InputError",
+    "InputTypeError",
     "UnknownNameError",
     "NotRepresentableError",
     "__version__",

@@ -12,10 +12,12 @@ input FTZ; chaining of K > L; which PTX/MFMA shapes run on which datapath.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from .errors import InputError, UnknownNameError, choices
+from . import instr_names
+from .errors import InputError, InputTypeError, UnknownNameError, choices, did_you_mean, unknown_name
 from .isa import SHAPES, InstrShape
 from .models import Model
 
@@ -256,18 +258,26 @@ _ARCH_BY_NAME = {n.lower(): a.name for a in ARCHS.values() for n in (a.name, *a.
 _INSTR_BY_NAME = {n.lower(): i.name for i in INSTRS.values() for n in (i.name, *i.aliases)}
 
 
+def _name_arg(what: str, name: object, example: str) -> str:
+    """``name`` when it is a str, else an :class:`InputTypeError` saying what a name looks like."""
+    if isinstance(name, str):
+        return name
+    hint = f" (did you mean 'sm{name}'?)" if what.startswith("architecture") and isinstance(name, int) and f"sm{name}" in ARCHS else ""
+    raise InputTypeError(f"{what} must be a name (str) such as {example!r}, got {type(name).__name__} {name!r}{hint}")
+
+
 def resolve_arch(name: str) -> str:
-    """Canonical architecture id (``sm90``) of a name or alias (``hopper``, ``h100``)."""
-    key = name.strip().lower()
+    """Canonical architecture id (``sm90``) of a name or alias (``hopper``, ``h100``, ``sm_90a``)."""
+    key = _name_arg("architecture", name, "sm90").strip().lower()
     if key.startswith("sm_"):
         key = "sm" + key[3:]
+    if re.fullmatch(r"sm\d+[af]", key):  # PTX targets sm_90a, sm_100f: the same arithmetic
+        key = key[:-1]
     try:
         return _ARCH_BY_NAME[key]
     except KeyError:
-        raise UnknownNameError(
-            f"unknown architecture {name!r}; valid: {choices(ARCHS)} (aliases: "
-            f"{choices(a for x in ARCHS.values() for a in x.aliases)})"
-        ) from None
+        raise UnknownNameError(unknown_name("architecture", name, ARCHS, aliases=[a for x in ARCHS.values() for a in x.aliases],
+                                            see="'smtmma list'")) from None
 
 
 def split_arch_op(text: str) -> tuple[str, Optional[str]]:
@@ -283,9 +293,10 @@ def split_arch_op(text: str) -> tuple[str, Optional[str]]:
 def resolve_instr(name: str) -> str:
     """Canonical instruction name (``f16f32``) of a name or alias."""
     try:
-        return _INSTR_BY_NAME[name.strip().lower()]
+        return _INSTR_BY_NAME[_name_arg("instruction", name, "f16f32").strip().lower()]
     except KeyError:
-        raise UnknownNameError(f"unknown instruction {name!r}; valid: {choices(INSTRS)}") from None
+        raise UnknownNameError(unknown_name("instruction", name, INSTRS, aliases=[a for i in INSTRS.values() for a in i.aliases],
+                                            see="'smtmma list'")) from None
 
 
 def entries(arch: Optional[str] = None, instr: Optional[str] = None) -> list[Entry]:
@@ -295,54 +306,74 @@ def entries(arch: Optional[str] = None, instr: Optional[str] = None) -> list[Ent
     return [e for e in CATALOGUE if (a is None or e.arch == a) and (i is None or e.instr == i)]
 
 
-def lookup(arch: str, instr: str, op: Optional[str] = None) -> Entry:
+def lookup(arch: str, instr: Optional[str], op: Optional[str] = None) -> Entry:
     """The row for ``(arch, instr, op)``; ``op=None`` gives the default op family.
 
     ``op`` may be a family (``mma``, ``wgmma``, ``tcgen05``, ``mfma``,
-    ``mfma_1k``) or a full instruction name listed in the row's shapes
-    (``v_mfma_f32_32x32x8bf16_1k``, ``mma.sync.aligned.m16n8k32``).
+    ``mfma_1k``) or an instruction name in any spelling of
+    :mod:`smtmma.instr_names` (PTX ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``,
+    MMA-Sim ``m16n8k16.f32.f16.f16.f32``, ``v_mfma_f32_32x32x8bf16_1k``); its
+    types must agree with ``instr``, and ``instr`` may be None when they fix it.
     """
-    a, i = resolve_arch(arch), resolve_instr(instr)
+    a = resolve_arch(arch)
+    if op is not None:
+        op = _name_arg("op", op, "mma")
+    named = instr_names.resolve(a, resolve_instr(instr) if instr is not None else None, op, ARCHS[a].vendor) \
+        if op and op.strip().lower() not in instr_names.FAMILIES else None
+    if instr is None and named is None:
+        raise InputError("an instruction type is needed (instr, e.g. f16f32), or an op that names one "
+                         "(e.g. mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32)")
+    i = named[0] if named else resolve_instr(instr)  # type: ignore[arg-type]
     rows = _ROWS.get((a, i), [])
     if not rows:
         have = sorted({e.instr for e in CATALOGUE if e.arch == a})
-        raise UnknownNameError(f"{a} has no instruction {i}; valid for {a}: {choices(have)}")
-    if op is None or op == "":
+        hint = did_you_mean(i, have) if len(have) > 5 else ""
+        raise UnknownNameError(f"{a} has no instruction {i}; {hint + ' ' if hint else ''}valid for {a}: {choices(have)}")
+    if op is None or op.strip() == "":
         defaults = [e for e in rows if e.default] or rows
         return defaults[0]
-    key = op.strip().lower()
+    key = named[1] if named else op.strip().lower()
     if key == "wmma" and ARCHS[a].vendor == "nvidia":
         key = "mma"  # the WMMA API issues the same HMMA/QMMA as mma.sync
     for e in rows:
         if e.op == key:
             return e
-    for e in rows:  # a full instruction name: match by shape names, longest family first
-        if any(s.name.lower() == key for s in e.shapes):
-            return e
-    if ARCHS[a].vendor == "amd" and key.startswith("v_mfma"):
-        fam = "mfma_1k" if key.endswith("_1k") else "mfma"
-        for e in rows:
-            if e.op == fam:
-                return e
-    raise UnknownNameError(f"{a} {i} has no op {op!r}; valid: {choices(e.op for e in rows)}")
+    ops = [e.op for e in rows]
+    hint = did_you_mean(op.strip(), ops) if len(ops) > 5 else ""
+    raise UnknownNameError(f"{a} {i} has no op {op!r}; {hint + ' ' if hint else ''}valid: {choices(ops)}")
 
 
 def model_of(target: Union[str, Model], instr: Optional[str] = None, op: Optional[str] = None) -> Model:
     """A :class:`Model`: ``target`` itself, or the catalogue's model of ``(target, instr, op)``.
 
-    When ``op`` names one instruction shape (``mma.sync.aligned.m16n8k4``)
-    whose k is below the model's L, each instruction is its own FDPA: L
-    becomes that k (Alg. 5, L = min(K, L_max), with K the instruction's k).
+    A Model given with ``instr`` must have that instruction's formats.  When
+    ``op`` names one instruction shape (``mma.sync.aligned.m16n8k4``) whose k
+    is below the model's L, each instruction is its own FDPA: L becomes that
+    k (Alg. 5, L = min(K, L_max), with K the instruction's k).
     """
+    if not isinstance(target, Model):
+        _name_arg("architecture (or a Model)", target, "sm90")
     if isinstance(target, Model):
+        if instr is not None:
+            i = INSTRS[resolve_instr(instr)]
+            want = (i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt, i.scale_fmt)
+            have = (target.a_fmt, target.b_fmt, target.c_fmt, target.d_fmt, target.scale_fmt)
+            if want != have:
+                raise InputError(f"the model computes {_fmts_text(have)} but instr {i.name} is {_fmts_text(want)}: "
+                                 "give a model of that instruction, or instr=None")
+        if op:
+            raise InputError("op picks a catalogue row: give an architecture, not a Model, with op")
         return target
-    if instr is None:
+    if instr is None and not op:
         raise InputError("an architecture needs an instruction (instr)")
     entry = lookup(target, instr, op)
     model = entry.model
     if op and model.L is not None and model.kind.endswith("fdpa"):
-        key = op.strip().lower()
-        ks = {s.k for s in entry.shapes if s.name.lower() == key}
-        if len(ks) == 1 and min(ks) < model.L:
-            model = model.replace(L=min(ks))
+        shape = instr_names.named_shape(entry.arch, entry.instr, op, ARCHS[entry.arch].vendor)
+        if shape is not None and shape.k < model.L:
+            model = model.replace(L=shape.k)
     return model
+
+
+def _fmts_text(f: tuple[Optional[str], ...]) -> str:
+    return f"a {f[0]}, b {f[1]}, c {f[2]}, d {f[3]}" + (f", scales {f[4]}" if f[4] else "")

@@ -7,11 +7,19 @@ exits with status 2.  ``assert`` is used only for internal invariants.
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable
+
 __all__ = [
     "SmtmmaError",
     "UnknownNameError",
     "InputError",
+    "InputTypeError",
     "NotRepresentableError",
+    "choices",
+    "close_names",
+    "did_you_mean",
+    "unknown_name",
 ]
 
 
@@ -30,6 +38,10 @@ class InputError(SmtmmaError, ValueError):
     """Malformed input: bad hex, wrong vector length, missing field, bad shape."""
 
 
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type: None or a number for a name, floats where bit patterns go."""
+
+
 class NotRepresentableError(InputError):
     """A value that its format cannot hold exactly (too many bits, inexact decimal)."""
 
@@ -37,3 +49,46 @@ class NotRepresentableError(InputError):
 def choices(names: object) -> str:
     """Return ``names`` as a comma-separated list for error messages."""
     return ", ".join(str(n) for n in names)
+
+
+def close_names(name: object, names: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` of ``names`` that ``name`` most likely meant (case-insensitive).
+
+    Names that start with ``name`` (or that it starts with) come first, then
+    :func:`difflib.get_close_matches`; an empty list when nothing is close.
+    """
+    pool = list(dict.fromkeys(str(x) for x in names))
+    key = str(name).strip().lower()
+    if not key:
+        return []
+    lower = {x.lower(): x for x in pool}
+    prefix = [x for x in pool if len(key) >= 2 and (x.lower().startswith(key) or key.startswith(x.lower()) and len(x) >= 2)]
+    prefix.sort(key=lambda x: abs(len(x) - len(key)))
+    close = [lower[x] for x in difflib.get_close_matches(key, list(lower), n=n, cutoff=0.6)]
+    return list(dict.fromkeys(close[:1] + prefix + close))[:n]
+
+
+def did_you_mean(name: object, names: Iterable[str], n: int = 3) -> str:
+    """``"did you mean hopper?"`` (or ``"a, b or c?"``) for the :func:`close_names` of ``name``; "" when none."""
+    near = close_names(name, names, n)
+    if not near:
+        return ""
+    return "did you mean " + (near[0] if len(near) == 1 else ", ".join(near[:-1]) + " or " + near[-1]) + "?"
+
+
+def unknown_name(what: str, name: object, names: Iterable[str], *, aliases: Iterable[str] = (),
+                 see: str = "", limit: int = 12) -> str:
+    """One-line message for an unknown ``name``: ``unknown architecture 'hoper'; did you mean hopper? valid: ...``.
+
+    Suggestions come from ``names`` and ``aliases``; the valid ``names`` are
+    listed when there are at most ``limit`` of them, otherwise ``see`` says
+    where the full list is (e.g. ``"smtmma list"``).
+    """
+    pool = list(dict.fromkeys(names))
+    alias_list = list(aliases)
+    hint = did_you_mean(name, [*pool, *alias_list]) if len(pool) + len(alias_list) > 5 else ""
+    msg = f"unknown {what} {name!r}" + (f"; {hint}" if hint else "")
+    if len(pool) <= limit or not see:
+        msg += ("" if hint else ";") + f" valid: {choices(pool)}"
+        return msg + (f" (and aliases: see {see})" if see and alias_list else "")
+    return msg + f"{'' if hint else ';'} all {len(pool)}: see {see}"

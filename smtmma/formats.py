@@ -34,7 +34,7 @@ from typing import Literal, Optional, Union
 
 import numpy as np
 
-from .errors import InputError, NotRepresentableError, UnknownNameError, choices
+from .errors import InputError, InputTypeError, NotRepresentableError, UnknownNameError, unknown_name
 
 __all__ = [
     "decode",
@@ -213,12 +213,12 @@ def get_format(name: Union[str, Format]) -> Format:
     """Return the :class:`Format` called ``name`` (canonical name or alias)."""
     if isinstance(name, Format):
         return name
+    if not isinstance(name, str):
+        raise InputTypeError(f"format must be a name (str) such as 'fp16' or a Format, got {type(name).__name__} {name!r}")
     try:
-        return _BY_NAME[name.lower()]
+        return _BY_NAME[name.strip().lower()]
     except KeyError:
-        raise UnknownNameError(
-            f"unknown format {name!r}; valid: {choices(FORMATS)}"
-        ) from None
+        raise UnknownNameError(unknown_name("format", name, FORMATS, aliases=[a for f in FORMATS.values() for a in f.aliases])) from None
 
 
 class Special:

@@ -24,11 +24,12 @@ ceil(K / L) FDPAs over consecutive chunks, the last one padded with zeros.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .errors import InputError, UnknownNameError, choices
+from .errors import InputError, InputTypeError, UnknownNameError, choices, did_you_mean, unknown_name
 from .formats import clip, get_format
 
 __all__ = ["Model", "KINDS", "RHOS", "NAN_STYLES", "FLAGS", "Conversion", "canonical_kind", "parse_model_spec"]
@@ -126,17 +127,26 @@ class Model:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise UnknownNameError(f"unknown model kind {self.kind!r}; valid: {choices(KINDS)}")
+            raise UnknownNameError(unknown_name("model kind", self.kind, KINDS))
+        for name in ("a_fmt", "b_fmt", "c_fmt", "d_fmt", "scale_fmt", "via"):
+            fmt = getattr(self, name)
+            if fmt is not None or name.endswith("_fmt") and name != "scale_fmt":
+                try:
+                    get_format(fmt)
+                except (InputTypeError, UnknownNameError) as e:
+                    raise type(e)(f"model {name}: {e}") from None
         for name, (lo, hi) in PARAM_RANGES.items():
             v = getattr(self, name)
+            if v is not None and (not isinstance(v, numbers.Integral) or isinstance(v, bool)):
+                raise InputTypeError(f"model parameter {name} must be an int or None, got {type(v).__name__} {v!r}")
             if v is not None and not lo <= v <= hi:
                 raise InputError(f"model parameter {name}={v} out of range {lo}..{hi}")
         if self.interleave is not None and (self.L is None or self.interleave < 1 or self.L % self.interleave):
             raise InputError(f"interleave={self.interleave} must divide L={self.L}")
         if self.rho is not None and self.rho not in RHOS:
-            raise UnknownNameError(f"unknown conversion rho={self.rho!r}; valid: {choices(RHOS)}")
+            raise UnknownNameError(unknown_name("conversion rho", self.rho, RHOS))
         if self.nan not in NAN_STYLES:
-            raise UnknownNameError(f"unknown NaN style nan={self.nan!r}; valid: {choices(NAN_STYLES)}")
+            raise UnknownNameError(unknown_name("NaN style nan", self.nan, NAN_STYLES))
         if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
             raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 9: UE8M0); {self.scale_fmt} scales have a "
                              "significand: use gst-fdpa (Alg. 10), as the catalogue's nvf4 rows do")
@@ -165,7 +175,12 @@ class Model:
         return self.kind + (":" + ",".join(parts) if parts else "")
 
     def replace(self, **changes: object) -> "Model":
-        """A copy with ``changes`` applied (``dataclasses.replace``)."""
+        """A copy with ``changes`` applied (``dataclasses.replace``); unknown fields raise InputTypeError."""
+        fields = [f.name for f in dataclasses.fields(self)]
+        for key in changes:
+            if key not in fields:
+                hint = did_you_mean(key, fields)
+                raise InputTypeError(f"Model has no field {key!r}" + (f"; {hint}" if hint else f"; fields: {choices(fields)}"))
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
@@ -207,10 +222,14 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     ``ftz_inputs``, ``zero_emax`` and ``ieee_zero`` (bare, or ``=1``/``=0``);
     so every :meth:`Model.describe` string parses back to its model.
     """
+    if not isinstance(spec, str):
+        raise InputTypeError(f"model spec must be a str such as 't-fdpa:F=26', got {type(spec).__name__} {spec!r}")
+    if not isinstance(like, Model):
+        raise InputTypeError(f"like must be a Model (e.g. lookup('sm90', 'f16f32').model), got {type(like).__name__}")
     head, _, rest = spec.partition(":")
     kind = canonical_kind(head)
     if kind is None:
-        raise UnknownNameError(f"unknown model kind {head.strip().lower().replace('_', '-')!r}; valid: {choices(KINDS)}")
+        raise UnknownNameError(unknown_name("model kind", head.strip().lower().replace('_', '-'), KINDS))
     allowed = _PARAMS[kind]
     if like.kind == kind:
         base = like
@@ -232,7 +251,8 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             continue
         if key not in allowed + _COMMON_OPTIONS or not eq:
             ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
-            raise InputError(f"bad parameter {item!r} for {kind}; parameters: {ranges}; "
+            hint = did_you_mean(key, allowed + _COMMON_OPTIONS + _FLAGS) if key not in allowed + _COMMON_OPTIONS else ""
+            raise InputError(f"bad parameter {item!r} for {kind}; {hint + ' ' if hint else ''}parameters: {ranges}; "
                              "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero")
         if key in ("rho", "nan"):
             changes[key] = val.lower()

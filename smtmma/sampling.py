@@ -37,7 +37,7 @@ from typing import Union
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, UnknownNameError, choices
+from .errors import InputError, UnknownNameError, unknown_name
 from .formats import Format, get_format
 
 __all__ = [
@@ -229,7 +229,7 @@ def draw(kind: str, fmt: FormatLike, shape: Shape, rng: np.random.Generator) -> 
         return out
     if kind == "ill-conditioned":
         raise InputError("'ill-conditioned' describes dot products: use draw_dot")
-    raise UnknownNameError(f"unknown sampling kind {kind!r}; valid: {choices(KINDS)}")
+    raise UnknownNameError(unknown_name("sampling kind", kind, KINDS))
 
 
 def draw_scales(kind: str, fmt: FormatLike, shape: Shape, rng: np.random.Generator) -> np.ndarray:

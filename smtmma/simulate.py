@@ -10,7 +10,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .catalogue import lookup, model_of, resolve_instr
+from .catalogue import ARCHS, lookup, model_of
 from .encodings.algebra import Algebra, Int
 from .encodings.concrete import NumpyAlgebra
 from .encodings.efdpa import efdpa
@@ -22,7 +22,8 @@ from .encodings.gstfdpa import gstfdpa
 from .encodings.gtrfdpa import gtrfdpa
 from .encodings.tfdpa import tfdpa
 from .encodings.trfdpa import trfdpa
-from .errors import InputError
+from .errors import InputError, InputTypeError, NotRepresentableError
+from .instr_names import named_shape
 from .formats import Format, get_format
 from .models import Model
 
@@ -206,19 +207,62 @@ def flush_input_bits(alg: Algebra, fmt: Format, bits: Int) -> Int:
     return alg.ite(alg.eq(efield, 0), 0, bits)
 
 
+#: NumPy float dtypes whose bits are those of a format (so ``x.view(np.uintN)`` gives its patterns).
+_NP_FLOATS = {"fp16": "float16", "fp32": "float32", "fp64": "float64"}
+
+
+def _float_hint(name: str, arr: np.ndarray, fmt: Format) -> str:
+    """Error text for floats given where bit patterns of ``fmt`` go: how to get the patterns."""
+    uint = f"np.{np.dtype(_dtype_for(fmt.bits)).name}"
+    same = _NP_FLOATS.get(fmt.name)
+    if same == arr.dtype.name:
+        fix = f"{name}.view({uint})"
+    elif same:
+        fix = f"np.asarray({name}, np.{same}).view({uint}) (exact only if the values are {fmt.name} values)"
+    elif fmt.name == "tf32":
+        fix = f"np.asarray({name}, np.float32).view(np.uint32) >> 13"
+    else:
+        fix = f"[smtmma.formats.from_fraction({fmt.name!r}, v) for v in {name}] (exact values only)"
+    return f"{name} holds {arr.dtype.name} values, not {fmt.name} bit patterns: pass {fix}"
+
+
 def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
-    arr = np.asarray(x)
+    """``x`` as a ``ndim``-D int64 (uint64 for 64-bit formats) array of ``fmt`` bit patterns; InputError otherwise."""
+    what = "an (N, K) array" if ndim == 2 else "an (N,) array"
+    if x is None or isinstance(x, (str, bytes, dict, set)):
+        raise InputTypeError(f"{name} must be {what} of {fmt.name} bit patterns (unsigned ints), got {type(x).__name__}")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as e:  # ragged nested lists
+        raise InputError(f"{name} must be {what} of {fmt.name} bit patterns: {str(e).splitlines()[0]}") from None
+    if arr.size and arr.dtype.kind in "fc":
+        raise InputTypeError(_float_hint(name, arr, fmt))
     if arr.ndim != ndim:
         raise InputError(f"{name} must be a {ndim}-D array of {fmt.name} bit patterns, got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "ui":
-        raise InputError(f"{name} must hold unsigned integer bit patterns of {fmt.name}, got dtype {arr.dtype}")
+        raise InputTypeError(f"{name} must hold unsigned integer bit patterns of {fmt.name}, got dtype {arr.dtype}")
     arr = arr.astype(np.int64) if arr.dtype != np.uint64 else arr
-    if arr.size and (arr.min() < 0 or int(arr.max()) >> fmt.bits):
+    if arr.size and arr.dtype != np.uint64 and arr.min() < 0:
+        row = int(np.nonzero((arr.reshape(len(arr), -1) < 0).any(axis=1))[0][0])
+        bad = int(arr.reshape(len(arr), -1)[row].min())
+        raise InputError(f"{name}: row {row}: {bad} is negative; bit patterns are unsigned "
+                         f"(a signed array of patterns? pass {name}.view(np.{np.dtype(_dtype_for(fmt.bits)).name}))")
+    if arr.size and int(arr.max()) >> fmt.bits:
         flat = arr.reshape(len(arr), -1) if arr.ndim > 1 else arr.reshape(-1, 1)
-        row = int(np.nonzero(((flat < 0) | (flat >= (1 << min(fmt.bits, 63)))).any(axis=1))[0][0]) if fmt.bits < 64 else 0
-        bad = int(flat[row][(flat[row] < 0) | (flat[row] >= (1 << min(fmt.bits, 63)))][0]) if fmt.bits < 64 else int(arr.min())
-        raise InputError(f"{name}: row {row}: {bad:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+        row = int(np.nonzero((flat >= (1 << min(fmt.bits, 63))).any(axis=1))[0][0]) if fmt.bits < 64 else 0
+        bad = int(flat[row][flat[row] >= (1 << min(fmt.bits, 63))][0]) if fmt.bits < 64 else int(arr.max())
+        raise NotRepresentableError(f"{name}: row {row}: {bad:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
     return arr.astype(np.int64) if arr.dtype == np.uint64 and fmt.bits < 64 else arr
+
+
+def _check_scales(model: Model, scale_a: object, scale_b: object) -> None:
+    """Scales go with block-scaled models only, and then both of them."""
+    given = [n for n, s in (("scale_a", scale_a), ("scale_b", scale_b)) if s is not None]
+    if model.scale_fmt is None and given:
+        raise InputError(f"{' and '.join(given)} given, but {model.describe()} ({model.a_fmt} x {model.b_fmt}) "
+                         "takes no block scales: leave them None")
+    if model.scale_fmt is not None and len(given) < 2:
+        raise InputError(f"instruction with {model.scale_fmt} block scales needs scale_a and scale_b")
 
 
 def simulate_dot(
@@ -243,6 +287,7 @@ def simulate_dot(
     (uint16 for FP16, uint32 for FP32 and E8M13-in-FP32, uint64 for FP64).
     """
     model = model_of(target, instr, op)
+    _check_scales(model, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     A, B, C = _as_bits("a", a, fa, 2), _as_bits("b", b, fb, 2), _as_bits("c", c, fc, 1)
     if A.shape != B.shape:
@@ -254,8 +299,6 @@ def simulate_dot(
         raise InputError("dot products need K >= 1 values")
     SA = SB = None
     if model.scale_fmt is not None:
-        if scale_a is None or scale_b is None:
-            raise InputError(f"instruction with {model.scale_fmt} block scales needs scale_a and scale_b")
         sf = get_format(model.scale_fmt)
         SA, SB = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
         need = -(-K // model.block)
@@ -297,16 +340,17 @@ def simulate_mma(
     Scales: scale_a (M, K/block), scale_b (K/block, N).
     """
     model = model_of(target, instr, op)
-    Am, Bm, Cm = np.asarray(A), np.asarray(B), np.asarray(C)
-    if Am.ndim != 2 or Bm.ndim != 2 or Cm.ndim != 2:
-        raise InputError(f"A, B, C must be matrices; got shapes {Am.shape}, {Bm.shape}, {Cm.shape}")
+    _check_scales(model, scale_a, scale_b)
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    Am, Bm, Cm = _as_bits("A", A, fa, 2), _as_bits("B", B, fb, 2), _as_bits("C", C, fc, 2)
     M, K = Am.shape
     if Bm.shape[0] != K or Cm.shape != (M, Bm.shape[1]):
         raise InputError(f"shapes do not multiply: A {Am.shape}, B {Bm.shape}, C {Cm.shape}")
     N = Bm.shape[1]
     if isinstance(target, str):
-        entry = lookup(target, resolve_instr(instr or ""), op)
-        shapes = {(s.m, s.n, s.k) for s in entry.shapes}
+        entry = lookup(target, instr, op)
+        named = named_shape(entry.arch, entry.instr, op, ARCHS[entry.arch].vendor)
+        shapes = {(named.m, named.n, named.k)} if named else {(s.m, s.n, s.k) for s in entry.shapes}
         if shapes and (M, N, K) not in shapes:
             valid = ", ".join(f"m{m}n{n}k{k}" for m, n, k in sorted(shapes))
             raise InputError(f"{entry.arch} {entry.instr} ({entry.op}) has no shape m{M}n{N}k{K}; valid: {valid}")
@@ -314,7 +358,8 @@ def simulate_mma(
     b = np.tile(Bm.T, (M, 1))  # row i*N + j is B[:, j]
     sa = sb = None
     if scale_a is not None and scale_b is not None:
-        sa = np.repeat(np.asarray(scale_a), N, axis=0)
-        sb = np.tile(np.asarray(scale_b).T, (M, 1))
+        sf = get_format(model.scale_fmt or "ue8m0")
+        sa = np.repeat(_as_bits("scale_a", scale_a, sf, 2), N, axis=0)
+        sb = np.tile(_as_bits("scale_b", scale_b, sf, 2).T, (M, 1))
     d = simulate_dot(model, None, a, b, Cm.reshape(-1), scale_a=sa, scale_b=sb)
     return d.reshape(M, N)

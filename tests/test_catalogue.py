@@ -121,8 +121,8 @@ def test_full_ptx_names_resolve_to_their_family() -> None:
 @pytest.mark.parametrize(
     "call,fragment",
     [
-        (lambda: resolve_arch("sm99"), "unknown architecture 'sm99'; valid: sm70, sm75"),
-        (lambda: resolve_instr("f17f32"), "unknown instruction 'f17f32'; valid: f64f64"),
+        (lambda: resolve_arch("sm99"), "unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75"),
+        (lambda: resolve_instr("f17f32"), "unknown instruction 'f17f32'; did you mean f16f32"),
         (lambda: lookup("sm70", "bf16f32"), "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32"),
         (lambda: lookup("sm90", "f16f32", "tcgen05"), "has no op 'tcgen05'; valid: mma, wgmma"),
     ],
@@ -186,7 +186,7 @@ def test_hypothesis_flags_and_the_nan_option() -> None:
         parse_model_spec("t-fdpa:F=24,F=25", like=like)
     with pytest.raises(InputError, match="parameter zero_emax is given twice"):
         parse_model_spec("t-fdpa:zero_emax,zero_emax=0", like=like)
-    with pytest.raises(UnknownNameError, match="unknown NaN style nan='amd'"):
+    with pytest.raises(UnknownNameError, match="unknown NaN style nan 'amd'; valid: ieee, nvidia"):
         parse_model_spec("t-fdpa:nan=amd", like=like)
     with pytest.raises(InputError, match="zero_emax is a hypothesis about T-FDPA and ST-FDPA sums; tr-fdpa"):
         parse_model_spec("tr-fdpa:zero_emax", like=lookup("gfx942", "f16f32").model)

@@ -74,7 +74,7 @@ def test_structural_grid_holds_each_kind_that_fits_the_instruction() -> None:
     ("t-fdpa:L=0", "L=0 is out of range 1..128"),
     ("t-fdpa:F=99", "F=99 is out of range 0..64"),
     ("t-fdpa:F=26..23", "empty range F=26..23"),
-    ("t-fdpa:rho=rz-fp99", "rho=rz-fp99 is not a conversion"),
+    ("t-fdpa:rho=rz-fp99", "unknown conversion rho 'rz-fp99'; did you mean rz-fp64, rz-fp32 or rz-fp16?"),
     ("t-fdpa:L=4;L=8", "L is given twice"),
     ("t-fdpa:Q=4", "bad item 'Q=4'"),
     ("t-fdpa:L=x", "L=x is not an integer"),

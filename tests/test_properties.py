@@ -45,7 +45,7 @@ def value(fmt: str, bits: int) -> object:
 
 def test_registry_and_dispatch() -> None:
     assert list(PROPERTIES) == ["symmetry", "monotonicity", "carry-bits", "error-bound", "order-independence", "custom"]
-    with pytest.raises(UnknownNameError, match="unknown property 'symetry'; valid: symmetry, monotonicity, carry-bits"):
+    with pytest.raises(UnknownNameError, match="unknown property 'symetry'; did you mean symmetry\\? valid: symmetry, monotonicity, carry-bits"):
         check_property("symetry", M("sm80"))
     with pytest.raises(InputError, match="symmetry has no option 'tight'; its options: lemmas"):
         check_property("symmetry", M("sm80"), tight=True)

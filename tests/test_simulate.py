@@ -65,7 +65,7 @@ def test_simulate_mma_rejects_shapes_the_instruction_lacks() -> None:
 @pytest.mark.parametrize(
     "a,b,c,fragment",
     [
-        (np.zeros((2, 4)), np.zeros((2, 4)), np.zeros(2), "unsigned integer bit patterns"),
+        (np.zeros((2, 4)), np.zeros((2, 4)), np.zeros(2), r"a holds float64 values, not fp16 bit patterns: pass np.asarray\(a, np.float16\).view\(np.uint16\)"),
         (np.zeros((2, 4), np.uint16), np.zeros((2, 5), np.uint16), np.zeros(2, np.uint32), "same shape"),
         (np.zeros((2, 4), np.uint16), np.zeros((2, 4), np.uint16), np.zeros(3, np.uint32), "one value per dot product"),
         (np.full((1, 4), 0x10000, np.uint32), np.zeros((1, 4), np.uint16), np.zeros(1, np.uint32), "0x10000 has more bits than fp16"),

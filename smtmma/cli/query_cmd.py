@@ -74,7 +74,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     pq.add_argument("property", metavar="PROPERTY",
                     help="symmetry, monotonicity, order-independence, carry-bits, error-bound or custom")
     pq.add_argument("--arch", required=True, help="architecture (sm80, sm90, volta, gfx942, ...)")
-    pq.add_argument("--instr", required=True, help="instruction type (f16f32, bf16f32, e4m3f32, ...)")
+    pq.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
+                    "--op names a full instruction whose types fix it")
     pq.add_argument("--op", help="op family or an instruction name; default: the catalogue's default")
     pq.add_argument("--model", metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
     pq.add_argument("--tight", action="store_true", help="error-bound: bisect for the smallest multiple of the bound that holds")

@@ -50,7 +50,9 @@ examples:
   smtmma simulate --arch a100 --instr f16f16 --a 0x3c00,0x1400 --b 3c00,0x1400 --c 0 --json
   smtmma simulate --arch sm90 --instr e4m3f32 --op wgmma --a 1,1 --b 0.5,-0.5 --c 2^-20
   smtmma simulate --arch sm100 --instr mxe4m3f32 --a 1 --b 1 --c 0 --scale-a 2 --scale-b 1
-  smtmma simulate --arch sm90 --instr f16f32 --model t-fdpa:F=26 --a 1,2^-24 --b 1,1 --c 0"""
+  smtmma simulate --arch sm90 --instr f16f32 --model t-fdpa:F=26 --a 1,2^-24 --b 1,1 --c 0
+  smtmma simulate --arch sm80 --op mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 --a 1,1 --b 1,1 --c 0
+  smtmma simulate --arch mi300x --op v_mfma_f32_16x16x16_f16 --a 1,2^-10 --b 1,2^-10 --c 0"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -59,8 +61,10 @@ def add_parser(sub: Any, fmt: type) -> None:
                         description="Simulate one dot product d = c + sum_k a_k * b_k, bit for bit.",
                         epilog=_SIM_EPILOG, formatter_class=fmt)
     ps.add_argument("--arch", required=True, help="architecture (sm80, sm90, h100, gfx942, ...)")
-    ps.add_argument("--instr", required=True, help="instruction type (f16f32, bf16f32, e4m3f32, ...)")
-    ps.add_argument("--op", help="op family (mma, wgmma, tcgen05, mfma, mfma_1k) or an instruction name; "
+    ps.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
+                    "--op names a full instruction whose types fix it")
+    ps.add_argument("--op", help="op family (mma, wgmma, tcgen05, mfma, mfma_1k) or an instruction name (PTX "
+                    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, MMA-Sim m16n8k16.f32.f16.f16.f32, v_mfma_f32_16x16x16_f16); "
                     "default: the catalogue's default")
     ps.add_argument("--model", metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26 "
                     "(parameters not given keep the catalogue's values)")

@@ -44,7 +44,8 @@ def add_parser(sub: Any, fmt: type) -> None:
                        epilog=_VALIDATE_EPILOG, formatter_class=fmt)
     add_device_option(p)
     p.add_argument("--arch", required=True, help="the architecture whose model the device is compared with")
-    p.add_argument("--instr", required=True, help="instruction type (f16f32, bf16f32, e4m3f32, ...)")
+    p.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
+                    "--op names a full instruction whose types fix it")
     p.add_argument("--op", help="op family or instruction name (default: the catalogue's default)")
     p.add_argument("-n", type=_positive_int, default=1_000_000, metavar="N", help="inputs to draw (default 1000000)")
     p.add_argument("--seed", type=_non_negative, default=0, metavar="S", help="random seed (default 0)")

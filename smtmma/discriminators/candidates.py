@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, split_arch_op
-from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name
 from ..formats import get_format
 from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, canonical_kind, parse_model_spec
 
@@ -256,10 +256,10 @@ def _check_value(param: str, v: str, grid: str) -> None:
     low = v.lower()
     if param == "rho":
         if low not in RHOS:
-            raise InputError(f"grid {grid!r}: rho={v} is not a conversion; valid: {', '.join(RHOS)}")
+            raise InputError(f"grid {grid!r}: {unknown_name('conversion rho', v, RHOS)}")
     elif param == "nan":
         if low not in NAN_STYLES:
-            raise InputError(f"grid {grid!r}: nan={v} is not a NaN style; valid: {', '.join(NAN_STYLES)}")
+            raise InputError(f"grid {grid!r}: {unknown_name('NaN style', v, NAN_STYLES)}")
     elif param == "via":
         if low != "none":
             get_format(v)
@@ -294,8 +294,7 @@ def parse_grid(grid: str) -> list[str]:
         kind, _, rest = part.partition(":")
         k = canonical_kind(kind)
         if k is None:
-            raise UnknownNameError(f"grid {grid!r}: unknown model kind {kind.strip()!r}; valid: {', '.join(KINDS)} "
-                                   "(or 'structural')")
+            raise UnknownNameError(f"grid {grid!r}: {unknown_name('model kind', kind.strip(), [*KINDS, 'structural'])}")
         axes: list[tuple[str, list[str]]] = []
         for item in filter(None, (t.strip() for t in rest.split(";"))):
             key, eq, vals = item.partition("=")

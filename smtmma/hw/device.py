@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..catalogue import ARCHS, lookup, model_of, split_arch_op
-from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..errors import InputError, SmtmmaError, UnknownNameError, did_you_mean, unknown_name
 from ..models import Model, parse_model_spec
 from ..check import simulate_with
 from ..simulate import simulate_dot
@@ -150,8 +150,9 @@ def open_device(name: str) -> Device:
             from ..models import KINDS, canonical_kind
 
             if canonical_kind(target) is None:
+                hint = did_you_mean(target.partition('/')[0], [*ARCHS, *(a for x in ARCHS.values() for a in x.aliases), *KINDS])
                 raise UnknownNameError(f"device {name!r}: {target.partition('/')[0]!r} is neither an architecture "
-                                       f"({', '.join(ARCHS)}) nor a model kind ({', '.join(KINDS)})")
+                                       f"({', '.join(ARCHS)}) nor a model kind ({', '.join(KINDS)})" + (f"; {hint}" if hint else ""))
         return SimDevice(text, target)
     if kind == "cuda":
         from .cuda import CudaDevice
@@ -161,7 +162,7 @@ def open_device(name: str) -> Device:
         from .hip import HipDevice
 
         return HipDevice(text, _index(rest, name))
-    raise UnknownNameError(f"unknown device {name!r}; valid: {', '.join(DEVICE_KINDS)}")
+    raise UnknownNameError(unknown_name("device", name, DEVICE_KINDS, aliases=("sim", "cuda", "hip")))
 
 
 def _index(text: str, name: str) -> int:

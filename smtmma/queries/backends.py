@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from ..deadline import remaining
-from ..errors import SmtmmaError, UnknownNameError, choices
+from ..errors import SmtmmaError, UnknownNameError, choices, unknown_name
 
 __all__ = ["SolverResult", "BACKENDS", "available", "default_backend", "solve", "NoBackendError"]
 
@@ -219,7 +219,7 @@ def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout
             default_backend()
         return _race(script, want, timeout, seed, have)
     if solver not in BACKENDS:
-        raise UnknownNameError(f"unknown solver {solver!r}; valid: {choices([*BACKENDS, 'portfolio'])}")
+        raise UnknownNameError(unknown_name("solver", solver, [*BACKENDS, "portfolio"]))
     if solver not in have:
         raise NoBackendError(f"solver {solver} is not installed (installed: {choices(have) or 'none'}); pip install 'smtmma[{solver}]'")
     return _race(script, want, timeout, seed, [solver])

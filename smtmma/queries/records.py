@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..catalogue import lookup, model_of
-from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name
 from ..formats import Format, clip, format_hex, get_format
 from ..models import Model, parse_model_spec
 from ..simulate import output_format
@@ -242,7 +242,7 @@ def _load_properties() -> Any:
 def query_report(
     prop: str,
     arch: str,
-    instr: str,
+    instr: Optional[str],
     *,
     op: Optional[str] = None,
     model: Union[None, str, Model] = None,
@@ -264,7 +264,7 @@ def query_report(
         raise InputError(f"property must be a name ({', '.join(valid)}), not {type(prop).__name__}")
     name_of_prop = prop.strip().lower().replace("_", "-")
     if name_of_prop not in valid:
-        raise UnknownNameError(f"unknown property {prop!r}; valid: {', '.join(valid)}")
+        raise UnknownNameError(unknown_name("property", prop, valid))
     prop = name_of_prop
     dom = _domain(domain)
     options: dict[str, Any] = {}

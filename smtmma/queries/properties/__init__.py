@@ -63,7 +63,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ...errors import InputError, UnknownNameError, choices
+from ...errors import InputError, UnknownNameError, choices, unknown_name
 from ...models import Model
 from .carry_bits import carry_bits
 from .common import QueryResult
@@ -110,7 +110,7 @@ def check_property(prop: str, model: Model, **kw: Any) -> QueryResult:
     key = str(prop).strip().lower().replace("_", "-")
     fn = PROPERTIES.get(key)
     if fn is None:
-        raise UnknownNameError(f"unknown property {prop!r}; valid: {choices(PROPERTIES)}")
+        raise UnknownNameError(unknown_name("property", prop, PROPERTIES))
     params = [p for p in inspect.signature(fn).parameters if p != "model"]
     bad = [k for k in kw if k not in params]
     if bad:

@@ -240,7 +240,7 @@ def test_an_instruction_the_architectures_do_not_share_lists_the_shared_ones(cap
     (["--solver", "yices"], ["invalid choice: 'yices'"]),
     (["--k", "0"], ["expected a positive integer"]),
     (["--domain", "a0=0x123456"], ["a0=0x123456 is not a fp16 pattern (16 bits"]),
-    (["--domain", "c=-1"], ["is not a fp32 pattern"]),
+    (["--domain", "c=-1"], ["needs a hex bit pattern"]),
     (["--timeout", "-1"], ["expected a positive number of seconds"]),
 ])
 def test_bad_options_are_one_line_errors(capsys, argv, parts) -> None:

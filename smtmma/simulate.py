@@ -92,10 +92,14 @@ def run_model(
 ) -> Int:
     """D bits of one dot product of length K = len(a) under ``model``, on any interpretation.
 
-    ``a``, ``b``: K pattern terms; ``c``: the accumulator pattern; scales:
-    one pattern per block of ``model.block`` lanes.
+    ``a``, ``b``: K pattern terms; ``c``: the accumulator pattern in C's
+    format; scales: one pattern per block of ``model.block`` lanes.  When C
+    and D differ in format (``f16f32c16``), C is read in its own format by
+    the first step of a chain and each later step reads the previous D.
     """
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    fd = output_format(model)
+    fd = get_format(fd.container or fd.name)  # the format a chained step reads back (E8M13 in FP32)
     K = len(a)
     if K != len(b):
         raise InputError(f"a has {K} values but b has {len(b)}")
@@ -115,8 +119,8 @@ def run_model(
         d = c
         for k, (x, y) in enumerate(zip(dec_a, dec_b)):
             alg.note(f"FMA {k + 1} of {K} (lane {k})")
-            d = fma(alg, x, y, unpack(alg, fc, d), out=fc)
-            alg.note("result", d, fmt=fc)
+            d = fma(alg, x, y, unpack(alg, fc if k == 0 else fd, d), out=fd)
+            alg.note("result", d, fmt=fd)
         return d
     if kind == "ftz-addmul":  # Alg. 2
         f32 = get_format("fp32")
@@ -164,10 +168,9 @@ def run_model(
             sa = [dec_sa[min(k // model.block, last)] for k in ks]
             sb = [dec_sb[min(k // model.block, last)] for k in ks]
         alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes(ks, K)})")
-        d = step(alg, ca, cb, unpack(alg, fc, d), sa, sb)
-        alg.note("FDPA result", d, fmt=fc)
+        d = step(alg, ca, cb, unpack(alg, fc if j == 0 and not model.c_after else fd, d), sa, sb)
+        alg.note("FDPA result", d, fmt=fd)
     if model.c_after:  # C joins last, through an RNE add of the output format
-        fd = get_format(model.d_fmt)
         alg.note("C added last")
         d = add(alg, unpack(alg, fd, d), unpack(alg, fc, c), out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
         alg.note("FDPA result plus C (RNE)", d, fmt=fd)

@@ -500,7 +500,7 @@ def test_fake_gpu_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(DeviceError, match="no such GPU"):
         open_device("cuda:3")
     _fake_cupy(monkeypatch, (7, 0))
-    with pytest.raises(DeviceError, match=r"sm70 has no e4m3e4m3f32 instruction \(valid for sm70: f16f16, f16f32\)"):
+    with pytest.raises(DeviceError, match=r"sm70 has no e4m3e4m3f32 instruction \(valid for sm70: f16f16, f16f32, f16f32c16\)"):
         open_device("cuda").run(_vectors("sm89", "e4m3e4m3f32", None, 1, 8, rng))
     _fake_cupy(monkeypatch, (10, 0))
     with pytest.raises(DeviceError, match="figures of the PTX ISA"):

@@ -165,9 +165,9 @@ def _nvidia_rows() -> list[Entry]:
     for arch, L, F in (("sm70", 4, 23), ("sm75", 8, 24)):
         add(arch, "f16f32", "mma", _nv_tfdpa("f16f32", L, F, "rz-fp32"), "T4")
         add(arch, "f16f16", "mma", _nv_tfdpa("f16f16", L, F, "rne-fp16"), "T4")
-        # m8n8k4 .f32.f16.f16.f16: the FP16->FP32 datapath with C read as an fp16 term (its value is exact in
-        # fp32; microsoft/MMA-Sim mmasim/simulator/nv_ptx.py widens C to D's type first).  The only shape is
-        # m8n8k4, so one issue is one FDPA of k=4 terms: L = 4 on Turing too (Alg. 5, L = min(k, L_max)).
+        # m8n8k4 .f32.f16.f16.f16: the FP16->FP32 datapath; C is widened exactly to fp32 first, as
+        # microsoft/MMA-Sim mmasim/simulator/nv_ptx.py does (run_model, for any C format other than D's).  The
+        # only shape is m8n8k4, so one issue is one FDPA of k=4 terms: L = 4 on Turing too (Alg. 5).
         add(arch, "f16f32c16", "mma", _nv_tfdpa("f16f32c16", 4, F, "rz-fp32"), "T4 (FP16->FP32 row; L = k of m8n8k4)")
     # Ampere (sm80, sm86: T4 "Ampere" covers both) and Ada Lovelace: F = 24.
     for arch in ("sm80", "sm86", "sm89"):
@@ -235,7 +235,9 @@ def _nvidia_rows() -> list[Entry]:
                                         block=i.block, scale_fmt=i.scale_fmt, nan="nvidia"), "T4 (MXFP8/6/4)")
         # mxf4b16f32 (UE8M0 per 16) is tcgen05 .kind::mxf4nvf4 .scale_vec::4X only: mma.sync on sm_120a
         # takes UE8M0 with scale_vec::2X only (ptxas 13.0), so sm120 has no such row.
-        for instr in _GST_INSTRS if arch == "sm100" else _GST_INSTRS[:2]:
+        for instr in _GST_INSTRS:
+            if instr == "mxf4b16f32" and arch != "sm100":
+                continue
             i = INSTRS[instr]
             add(arch, instr, op, Model("gst-fdpa", "e2m1", "e2m1", "fp32", "fp32", L=64, G=16, F=35, rho="rz-fp32",
                                        block=i.block, scale_fmt=i.scale_fmt, nan="nvidia"), "T5")

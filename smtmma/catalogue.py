@@ -48,7 +48,12 @@ class Arch:
 
 @dataclass(frozen=True)
 class Instr:
-    """An instruction type: formats of A, B, C and D (C and D share a format)."""
+    """An instruction type: formats of A, B, C and D; block-scaled: the scale format and its block.
+
+    C and D share a format except in ``f16f32c16`` (Volta/Turing ``m8n8k4``
+    with an fp16 C and an fp32 D).  ``block`` is the number of consecutive
+    k elements that share one scale factor (None when not block-scaled).
+    """
 
     name: str
     a_fmt: str
@@ -57,6 +62,7 @@ class Instr:
     d_fmt: str
     scale_fmt: Optional[str] = None  # block-scaled instructions
     aliases: tuple[str, ...] = ()
+    block: Optional[int] = None  # elements per scale factor (block-scaled instructions)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,9 @@ ARCHS: dict[str, Arch] = {
     )
 }
 
+#: The operand types of NVIDIA .kind::f8f6f4 / .kind::mxf8f6f4 (A and B each any of them).
+_F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+
 INSTRS: dict[str, Instr] = {
     i.name: i
     for i in (
@@ -98,26 +107,32 @@ INSTRS: dict[str, Instr] = {
         Instr("bf16f32", "bf16", "bf16", "fp32", "fp32", aliases=("bf16",)),
         Instr("f16f32", "fp16", "fp16", "fp32", "fp32", aliases=("fp16fp32",)),
         Instr("f16f16", "fp16", "fp16", "fp16", "fp16", aliases=("fp16fp16",)),
-        # NVIDIA fp8/fp6/fp4 (OCP formats); the first name is A's type, the second B's.
+        # Volta/Turing mma.m8n8k4 .f32.f16.f16.f16: fp16 C, fp32 D ("c16": C's format; not f16f16f32,
+        # which the {a}{b}{cd} scheme would read as fp16 x fp16 with fp32 C and D).
+        Instr("f16f32c16", "fp16", "fp16", "fp16", "fp32", aliases=("fp16fp32c16",)),
+        # tcgen05 .kind::f16 with A and B of different 16-bit types (f32 D only).
+        Instr("f16bf16f32", "fp16", "bf16", "fp32", "fp32"),
+        Instr("bf16f16f32", "bf16", "fp16", "fp32", "fp32"),
+        # NVIDIA fp8/fp6/fp4 (OCP formats, .kind::f8f6f4 takes any pair); the first name is A's type, the second B's.
         *(
             Instr(f"{a}{b}{cd}", a, b, fmt, fmt, aliases=((f"{a}{cd}",) if a == b else ()))
-            for a in ("e4m3", "e5m2")
-            for b in ("e4m3", "e5m2")
+            for a in _F8F6F4
+            for b in _F8F6F4
             for cd, fmt in (("f32", "fp32"), ("f16", "fp16"))
         ),
+        # Block-scaled (MX) with UE8M0 scales, one per 32 elements: mx{a}f32 (A and B of one type), mx{a}{b}f32.
+        Instr("mxe4m3f32", "e4m3", "e4m3", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf8f6f4", "mxf8f32"), block=32),
+        Instr("mxe2m1f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf6f4e2m1f32",), block=32),
         *(
-            Instr(f"{a}{b}f32", a, b, "fp32", "fp32", aliases=((f"{a}f32",) if a == b else ()))
-            for a in ("e2m3", "e3m2", "e2m1")
-            for b in ("e2m3", "e3m2", "e2m1")
+            Instr(f"mx{a}f32" if a == b else f"mx{a}{b}f32", a, b, "fp32", "fp32", scale_fmt="ue8m0", block=32)
+            for a in _F8F6F4
+            for b in _F8F6F4
+            if (a, b) not in (("e4m3", "e4m3"), ("e2m1", "e2m1"))
         ),
-        # Block-scaled (MX) with UE8M0 scales, one per 32 elements; NVFP4 with UE4M3 per 16.
-        Instr("mxe4m3f32", "e4m3", "e4m3", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf8f6f4", "mxf8f32")),
-        Instr("mxe5m2f32", "e5m2", "e5m2", "fp32", "fp32", scale_fmt="ue8m0"),
-        Instr("mxe2m3f32", "e2m3", "e2m3", "fp32", "fp32", scale_fmt="ue8m0"),
-        Instr("mxe3m2f32", "e3m2", "e3m2", "fp32", "fp32", scale_fmt="ue8m0"),
-        Instr("mxe2m1f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf6f4e2m1f32",)),
-        Instr("mxf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf4",)),
-        Instr("nvf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue4m3", aliases=("mxf4nvf4", "nvf4")),
+        # .kind::mxf4nvf4: UE8M0 per 32 (mxf4), UE4M3 per 16 (nvf4), UE8M0 per 16 (mxf4b16: tcgen05 only).
+        Instr("mxf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf4",), block=32),
+        Instr("nvf4f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue4m3", aliases=("mxf4nvf4", "nvf4"), block=16),
+        Instr("mxf4b16f32", "e2m1", "e2m1", "fp32", "fp32", scale_fmt="ue8m0", aliases=("mxf4b16",), block=16),
         # AMD CDNA3 fp8 (FNUZ formats): fp8 = e4m3fnuz, bf8 = e5m2fnuz.
         *(
             Instr(f"{an}{bn}f32", a, b, "fp32", "fp32", aliases=((f"{an}f32",) if a == b else ()))
@@ -152,6 +167,10 @@ def _nvidia_rows() -> list[Entry]:
     for arch, L, F in (("sm70", 4, 23), ("sm75", 8, 24)):
         add(arch, "f16f32", "mma", _nv_tfdpa("f16f32", L, F, "rz-fp32"), "T4")
         add(arch, "f16f16", "mma", _nv_tfdpa("f16f16", L, F, "rne-fp16"), "T4")
+        # m8n8k4 .f32.f16.f16.f16: the FP16->FP32 datapath; C is widened exactly to fp32 first, as
+        # microsoft/MMA-Sim mmasim/simulator/nv_ptx.py does (run_model, for any C format other than D's).  The
+        # only shape is m8n8k4, so one issue is one FDPA of k=4 terms: L = 4 on Turing too (Alg. 5).
+        add(arch, "f16f32c16", "mma", _nv_tfdpa("f16f32c16", 4, F, "rz-fp32"), "T4 (FP16->FP32 row; L = k of m8n8k4)")
     # Ampere (sm80, sm86: T4 "Ampere" covers both) and Ada Lovelace: F = 24.
     for arch in ("sm80", "sm86", "sm89"):
         add(arch, "tf32f32", "mma", _nv_tfdpa("tf32f32", 4, 24, "rz-fp32"), "T4")
@@ -178,6 +197,10 @@ def _nvidia_rows() -> list[Entry]:
             add(arch, "f16f32", op, _nv_tfdpa("f16f32", 16, 25, "rz-fp32"), "T4", default)
             add(arch, "f16f16", op, _nv_tfdpa("f16f16", 16, 25, "rne-fp16", **floor16), "T4 + 003 (alignment floor)" if floor16 else "T4", default)
         add(arch, "f64f64", "mma", _fma("f64f64"), "T3 (DMMA)")
+    # tcgen05 .kind::f16 with f16 x bf16 operands: the Blackwell BF16/FP16 -> FP32 row of T4; a bf16 operand
+    # brings bf16-range products, so the alignment floor of the bf16 row applies (003, as bf16f32 above).
+    for instr in ("f16bf16f32", "bf16f16f32"):
+        add("sm100", instr, "tcgen05", _nv_tfdpa(instr, 16, 25, "rz-fp32", emax_floor=-133), "T4 + 003 (alignment floor)")
     for ab in _FP8:
         # Hopper QGMMA (wgmma): L=32, F=13, RZ-E8M13 / RNE-FP16 (T4).
         add("sm90", f"{ab}f32", "wgmma", _nv_tfdpa(f"{ab}f32", 32, 13, "rz-e8m13"), "T4")
@@ -196,20 +219,35 @@ def _nvidia_rows() -> list[Entry]:
             hmma = dict(via="fp16", interleave=2, c_after=True)
             add(arch, f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 25, "rz-fp32", **hmma), "experiment: public validation data", False)
             add(arch, f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 25, "rne-fp16", **hmma), "experiment: hw-samples", False)
-    for a in ("e2m3", "e3m2", "e2m1"):
-        for b in ("e2m3", "e3m2", "e2m1"):
+    # .kind::f8f6f4 with an fp6/fp4 operand (any A/B pair, fp8 mixes included): the FP8/6/4 rows of T4 (one
+    # datapath for the kind), FP32 and FP16 output.
+    for a in _F8F6F4:
+        for b in _F8F6F4:
+            if a in ("e4m3", "e5m2") and b in ("e4m3", "e5m2"):
+                continue  # the fp8 pairs above
             for arch, op in (("sm100", "tcgen05"), ("sm120", "mma")):
                 add(arch, f"{a}{b}f32", op, _nv_tfdpa(f"{a}{b}f32", 32, 25, "rz-fp32"), "T4 (FP8/6/4)")
-    # Block-scaled: ST-FDPA (T4, MXFP8/6/4 row) and GST-FDPA (T5).
+                add(arch, f"{a}{b}f16", op, _nv_tfdpa(f"{a}{b}f16", 32, 25, "rne-fp16"), "T4 (FP8/6/4, FP16 output)")
+    # Block-scaled: ST-FDPA (T4, MXFP8/6/4 row; any A/B pair of .kind::mxf8f6f4) and GST-FDPA (T5).
     for arch, op in (("sm100", "tcgen05"), ("sm120", "mma")):
-        for instr in ("mxe4m3f32", "mxe5m2f32", "mxe2m3f32", "mxe3m2f32", "mxe2m1f32"):
+        for i in INSTRS.values():
+            if i.scale_fmt is None or i.name in _GST_INSTRS:
+                continue
+            add(arch, i.name, op, Model("st-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=32, F=25, rho="rz-fp32",
+                                        block=i.block, scale_fmt=i.scale_fmt, nan="nvidia"), "T4 (MXFP8/6/4)")
+        # mxf4b16f32 (UE8M0 per 16) is tcgen05 .kind::mxf4nvf4 .scale_vec::4X only: mma.sync on sm_120a
+        # takes UE8M0 with scale_vec::2X only (ptxas 13.0), so sm120 has no such row.
+        for instr in _GST_INSTRS:
+            if instr == "mxf4b16f32" and arch != "sm100":
+                continue
             i = INSTRS[instr]
-            add(arch, instr, op, Model("st-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=32, F=25, rho="rz-fp32",
-                                       block=32, scale_fmt="ue8m0", nan="nvidia"), "T4 (MXFP8/6/4)")
-        for instr, block, sfmt in (("mxf4f32", 32, "ue8m0"), ("nvf4f32", 16, "ue4m3")):
             add(arch, instr, op, Model("gst-fdpa", "e2m1", "e2m1", "fp32", "fp32", L=64, G=16, F=35, rho="rz-fp32",
-                                       block=block, scale_fmt=sfmt, nan="nvidia"), "T5")
+                                       block=i.block, scale_fmt=i.scale_fmt, nan="nvidia"), "T5")
     return rows
+
+
+#: The .kind::mxf4 / mxf4nvf4 instructions (GST-FDPA, T5).
+_GST_INSTRS = ("mxf4f32", "nvf4f32", "mxf4b16f32")
 
 
 def _amd_rows() -> list[Entry]:

@@ -81,21 +81,35 @@ def _mfma(*names: str) -> tuple[InstrShape, ...]:
 # parallel-thread-execution, section 9.7.14 in PTX 8.x/9.0), its syntax block
 # and "Target ISA notes"; cross-checked against microsoft/MMA-Sim
 # mmasim/isa/nv_mma.py (qualifier lists per architecture):
-#   .f16  m8n8k4 (sm_70+; optimised for sm_70 only, so listed on sm70 only),
-#         m16n8k8 (sm_75+), m16n8k16 (sm_80+); dtype/ctype .f16 or .f32.
+#   .f16  m8n8k4 (sm_70+), m16n8k8 (sm_75+), m16n8k16 (sm_80+); dtype/ctype
+#         .f16 or .f32.  m8n8k4 is listed on sm70 and sm75 (microsoft/MMA-Sim
+#         mmasim/isa/nv_ptx/nv_mma.py gives Turing the Volta qualifiers; ptxas of
+#         CUDA 13 assembles it for sm_75 and later, optimised for sm_70 only);
+#         m8n8k4 also takes .ctype .f16 with .dtype .f32 (instruction f16f32c16),
+#         but not .ctype .f32 with .dtype .f16 ("dtype must be .f32 when ctype is
+#         .f32", ptxas), and m16n8k8/k16 take dtype == ctype only.
 #   .tf32 m16n8k4, m16n8k8 (sm_80+), f32 output.
 #   .bf16 m16n8k8, m16n8k16 (sm_80+), f32 output.
 #   .f64  m8n8k4 (sm_80+); m16n8k4, m16n8k8, m16n8k16 (sm_90+).
 #   .e4m3/.e5m2 (any A/B combination) m16n8k32 (sm_89+, PTX 8.4) and
 #         m16n8k16 (sm_89+, PTX 8.7); dtype/ctype .f32 or .f16 (.f16 from PTX 8.7).
-#   .kind::f8f6f4 m16n8k32 (sm_120a): A/B in {e4m3, e5m2, e3m2, e2m3, e2m1}.
-#   .kind::mxf8f6f4.block_scale m16n8k32 (sm_120a): ue8m0 scales, block 32.
+#   .kind::f8f6f4 m16n8k32 (sm_120a): A and B each in {e4m3, e5m2, e3m2,
+#         e2m3, e2m1} (any pair), dtype/ctype .f32 or .f16 (all 50 forms
+#         assemble with ptxas 13.0).
+#   .kind::mxf8f6f4.block_scale m16n8k32 (sm_120a): A and B each in the same
+#         five types (any pair), ue8m0 scales, block 32, .f32 only (ptxas
+#         refuses .f16: "Unexpected instruction types").
 #   .kind::mxf4.block_scale m16n8k64 (sm_120a): e2m1, ue8m0, block 32.
 #   .kind::mxf4nvf4.block_scale m16n8k64 (sm_120a): e2m1, ue8m0 block 32
-#         (scale_vec::2X) or ue4m3 block 16 (scale_vec::4X).
+#         (scale_vec::2X) or ue4m3 block 16 (scale_vec::4X) only.  MMA-Sim
+#         (mmasim/isa/nv_ptx/nv_mma.py) also lists ue8m0 block 16 and ue4m3
+#         block 32 for sm_120a; ptxas 13.0 refuses both ("Illegal modifier
+#         .scale_vec::4X ... with type .ue8m0", "... .scale_vec::2X ... with
+#         type .ue4m3") and the .block16/.block32 spellings on sm_120a, so
+#         they are not listed (docs/semantics.md, "Instruction variants").
 
 _F16_SM70 = _mma("m8n8k4")
-_F16_SM75 = _mma("m16n8k8")
+_F16_SM75 = _mma("m16n8k8", "m8n8k4")
 _F16_SM80 = _mma("m16n8k8", "m16n8k16")
 _TF32 = _mma("m16n8k4", "m16n8k8")
 _BF16 = _mma("m16n8k8", "m16n8k16")
@@ -107,15 +121,23 @@ _MXF8F6F4 = _mma("m16n8k32", suffix=".kind::mxf8f6f4.block_scale")
 _MXF4 = _mma("m16n8k64", suffix=".kind::mxf4.block_scale")
 _MXF4NVF4 = _mma("m16n8k64", suffix=".kind::mxf4nvf4.block_scale")
 
-_FP8_INSTRS = tuple(f"{a}{b}{cd}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2") for cd in ("f32", "f16"))
-_F6F4_INSTRS = tuple(f"{a}{b}f32" for a in ("e2m3", "e3m2", "e2m1") for b in ("e2m3", "e3m2", "e2m1"))
-_MX_F8F6F4_INSTRS = ("mxe4m3f32", "mxe5m2f32", "mxe2m3f32", "mxe3m2f32", "mxe2m1f32")
+_F8 = ("e4m3", "e5m2")
+_F6F4 = ("e2m3", "e3m2", "e2m1")
+_FP8_INSTRS = tuple(f"{a}{b}{cd}" for a in _F8 for b in _F8 for cd in ("f32", "f16"))
+#: .kind::f8f6f4 pairs with an fp6/fp4 operand (the fp8 x fp8 pairs are _FP8_INSTRS), .f32 and .f16 D.
+_F6F4_INSTRS = tuple(f"{a}{b}{cd}" for a in _F8 + _F6F4 for b in _F8 + _F6F4 if a in _F6F4 or b in _F6F4
+                     for cd in ("f32", "f16"))
+#: .kind::mxf8f6f4: one name per (A, B) pair; mx{a}f32 when A and B share a type, mx{a}{b}f32 otherwise.
+_MX_F8F6F4_INSTRS = tuple(f"mx{a}f32" if a == b else f"mx{a}{b}f32" for a in _F8 + _F6F4 for b in _F8 + _F6F4)
 
 
 def _nv_mma_table(f16: tuple[InstrShape, ...], ampere: bool, f64: tuple[InstrShape, ...] = (),
                   fp8: tuple[InstrShape, ...] = ()) -> dict[str, tuple[InstrShape, ...]]:
     """instr -> mma shapes for one NVIDIA architecture."""
     t = {"f16f32": f16, "f16f16": f16}
+    m8n8k4 = tuple(s for s in f16 if (s.m, s.n, s.k) == (8, 8, 4))
+    if m8n8k4:  # fp16 C, fp32 D: the m8n8k4 form (listed where m8n8k4 is)
+        t["f16f32c16"] = m8n8k4
     if ampere:
         t.update({"tf32f32": _TF32, "bf16f32": _BF16, "f64f64": f64})
     for instr in _FP8_INSTRS if fp8 else ():
@@ -138,7 +160,16 @@ _WGMMA_FP8 = _wgmma(32)
 # .kind::f16 (f16/bf16) K=16, .kind::f8f6f4 K=32, .kind::mxf8f6f4 K=32,
 # .kind::mxf4 and .kind::mxf4nvf4 K=64 (dense); cta_group::1 takes M=64 or 128
 # with N in 8..256 step 8 (M=64) / 16..256 step 16 (M=128), cta_group::2 M=128
-# or 256.  Cross-checked with microsoft/MMA-Sim mmasim/isa/nv_tcgen05mma.py.
+# or 256.  Cross-checked with microsoft/MMA-Sim mmasim/isa/nv_ptx/nv_tcgen05mma.py.
+# Operand types are fields of the instruction descriptor, A's and B's apart:
+#   .kind::f16: A, B each f16 or bf16 with f32 D (f16 x bf16 mixes: instructions
+#         f16bf16f32, bf16f16f32; cutlass SM100_MMA_F16BF16_SS takes separate
+#         a_type/b_type of 16 bits), f16 D only with f16 x f16 (MMA-Sim).
+#   .kind::f8f6f4: A, B each in {e4m3, e5m2, e3m2, e2m3, e2m1}, f32 or f16 D.
+#   .kind::mxf8f6f4: the same pairs, ue8m0 per 32, f32 D.
+#   .kind::mxf4nvf4: e2m1; ue8m0 per 32 (scale_vec::2X), ue8m0 or ue4m3 per 16
+#         (scale_vec::4X; the descriptor picks the scale type): mxf4f32,
+#         mxf4b16f32, nvf4f32.
 
 _TC05_TF32 = (_tcgen05("tf32", 8),)
 _TC05_F16 = (_tcgen05("f16", 16),)
@@ -146,6 +177,7 @@ _TC05_F8F6F4 = (_tcgen05("f8f6f4", 32),)
 _TC05_MXF8F6F4 = (_tcgen05("mxf8f6f4", 32, block_scale=True),)
 _TC05_MXF4 = (_tcgen05("mxf4", 64, block_scale=True), _tcgen05("mxf4nvf4", 64, block_scale=True))
 _TC05_NVF4 = (_tcgen05("mxf4nvf4", 64, block_scale=True),)
+_F16_MIXED = ("f16bf16f32", "bf16f16f32")
 
 
 def _nvidia() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
@@ -171,9 +203,10 @@ def _nvidia() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
     # sm_100a tcgen05.mma.
     put("sm100", "tcgen05", {
         "tf32f32": _TC05_TF32, "bf16f32": _TC05_F16, "f16f32": _TC05_F16, "f16f16": _TC05_F16,
+        **{i: _TC05_F16 for i in _F16_MIXED},
         **{i: _TC05_F8F6F4 for i in _FP8_INSTRS + _F6F4_INSTRS},
         **{i: _TC05_MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
-        "mxf4f32": _TC05_MXF4, "nvf4f32": _TC05_NVF4,
+        "mxf4f32": _TC05_MXF4, "nvf4f32": _TC05_NVF4, "mxf4b16f32": _TC05_NVF4,
     })
 
     # sm_120a: the .kind forms of mma.sync.

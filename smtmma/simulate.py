@@ -93,10 +93,17 @@ def run_model(
 ) -> Int:
     """D bits of one dot product of length K = len(a) under ``model``, on any interpretation.
 
-    ``a``, ``b``: K pattern terms; ``c``: the accumulator pattern; scales:
-    one pattern per block of ``model.block`` lanes.
+    ``a``, ``b``: K pattern terms; ``c``: the accumulator pattern in C's
+    format; scales: one pattern per block of ``model.block`` lanes.  When C
+    and D differ in format (``f16f32c16``: fp16 C, fp32 D), C is first
+    widened exactly to D's format (as microsoft/MMA-Sim
+    mmasim/simulator/nv_ptx.py does: a subnormal fp16 C becomes a normal fp32
+    with its own exponent, which matters for e_max); each later step of a
+    chain reads the previous D.
     """
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    fd = output_format(model)
+    fd = get_format(fd.container or fd.name)  # the format a chained step reads back (E8M13 in FP32)
     K = len(a)
     if K != len(b):
         raise InputError(f"a has {K} values but b has {len(b)}")
@@ -111,13 +118,14 @@ def run_model(
         for k, u in enumerate(dec):
             alg.note(f"{name}[{k}]", fields=u)
     alg.note("c", c, fmt=fc)
+    dec_c = decode_input(alg, fc, c, fd.name)  # C as the first step reads it: widened exactly to D's format
     kind = model.kind
     if kind == "fma":  # Alg. 4: a chain of standard FMAs
         d = c
         for k, (x, y) in enumerate(zip(dec_a, dec_b)):
             alg.note(f"FMA {k + 1} of {K} (lane {k})")
-            d = fma(alg, x, y, unpack(alg, fc, d), out=fc)
-            alg.note("result", d, fmt=fc)
+            d = fma(alg, x, y, dec_c if k == 0 else unpack(alg, fd, d), out=fd)
+            alg.note("result", d, fmt=fd)
         return d
     if kind == "ftz-addmul":  # Alg. 2
         f32 = get_format("fp32")
@@ -165,12 +173,11 @@ def run_model(
             sa = [dec_sa[min(k // model.block, last)] for k in ks]
             sb = [dec_sb[min(k // model.block, last)] for k in ks]
         alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes(ks, K)})")
-        d = step(alg, ca, cb, unpack(alg, fc, d), sa, sb)
-        alg.note("FDPA result", d, fmt=fc)
+        d = step(alg, ca, cb, dec_c if j == 0 and not model.c_after else unpack(alg, fd, d), sa, sb)
+        alg.note("FDPA result", d, fmt=fd)
     if model.c_after:  # C joins last, through an RNE add of the output format
-        fd = get_format(model.d_fmt)
         alg.note("C added last")
-        d = add(alg, unpack(alg, fd, d), unpack(alg, fc, c), out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
+        d = add(alg, unpack(alg, fd, d), dec_c, out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
         alg.note("FDPA result plus C (RNE)", d, fmt=fd)
     return d
 

@@ -693,7 +693,8 @@ def reference_dot(
 
     if kind == "fma":  # Alg. 4
         return phi_fma(model, a, b, _flushed_bits(model.c_fmt, c_bits) if ftz else c_bits)
-    c = decode(model.c_fmt, c_bits, ftz=ftz)
+    # a C of another format than D (f16f32c16) is widened exactly to D's format first (docs/semantics.md)
+    c = decode(model.c_fmt, c_bits, via=model.d_fmt if model.c_fmt != model.d_fmt else None, ftz=ftz)
     if kind == "ftz-addmul":  # Alg. 2
         return phi_ftz_addmul(model, a, b, c)
 

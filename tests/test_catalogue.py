@@ -123,7 +123,7 @@ def test_full_ptx_names_resolve_to_their_family() -> None:
     [
         (lambda: resolve_arch("sm99"), "unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75"),
         (lambda: resolve_instr("f17f32"), "unknown instruction 'f17f32'; did you mean f16f32"),
-        (lambda: lookup("sm70", "bf16f32"), "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32"),
+        (lambda: lookup("sm70", "bf16f32"), "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32, f16f32c16"),
         (lambda: lookup("sm90", "f16f32", "tcgen05"), "has no op 'tcgen05'; valid: mma, wgmma"),
     ],
 )

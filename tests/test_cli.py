@@ -276,7 +276,7 @@ def test_simulate_block_scaled(capsys):
         (("--arch", "sm90", "--instr", "f17", "--a", "1", "--b", "1", "--c", "0"),
          "unknown instruction 'f17'; "),
         (("--arch", "sm70", "--instr", "bf16f32", "--a", "1", "--b", "1", "--c", "0"),
-         "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32"),
+         "sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32, f16f32c16"),
         (("--arch", "sm90", "--instr", "f16f32", "--op", "mfma", "--a", "1", "--b", "1", "--c", "0"),
          "sm90 f16f32 has no op 'mfma'; valid: mma, wgmma"),
         (("--arch", "sm90", "--instr", "f16f32", "--a", "0x3c0g", "--b", "1", "--c", "0"),

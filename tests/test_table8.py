@@ -192,9 +192,10 @@ def in_table8(e: Entry) -> bool:
     """True if Table 8 states the result of catalogue row ``e``."""
     if INSTRS[e.instr].scale_fmt is not None:
         return False  # block-scaled (MX/NVFP4): not in Table 8
-    col = input_family(instr_formats(e.instr)[0])
-    if col is None:
-        return False  # FP6/FP4: not in Table 8
+    fa, fb, _, _ = instr_formats(e.instr)
+    col = input_family(fa)
+    if col is None or input_family(fb) is None:
+        return False  # FP6/FP4, also as one operand of a .kind::f8f6f4 mix (e4m3 x e2m3): not in Table 8
     native = FP8_OP.get(ARCHS[e.arch].family)
     return not (col == "FP8" and native is not None and e.op != native)
 

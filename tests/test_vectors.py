@@ -141,7 +141,7 @@ def test_fp64_patterns():
         ({"op": ["mma"]}, 'line 7: op: expected a string, got ["mma"]'),
         ({"instr": "f16f32", "arch": "sm70", "a": ["3c00"] * 2, "op": "wgmma"},
          "line 7: op: sm70 f16f32 has no op 'wgmma'; valid: mma"),
-        ({"arch": "sm70", "instr": "bf16f32"}, "line 7: instr: sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32"),
+        ({"arch": "sm70", "instr": "bf16f32"}, "line 7: instr: sm70 has no instruction bf16f32; valid for sm70: f16f16, f16f32, f16f32c16"),
         ({"expect": ["3f800000"]}, 'line 7: expect: expected an object of model name -> hex fp32, got ["3f800000"]'),
         ({"expect": {"m1": "zz"}}, "line 7: expect[\"m1\"]: malformed hex 'zz' (expected up to 8 hex digits of fp32)"),
     ],

@@ -116,6 +116,12 @@ def _slug(shape: InstrShape) -> str:
 def kernel_spec(entry: Entry, shape: InstrShape) -> KernelSpec:
     """The kernel of catalogue row ``entry`` for one of its shapes; DeviceError if this package cannot run it."""
     m = entry.model
+    if m.c_fmt != m.d_fmt:
+        # e.g. f16f32c16 (m8n8k4 .f32.f16.f16.f16): the kernels keep C and D in one accumulator array of one
+        # type and chain D into C; a C of another format needs its own fragment and a second mnemonic.
+        raise DeviceError(
+            f"cuda: {entry.instr} ({shape.name}) reads C as {m.c_fmt} and writes D as {m.d_fmt}; kernels with C "
+            f"and D of different formats are not supported yet by the cuda device; use sim:{entry.arch}")
     block = m.block if m.scale_fmt else None
     layout = instr_layout(shape, m.a_fmt, m.b_fmt, m.c_fmt, block)
     name = f"smtmma_{entry.instr}_{_slug(shape)}"

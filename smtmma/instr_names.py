@@ -38,7 +38,6 @@ _NV_TYPES = {"f16": "fp16", "f32": "fp32", "f64": "fp64", "bf16": "bf16", "tf32"
 _AMD_TYPES = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "bf16": "bf16", "xf32": "tf32", "fp8": "e4m3fnuz",
               "bf8": "e5m2fnuz"}
 #: Elements per scale of each scale format (catalogue.INSTRS: MX per 32, NVFP4 per 16).
-_BLOCK_OF_SCALE = {"ue8m0": 32, "ue4m3": 16}
 _NOISE = {"sync", "aligned", "mma_async", "satfinite", "ws"}  # accepted, no effect on the arithmetic
 _QUALIFIERS = sorted(_NOISE | {"row", "col", "block_scale", "cta_group::1", "cta_group::2", "scale_vec::1X",
                                "scale_vec::2X", "scale_vec::4X", "block16", "block32", *_NV_TYPES})
@@ -180,7 +179,7 @@ def _types_fit(p: OpName, instr: object, s: InstrShape) -> bool:
     if not _fmts_fit(p, instr):
         return False
     block = p.block or (s.k // p.scale_vec if p.scale_vec else None)
-    return block is None or _BLOCK_OF_SCALE.get(instr.scale_fmt or "") == block  # type: ignore[attr-defined]
+    return block is None or instr.block == block  # type: ignore[attr-defined]
 
 
 def _implied(p: OpName) -> str:

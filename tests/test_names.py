@@ -68,8 +68,11 @@ def test_full_name_simulates_like_the_family() -> None:
          "sm80 f16f32 has no mma shape m16n8k4; its mma shapes: mma.sync.aligned.m16n8k8, mma.sync.aligned.m16n8k16"),
         ("sm80", "f16f32", "mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32", "mma takes .row.col only"),
         ("sm90", None, "wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16", "n=12"),
-        ("sm100", None, "tcgen05.mma.cta_group::1.kind::f16", "several instruction types on sm100 (bf16f32, f16f16, f16f32)"),
+        ("sm100", None, "tcgen05.mma.cta_group::1.kind::f16", "several instruction types on sm100 (bf16f16f32, bf16f32, f16bf16f32, f16f16, f16f32)"),
         ("sm100", "f16f32", "tcgen05.mma.cta_group::1", "needs a .kind::"),
+        # 4X: one scale per 16 of K=64, UE8M0 or UE4M3 (the tcgen05 name does not say which)
+        ("sm100", None, "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
+         "several instruction types on sm100 (mxf4b16f32, nvf4f32)"),
         ("sm90", "f16f32", "mma.sync.aligned.m16n8k16.rowcol", "unknown qualifier '.rowcol'; did you mean row or col?"),
         ("gfx908", "bf16f32", "v_mfma_f32_16x16x16_bf16", "gfx908 bf16f32 has no such MFMA; did you mean"),
         ("gfx942", "f16f32", "mma.sync.aligned.m16n8k16", "gfx942 is an AMD architecture"),
@@ -170,3 +173,10 @@ def test_sensible_inputs_are_accepted() -> None:
     assert smtmma.simulate_dot(_MODEL, "f16f32", _U16, _U16, _C32).tolist() == [0, 0]  # a consistent instr is fine
     assert smtmma.simulate_dot("sm90", "f16f32", np.zeros((0, 4), np.uint16), np.zeros((0, 4), np.uint16),
                                np.zeros(0, np.uint32)).shape == (0,)
+
+
+def test_scale_vec_picks_the_block_of_the_instruction() -> None:
+    op = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
+    assert lookup("sm100", "nvf4f32", op).instr == "nvf4f32" and lookup("sm100", "mxf4b16f32", op).instr == "mxf4b16f32"
+    with pytest.raises(InputError, match="implies"):
+        lookup("sm100", "mxf4f32", op)  # mxf4f32 has one scale per 32: scale_vec::2X

@@ -338,8 +338,7 @@ def _many(
     f, rng = OperandFormats.of(models[0]), np.random.default_rng(seed)
     pool = draw_pool(f, K, pool_size, rng, domain)
     outs = np.stack([model_outputs(m, pool) for m in models])
-    distinct = sorted({m: i for i, m in reversed(list(enumerate(models)))}.values())
-    if len(distinct) == len(models) and len(pool):
+    if len(set(models)) == len(models) and len(pool):  # identical models can never all differ: skip to the classes
         pool, outs = climb(models, pool, outs, f, rng, domain)
         rows = np.nonzero(distinct_outputs(outs) == len(models))[0]
         if len(rows):

@@ -54,12 +54,12 @@ def test_models_domains_and_lists_are_accepted() -> None:
     (lambda: smtmma.distinguish("sm80", 90, instr="f16f32"), InputError, "not int"),
     (lambda: smtmma.distinguish("sm80", "sm99", instr="f16f32"), UnknownNameError, "unknown architecture"),
     (lambda: smtmma.distinguish("sm80", smtmma.lookup("sm80", "bf16f32").model, instr="f16f32"), InputError,
-     "give the instruction the model was made for"),
+     "give a model of that instruction"),
     (lambda: smtmma.distinguish("sm80", "sm90", instr="f16f32", domain=5), InputError, "domain must be"),
     (lambda: smtmma.query("symetry", "sm80", "f16f32"), UnknownNameError, "unknown property"),
     (lambda: smtmma.query(None, "sm80", "f16f32"), InputError, "property must be a name"),
     (lambda: smtmma.query("symmetry", "sm80", "f16f32", model=smtmma.lookup("sm80", "bf16f32").model), InputError,
-     "give the instruction the model was made for"),
+     "give a model of that instruction"),
 ])
 def test_bad_calls_raise_the_projects_errors(call, error, text) -> None:
     with pytest.raises(error) as info:

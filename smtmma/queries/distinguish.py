@@ -175,6 +175,14 @@ def smt2_file_text(script: str, comments: Sequence[str] = ()) -> str:
     return head + body + "(check-sat)\n(exit)\n"
 
 
+def _comparable(models: Sequence[Model], K: int) -> DotFormula:
+    """The shared inputs of ``models``; InputError when they read different formats or write different widths."""
+    formula = DotFormula.for_models(list(models), K)
+    if len({output_bits(m) for m in models}) != 1:
+        raise InputError("models write outputs of different widths; they cannot be compared")
+    return formula
+
+
 def _pairwise_distinct(
     models: Sequence[Model],
     names: Sequence[str],
@@ -187,10 +195,7 @@ def _pairwise_distinct(
     check_domain: bool = False,
     confirm: bool = False,
 ) -> DistinguishResult:
-    formula = DotFormula.for_models(list(models), K)
-    bits = {output_bits(m) for m in models}
-    if len(bits) != 1:
-        raise InputError("models write outputs of different widths; they cannot be compared")
+    formula = _comparable(models, K)
     outs = [formula.output(m)[0] for m in models]
     formula.restrict(domain)
     for x, y in itertools.combinations(outs, 2):
@@ -332,9 +337,7 @@ def _many(
        from the solver on the representatives.
     """
     t0 = time.perf_counter()
-    DotFormula.for_models(models, K)  # refuses models that read different formats
-    if len({output_bits(m) for m in models}) != 1:
-        raise InputError("models write outputs of different widths; they cannot be compared")
+    _comparable(models, K)
     f, rng = OperandFormats.of(models[0]), np.random.default_rng(seed)
     pool = draw_pool(f, K, pool_size, rng, domain)
     outs = np.stack([model_outputs(m, pool) for m in models])

@@ -80,8 +80,7 @@ def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str],
     models = []
     for t, s in zip(tokens, is_spec):
         if isinstance(t, Model):
-            _check_model_formats(t, instr)
-            models.append(t)
+            models.append(model_of(t, instr))  # refuses a model of other formats than instr's
         elif s:
             assert like_model is not None
             try:
@@ -92,12 +91,3 @@ def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str],
             models.append(model_of(archs[t], instr, op))
     return instr, models, first_arch, first_arch or base_arch
 
-
-def _check_model_formats(model: Model, instr: str) -> None:
-    """InputError when ``model`` does not read and write the formats of ``instr``."""
-    i = INSTRS[instr]
-    want = (i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt)
-    have = (model.a_fmt, model.b_fmt, model.c_fmt, model.d_fmt)
-    if have != want:
-        raise InputError(f"model {model.describe()} reads/writes {','.join(have)} (a,b,c,d), but {instr} is "
-                         f"{','.join(want)}; give the instruction the model was made for")

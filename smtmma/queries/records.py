@@ -286,10 +286,7 @@ def query_report(
     check_fixed(dom, fm)
     name = arch
     if isinstance(model, Model):
-        from .model_tokens import _check_model_formats
-
-        _check_model_formats(model, entry.instr)
-        the_model, name = model, model.describe()
+        the_model, name = model_of(model, entry.instr), model.describe()  # refuses a model of other formats
     elif model is not None:
         try:
             the_model = parse_model_spec(model, like=the_model)

@@ -1,0 +1,7 @@
+"""The compiled interpretation: the op definitions emitted as C (or CUDA C), built once, cached on disk.
+
+:mod:`.source` runs :func:`smtmma.simulate.run_model` on the code-generating
+algebra (:mod:`smtmma.encodings.ccode`) and wraps the straight-line body in
+batch loops; :mod:`.build` compiles it with the system C compiler and loads
+it with ctypes; :mod:`.dot` and :mod:`smtmma.matmul` call it.
+"""

@@ -1,0 +1,131 @@
+"""C source of one model's dot product of length K: the op definitions run once on :class:`CAlgebra`.
+
+The generated unit has one ``static inline`` function computing a single
+dot product ``d = c + sum_k a_k b_k`` (bit patterns in and out, every input
+read through a stride) and two exported batch loops over it:
+
+* ``smtmma_rows(n, a, b, c, d, sa, sb)``: n independent dot products, lane
+  major (``a[k * n + i]``: the k-th value of row i), so consecutive
+  iterations read consecutive memory;
+* ``smtmma_gemm_row(n, arow, b, ldb, acc, sarow, sb, ldsb)``: one row of A
+  against n columns of B (``b[k * ldb + j]``), the accumulator ``acc[j]``
+  read as C and overwritten with D: one instruction step of a GEMM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Optional
+
+from ..encodings.ccode import CAlgebra
+from ..formats import get_format
+from ..models import Model
+
+__all__ = ["KernelSource", "kernel_source", "dot_function", "GENERATOR_VERSION", "uint_bits"]
+
+#: Bumped whenever the generated code changes for the same model (part of the cache key with the source itself).
+GENERATOR_VERSION = 1
+
+
+def uint_bits(bits: int) -> int:
+    """Bits (8, 16, 32 or 64) of the unsigned C type that holds a pattern of ``bits`` bits."""
+    for width in (8, 16, 32, 64):
+        if bits <= width:
+            return width
+    raise ValueError(f"no unsigned type for {bits}-bit patterns")
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """Generated C for (model, K): the text, its digest, the pattern widths of its arrays (bits)."""
+
+    text: str
+    digest: str  # sha256 of the text and the generator version: the cache key
+    a_bits: int
+    b_bits: int
+    c_bits: int
+    d_bits: int
+    s_bits: Optional[int]  # scale patterns (block-scaled models), else None
+    scales: int  # scale values per row: ceil(K / block), 0 when unscaled
+    max_width: int  # widest C integer type used (bits)
+
+
+def _body(model: Model, K: int) -> tuple[list[str], str, int]:
+    """(lines, name of D's term, widest type) of one dot product over the strided inputs."""
+    from ..simulate import run_model  # late: simulate imports the catalogue
+
+    alg = CAlgebra()
+    fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
+    a = [alg.input(f"a[{k} * as]", 0, (1 << fa.bits) - 1) for k in range(K)]
+    b = [alg.input(f"b[{k} * bs]", 0, (1 << fb.bits) - 1) for k in range(K)]
+    c = alg.input("c", 0, (1 << fc.bits) - 1)
+    sa = sb = None
+    if model.scale_fmt is not None:
+        top = (1 << get_format(model.scale_fmt).bits) - 1
+        n = -(-K // (model.block or K))
+        sa = [alg.input(f"sa[{j} * sas]", 0, top) for j in range(n)]
+        sb = [alg.input(f"sb[{j} * sbs]", 0, top) for j in range(n)]
+    d = run_model(alg, model, a, b, c, sa, sb)
+    dfmt = get_format(model.d_fmt)
+    dfmt = get_format(dfmt.container or dfmt.name)
+    width = 128 if dfmt.bits >= 64 else 64
+    return alg.lines, alg.expr(d, width), alg.max_width
+
+
+def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "static inline __attribute__((always_inline))") -> tuple[str, KernelSource]:
+    """(C definition of ``name``: one dot product of length ``K``, the array types it reads) for ``model``.
+
+    The function is ``td_t name(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c, const ts_t *sa,
+    int64_t sas, const ts_t *sb, int64_t sbs)``: A values ``a[k * as]``, scales ``sa[j * sas]``; the
+    ``typedef``s of ``ta_t``... are in the returned text too.  ``qualifier`` prefixes it (``__device__`` for CUDA).
+    The KernelSource's ``text`` is this function alone.
+    """
+    fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
+    fd = get_format(model.d_fmt)
+    fd = get_format(fd.container or fd.name)
+    ta, tb, tc, td = (f"uint{uint_bits(f.bits)}_t" for f in (fa, fb, fc, fd))
+    s_bits = get_format(model.scale_fmt).bits if model.scale_fmt else None
+    ts = f"uint{uint_bits(s_bits)}_t" if s_bits else "uint8_t"
+    lines, d_expr, widest = _body(model, K)
+    body = "\n    ".join(lines)
+    text = f"""typedef {ta} ta_t;
+typedef {tb} tb_t;
+typedef {tc} tc_t;
+typedef {td} td_t;
+typedef {ts} ts_t;
+
+{qualifier} td_t {name}(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c,
+                  const ts_t *sa, int64_t sas, const ts_t *sb, int64_t sbs)
+{{
+    (void)sa; (void)sas; (void)sb; (void)sbs;
+    {body}
+    return (td_t)({d_expr});
+}}
+"""
+    scales = -(-K // model.block) if model.scale_fmt and model.block else 0
+    digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()
+    return text, KernelSource(text, digest, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)
+
+
+def kernel_source(model: Model, K: int) -> KernelSource:
+    """The C translation unit of ``model``'s dot product of length ``K`` (see module docstring)."""
+    func, info = dot_function(model, K)
+    text = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
+#include <stdint.h>
+{func}
+void smtmma_rows(int64_t n, const ta_t *a, const tb_t *b, const tc_t *c, td_t *d, const ts_t *sa, const ts_t *sb)
+{{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = dot1(a + i, n, b + i, n, c[i], sa + i, n, sb + i, n);
+}}
+
+void smtmma_gemm_row(int64_t n, const ta_t *arow, const tb_t *b, int64_t ldb, td_t *acc,
+                     const ts_t *sarow, const ts_t *sb, int64_t ldsb)
+{{
+    for (int64_t j = 0; j < n; j++)
+        acc[j] = dot1(arow, 1, b + j, ldb, (tc_t)acc[j], sarow, 1, sb + j, ldsb);
+}}
+"""
+    digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()
+    return KernelSource(text, digest, info.a_bits, info.b_bits, info.c_bits, info.d_bits, info.s_bits, info.scales, info.max_width)

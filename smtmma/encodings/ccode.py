@@ -17,6 +17,7 @@ GPU kernels.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .algebra import Algebra, Bool, Int, bits_for
@@ -61,11 +62,27 @@ def _literal(value: int, width: int) -> str:
 class CAlgebra(Algebra):
     """Builds the body of a C function: each term is a local variable (or a literal for constants)."""
 
-    def __init__(self, prefix: str = "t") -> None:
+    def __init__(self, prefix: str = "t", *, finite_inputs: bool = False) -> None:
         self.prefix = prefix
         self.lines: list[str] = []
         self._n = 0
         self.max_width = 0  # widest C type used (bits)
+        #: Inputs are known to be finite (the caller tests :meth:`input` patterns with the same ``unpack``
+        #: first): their is_inf/is_nan fold to False, and the special-value logic they feed drops out.
+        self.finite_inputs = finite_inputs
+        self._inputs: set[str] = set()
+        self._unpacking = False
+
+    def unpack_cached(self, fmt: Any, bits: Int, unpack: Any) -> Any:
+        """With ``finite_inputs``, ``unpack``'s own fields of an input pattern with is_inf/is_nan set to False."""
+        if not self.finite_inputs or self._unpacking or bits.raw not in self._inputs:
+            return None
+        self._unpacking = True
+        try:
+            u = unpack(self, fmt, bits)
+        finally:
+            self._unpacking = False
+        return replace(u, is_inf=self.bconst(False), is_nan=self.bconst(False))
 
     # -- the emitted code ----------------------------------------------
     def _define(self, width: int, expr: str) -> str:
@@ -84,7 +101,9 @@ class CAlgebra(Algebra):
     def input(self, expr: str, lo: int, hi: int) -> Int:
         """An input term: the C expression ``expr`` (e.g. a load) whose values lie in [lo, hi]."""
         width = ctype_bits(lo, hi)
-        return Int(self, self._define(width, f"({ctype(width)})({expr})"), lo, hi)
+        name = self._define(width, f"({ctype(width)})({expr})")
+        self._inputs.add(name)
+        return Int(self, name, lo, hi)
 
     def expr(self, x: Int, width: int) -> str:
         """``x`` as a C expression of type ``ctype(width)`` (the width must hold x's interval)."""

@@ -18,7 +18,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Optional
 
+from ..encodings.algebra import Int
 from ..encodings.ccode import CAlgebra
+from ..encodings.fields import unpack
 from ..formats import get_format
 from ..models import Model
 
@@ -51,11 +53,8 @@ class KernelSource:
     max_width: int  # widest C integer type used (bits)
 
 
-def _body(model: Model, K: int) -> tuple[list[str], str, int]:
-    """(lines, name of D's term, widest type) of one dot product over the strided inputs."""
-    from ..simulate import run_model  # late: simulate imports the catalogue
-
-    alg = CAlgebra()
+def _inputs(alg: CAlgebra, model: Model, K: int) -> tuple[list[Int], list[Int], Int, Optional[list[Int]], Optional[list[Int]]]:
+    """Input terms of one dot product read through the strided pointers: (a, b, c, scale_a, scale_b)."""
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
     a = [alg.input(f"a[{k} * as]", 0, (1 << fa.bits) - 1) for k in range(K)]
     b = [alg.input(f"b[{k} * bs]", 0, (1 << fb.bits) - 1) for k in range(K)]
@@ -66,11 +65,35 @@ def _body(model: Model, K: int) -> tuple[list[str], str, int]:
         n = -(-K // (model.block or K))
         sa = [alg.input(f"sa[{j} * sas]", 0, top) for j in range(n)]
         sb = [alg.input(f"sb[{j} * sbs]", 0, top) for j in range(n)]
-    d = run_model(alg, model, a, b, c, sa, sb)
-    dfmt = get_format(model.d_fmt)
-    dfmt = get_format(dfmt.container or dfmt.name)
-    width = 128 if dfmt.bits >= 64 else 64
+    return a, b, c, sa, sb
+
+
+def _body(model: Model, K: int, finite: bool) -> tuple[list[str], str, int]:
+    """(lines, D's expression, widest type in bits) of one dot product; ``finite``: inputs known finite."""
+    from ..simulate import output_format, run_model  # late: simulate imports the catalogue
+
+    alg = CAlgebra(finite_inputs=finite)
+    d = run_model(alg, model, *_inputs(alg, model, K))
+    dfmt = output_format(model)
+    width = 128 if get_format(dfmt.container or dfmt.name).bits >= 64 else 64
     return alg.lines, alg.expr(d, width), alg.max_width
+
+
+def _special(model: Model, K: int) -> tuple[list[str], str]:
+    """(lines, int expression): whether any input pattern is an infinity or a NaN (by ``unpack``, the same definition)."""
+    alg = CAlgebra()
+    a, b, c, sa, sb = _inputs(alg, model, K)
+    named = [(model.a_fmt, x) for x in a] + [(model.b_fmt, x) for x in b] + [(model.c_fmt, c)]
+    named += [(model.scale_fmt, x) for x in (sa or []) + (sb or [])]
+    flags = []
+    for fmt, x in named:
+        u = unpack(alg, get_format(fmt), x)
+        flags.append(alg.or_(u.is_inf, u.is_nan))
+    return alg.lines, alg.bexpr(alg.any(flags))
+
+
+_SIGNATURE = "(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c, const ts_t *sa, int64_t sas, const ts_t *sb, int64_t sbs)"
+_ARGS = "(a, as, b, bs, c, sa, sas, sb, sbs)"
 
 
 def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "static inline __attribute__((always_inline))") -> tuple[str, KernelSource]:
@@ -87,22 +110,36 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
     ta, tb, tc, td = (f"uint{uint_bits(f.bits)}_t" for f in (fa, fb, fc, fd))
     s_bits = get_format(model.scale_fmt).bits if model.scale_fmt else None
     ts = f"uint{uint_bits(s_bits)}_t" if s_bits else "uint8_t"
-    lines, d_expr, widest = _body(model, K)
-    body = "\n    ".join(lines)
-    text = f"""typedef {ta} ta_t;
+    full, d_full, widest = _body(model, K, finite=False)
+    fast, d_fast, _ = _body(model, K, finite=True)
+    special, any_special = _special(model, K)
+    types = f"""typedef {ta} ta_t;
 typedef {tb} tb_t;
 typedef {tc} tc_t;
 typedef {td} td_t;
 typedef {ts} ts_t;
+"""
 
-{qualifier} td_t {name}(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c,
-                  const ts_t *sa, int64_t sas, const ts_t *sb, int64_t sbs)
+    def define(fname: str, qual: str, ret: str, lines: list[str], expr: str) -> str:
+        body = "\n    ".join(lines)
+        return f"""{qual} {ret} {fname}{_SIGNATURE}
 {{
-    (void)sa; (void)sas; (void)sb; (void)sbs;
+    (void)a; (void)as; (void)b; (void)bs; (void)c; (void)sa; (void)sas; (void)sb; (void)sbs;
     {body}
-    return (td_t)({d_expr});
+    return ({ret})({expr});
 }}
 """
+    if any_special == "0" or fast == full:  # no input can be special: one straight-line function
+        text = types + define(name, qualifier, "td_t", full, d_full)
+    else:  # the common case without branches; inputs with an infinity or NaN take the full definition
+        cold = qualifier.replace("always_inline", "noinline").replace("__forceinline__", "__noinline__")
+        text = (types + define(f"{name}_full", cold, "td_t", full, d_full) + define(f"{name}_finite", qualifier, "td_t", fast, d_fast)
+                + define(f"{name}_special", qualifier, "int", special, any_special)
+                + f"""{qualifier} td_t {name}{_SIGNATURE}
+{{
+    return {name}_special{_ARGS} ? {name}_full{_ARGS} : {name}_finite{_ARGS};
+}}
+""")
     scales = -(-K // model.block) if model.scale_fmt and model.block else 0
     digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()
     return text, KernelSource(text, digest, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)

@@ -24,10 +24,12 @@ from .encodings.tfdpa import tfdpa
 from .encodings.trfdpa import trfdpa
 from .errors import InputError, InputTypeError, NotRepresentableError
 from .instr_names import named_shape
-from .formats import Format, get_format
+from .formats import Format, clip, get_format
 from .models import Model
 
 __all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS"]
+
+_BACKENDS = ("auto", "native", "numpy")
 
 #: Rows simulated per NumPy pass (keeps the working set in cache).
 CHUNK_ROWS = 1 << 14
@@ -282,6 +284,7 @@ def simulate_dot(
     op: Optional[str] = None,
     scale_a: object = None,
     scale_b: object = None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """D bit patterns of a batch of dot products ``d = c + sum_k a[:, k] * b[:, k]``.
 
@@ -292,7 +295,15 @@ def simulate_dot(
     ``scale_a``, ``scale_b``: (N, ceil(K / block)) scale patterns for
     block-scaled instructions.  Returns an (N,) array of D patterns
     (uint16 for FP16, uint32 for FP32 and E8M13-in-FP32, uint64 for FP64).
+
+    ``backend``: ``"numpy"`` (the reference interpretation), ``"native"``
+    (the same definitions compiled to C: built on first use, cached on disk;
+    NumPy answers, after one warning, where no C compiler is found) or
+    ``"auto"`` (native for batches of at least 4096 rows or once the kernel
+    is built; NumPy otherwise).  Every backend returns the same bits.
     """
+    if backend not in _BACKENDS:
+        raise InputError(f"backend must be one of {', '.join(_BACKENDS)}, got {clip(str(backend))}")
     model = model_of(target, instr, op)
     _check_scales(model, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
@@ -313,6 +324,12 @@ def simulate_dot(
             if s.shape != (n, need):
                 raise InputError(f"{nm} must have shape ({n}, {need}) (one scale per {model.block} values), got {s.shape}")
     out_fmt = get_format(output_format(model).container or model.d_fmt)
+    if backend != "numpy" and n:
+        from .native.dot import run_rows  # late: keeps `import smtmma` light
+
+        fast = run_rows(model, A, B, C, SA, SB, force=backend == "native")
+        if fast is not None:
+            return fast.astype(_dtype_for(out_fmt.bits), copy=False)
     result = np.empty(n, dtype=_dtype_for(out_fmt.bits))
     alg = NumpyAlgebra()
     for r0 in range(0, n, CHUNK_ROWS):

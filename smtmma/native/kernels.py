@@ -12,7 +12,7 @@ import numpy as np
 
 from ..encodings.ccode import NotCompilable
 from ..models import Model
-from .build import BuildError, cached_path, load
+from .build import BuildError, cached_path, flags, load
 from .source import KernelSource, kernel_source, uint_bits
 
 __all__ = ["Kernel", "kernel", "try_kernel", "NativeFallbackWarning", "MAX_K", "np_uint"]
@@ -42,7 +42,7 @@ class Kernel:
 
 
 _sources: dict[tuple[Model, int], KernelSource] = {}
-_kernels: dict[tuple[Model, int], Kernel] = {}
+_kernels: dict[tuple[Model, int, tuple[str, ...]], Kernel] = {}
 _failed: dict[tuple[Model, int], str] = {}
 _lock = threading.Lock()
 _warned = False
@@ -59,7 +59,7 @@ def source_of(model: Model, K: int) -> KernelSource:
 
 def is_built(model: Model, K: int) -> bool:
     """Whether (model, K) is loaded or sits in the disk cache (so using it costs no compile)."""
-    if (model, K) in _kernels:
+    if (model, K, flags()) in _kernels:
         return True
     try:
         return cached_path(source_of(model, K).text) is not None
@@ -69,7 +69,7 @@ def is_built(model: Model, K: int) -> bool:
 
 def kernel(model: Model, K: int) -> Kernel:
     """The compiled kernel of ``model``'s dot product of length ``K`` (BuildError / NotCompilable when there is none)."""
-    key = (model, K)
+    key = (model, K, flags())
     with _lock:
         k = _kernels.get(key)
         if k is not None:

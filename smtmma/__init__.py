@@ -1,7 +1,7 @@
 """smtmma: bit-accurate models of GPU matrix units, as a simulator and as SMT formulas.
 
 Public API: :func:`simulate_dot`, :func:`simulate_mma` (bit patterns in,
-bit patterns out), the catalogue (:func:`lookup`), formats and models, and
+bit patterns out), :func:`matmul` (whole GEMMs on real-valued arrays), the catalogue (:func:`lookup`), formats and models, and
 the solver queries :func:`distinguish` and :func:`query` (imported on first
 use; they return the records ``smtmma distinguish/query --json`` print).
 """
@@ -18,16 +18,21 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``smtmma.distinguish`` and ``smtmma.query``, imported on first use (``import smtmma`` stays light)."""
+    """``smtmma.distinguish``, ``smtmma.query`` and ``smtmma.matmul``, imported on first use (``import smtmma`` stays light)."""
     if name in ("distinguish", "query"):
         from .queries import api
 
         return getattr(api, name)
+    if name == "matmul":
+        from .gemm import matmul
+
+        return matmul
     raise AttributeError(f"module 'smtmma' has no attribute {name!r}")
 
 __all__ = [
     "simulate_dot",
     "simulate_mma",
+    "matmul",
     "distinguish",
     "query",
     "lookup",

@@ -1,6 +1,6 @@
 """The ``smtmma`` command line: a thin argparse layer over the library.
 
-Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product),
+Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product), ``matmul`` (a whole GEMM),
 ``check`` (test-vector files against the models), ``distinguish`` (a
 solver's inputs on which models differ, or a proof of equivalence),
 ``query`` (a property of one model: proof or witness), ``suite`` (a
@@ -33,7 +33,7 @@ from typing import Optional, Sequence
 from .. import __version__
 from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError
-from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, query_cmd, run_cmd, simulate_cmd, suite_cmd,
+from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, query_cmd, run_cmd, simulate_cmd, suite_cmd,
                validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
@@ -58,6 +58,7 @@ _TOP_EPILOG = f"""\
 examples:
   smtmma list --arch h100                 what the H100 tensor cores run
   smtmma simulate --arch sm90 --instr f16f32 --a 1,2^-10 --b 1,2^-10 --c 0
+  smtmma matmul --arch sm90 --instr f16f32 A.npy B.npy -o D.npy   a whole GEMM as an H100 computes it
   smtmma check logs/*.jsonl               compare recorded GPU outputs with the models
   smtmma distinguish sm80 sm90 --instr f16f32          inputs on which A100 and H100 differ
   smtmma distinguish sm80 t-fdpa:F=25 --instr f16f32 --domain exp=-8:8
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     list_cmd.add_parser(sub, fmt)
     simulate_cmd.add_parser(sub, fmt)
+    matmul_cmd.add_parser(sub, fmt)
     check_cmd.add_parser(sub, fmt)
     distinguish_cmd.add_parser(sub, fmt)
     query_cmd.add_parser(sub, fmt)

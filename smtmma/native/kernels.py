@@ -34,11 +34,11 @@ def np_uint(bits: int) -> type:
 
 @dataclass(frozen=True)
 class Kernel:
-    """A loaded kernel: ``rows(n, a, b, c, d, sa, sb)`` and ``gemm_row(n, arow, b, ldb, acc, sarow, sb, ldsb)``."""
+    """A loaded kernel: ``rows(n, a, b, c, d, sa, sb)`` and ``gemm(M, N, nk, A, lda, B, ldb, acc, ldc, SA, ldsa, SB, ldsb)``."""
 
     source: KernelSource
     rows: ctypes._CFuncPtr  # type: ignore[name-defined]
-    gemm_row: ctypes._CFuncPtr  # type: ignore[name-defined]
+    gemm: ctypes._CFuncPtr  # type: ignore[name-defined]
 
 
 _sources: dict[tuple[Model, int], KernelSource] = {}
@@ -76,12 +76,12 @@ def kernel(model: Model, K: int) -> Kernel:
             return k
         src = source_of(model, K)
         lib = load(src.text)
-        rows, gemm_row = lib.smtmma_rows, lib.smtmma_gemm_row
+        rows, gemm = lib.smtmma_rows, lib.smtmma_gemm
         rows.argtypes = [_I64, _P, _P, _P, _P, _P, _P]
         rows.restype = None
-        gemm_row.argtypes = [_I64, _P, _P, _I64, _P, _P, _P, _I64]
-        gemm_row.restype = None
-        k = _kernels[key] = Kernel(src, rows, gemm_row)
+        gemm.argtypes = [_I64, _I64, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _I64]
+        gemm.restype = None
+        k = _kernels[key] = Kernel(src, rows, gemm)
         return k
 
 

@@ -7,9 +7,11 @@ read through a stride) and two exported batch loops over it:
 * ``smtmma_rows(n, a, b, c, d, sa, sb)``: n independent dot products, lane
   major (``a[k * n + i]``: the k-th value of row i), so consecutive
   iterations read consecutive memory;
-* ``smtmma_gemm_row(n, arow, b, ldb, acc, sarow, sb, ldsb)``: one row of A
-  against n columns of B (``b[k * ldb + j]``), the accumulator ``acc[j]``
-  read as C and overwritten with D: one instruction step of a GEMM.
+* ``smtmma_gemm(M, N, nk, A, lda, B, ldb, acc, ldc, SA, ldsa, SB, ldsb)``:
+  ``nk`` chained instructions over an M x N block of D (row-major arrays;
+  ``acc`` holds C on entry and D on return, in D's format), the
+  accumulator carried from one instruction to the next as the hardware's
+  k-loop does (Alg. 5).
 """
 
 from __future__ import annotations
@@ -157,11 +159,28 @@ void smtmma_rows(int64_t n, const ta_t *a, const tb_t *b, const tc_t *c, td_t *d
         d[i] = dot1(a + i, n, b + i, n, c[i], sa + i, n, sb + i, n);
 }}
 
-void smtmma_gemm_row(int64_t n, const ta_t *arow, const tb_t *b, int64_t ldb, td_t *acc,
-                     const ts_t *sarow, const ts_t *sb, int64_t ldsb)
+#define KSTEP {K}
+#define NSCALE {info.scales}
+#define TILE_I 16
+#define TILE_J 512
+/* acc[i, j] <- dot(A[i, s*KSTEP:(s+1)*KSTEP], B[s*KSTEP:(s+1)*KSTEP, j], acc[i, j]) for s = 0..nk-1: nk chained
+   instructions on an M x N tile of D, tiled so that a B panel stays in cache across rows */
+void smtmma_gemm(int64_t M, int64_t N, int64_t nk, const ta_t *A, int64_t lda, const tb_t *B, int64_t ldb,
+                 td_t *acc, int64_t ldc, const ts_t *SA, int64_t ldsa, const ts_t *SB, int64_t ldsb)
 {{
-    for (int64_t j = 0; j < n; j++)
-        acc[j] = dot1(arow, 1, b + j, ldb, (tc_t)acc[j], sarow, 1, sb + j, ldsb);
+    for (int64_t i0 = 0; i0 < M; i0 += TILE_I)
+        for (int64_t j0 = 0; j0 < N; j0 += TILE_J)
+            for (int64_t s = 0; s < nk; s++)
+                for (int64_t i = i0; i < (i0 + TILE_I < M ? i0 + TILE_I : M); i++) {{
+                    const ta_t *arow = A + i * lda + s * KSTEP;
+                    const tb_t *bk = B + s * KSTEP * ldb;
+                    const ts_t *sarow = SA ? SA + i * ldsa + s * NSCALE : 0;
+                    const ts_t *sbk = SB ? SB + s * NSCALE * ldsb : 0;
+                    td_t *crow = acc + i * ldc;
+                    const int64_t jend = j0 + TILE_J < N ? j0 + TILE_J : N;
+                    for (int64_t j = j0; j < jend; j++)
+                        crow[j] = dot1(arow, 1, bk + j, ldb, (tc_t)crow[j], sarow, 1, sbk ? sbk + j : 0, ldsb);
+                }}
 }}
 """
     digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()

@@ -1,0 +1,101 @@
+"""``smtmma matmul``: D = A x B + C of .npy matrices, as a GEMM with one MMA instruction computes it, bit for bit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .common import EXIT_OK
+from .progress import Status
+
+_EPILOG = """\
+inputs: .npy files (numpy.save) of real values: float64/float32/float16, or
+ml_dtypes types (bfloat16, float8_e4m3fn, ...).  Every value must be exactly
+representable in the instruction's A/B/C format (an fp16 instruction refuses
+0.1); --round rne rounds instead.  --bits: the files hold bit patterns
+(unsigned integers) of those formats.
+
+the k-loop: each output chains the instruction over consecutive chunks of k
+values of K (k: the instruction's, e.g. 16 for m16n8k16; --k to choose), the
+accumulator carried in the output format from one instruction to the next,
+the last chunk padded with zeros -- what a tensor-core GEMM kernel with that
+one instruction computes.
+
+output: D as .npy in D's format (float32 for f32 outputs, float16 for f16),
+or its bit patterns with --bits.  A summary line (shape, instruction, k, time)
+goes to stdout; --json prints it as an object.
+
+examples:
+  smtmma matmul --arch sm90 --instr f16f32 A.npy B.npy -o D.npy
+  smtmma matmul --arch a100 --instr bf16f32 A.npy B.npy C.npy -o D.npy --jobs 2
+  smtmma matmul --arch mi300x --instr f16f32 A.npy B.npy -o D.npy --round rne --json"""
+
+
+def add_parser(sub: Any, fmt: type) -> None:
+    """Add the ``matmul`` subcommand to ``sub``."""
+    p = sub.add_parser("matmul", help="D = A x B + C of .npy matrices, bit for bit as a GPU GEMM computes it",
+                       description="Multiply .npy matrices as a tensor-core GEMM with one MMA instruction does, bit for bit.",
+                       epilog=_EPILOG, formatter_class=fmt)
+    p.add_argument("--arch", required=True, help="architecture (sm80, sm90, h100, gfx942, ...)")
+    p.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...)")
+    p.add_argument("--op", help="op family or instruction name (mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, wgmma, mfma, ...)")
+    p.add_argument("--k", type=int, help="values of K per instruction (default: the instruction's largest k)")
+    p.add_argument("A", help="A, an M x K .npy file")
+    p.add_argument("B", help="B, a K x N .npy file")
+    p.add_argument("C", nargs="?", help="C, an M x N .npy file (default: zeros)")
+    p.add_argument("-o", "--output", required=True, help="where to write D (.npy)")
+    p.add_argument("--jobs", type=int, help="threads (default: every core)")
+    p.add_argument("--bits", action="store_true", help="the files hold bit patterns, and D is written as bit patterns")
+    p.add_argument("--round", choices=("rne",), help="round inputs that are not representable (default: refuse them)")
+    p.add_argument("--backend", choices=("auto", "native", "numpy"), default="auto",
+                   help="compiled kernels (auto, native) or the NumPy reference (numpy); same bits")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=_cmd_matmul)
+
+
+def _load(path: str, what: str) -> np.ndarray:
+    """The array in the .npy file ``path`` (InputError naming the file when it cannot be read)."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(f"{what}: no such file: {path}") from None
+    except (OSError, ValueError, EOFError) as e:
+        raise InputError(f"{what}: {path} is not a readable .npy array ({str(e).splitlines()[0][:80]})") from None
+    if not isinstance(arr, np.ndarray):
+        raise InputError(f"{what}: {path} holds no single array (an .npz archive?)")
+    return arr
+
+
+def _cmd_matmul(args: argparse.Namespace) -> int:
+    from ..gemm import instruction_k, matmul
+    from ..catalogue import lookup
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+    entry = lookup(args.arch, args.instr, args.op)
+    A, B = _load(args.A, "A"), _load(args.B, "B")
+    C = _load(args.C, "C") if args.C else None
+    k = args.k if args.k is not None else instruction_k(args.arch, args.instr, args.op)
+    t0 = time.perf_counter()
+    with Status() as status:
+        D = matmul(args.arch, args.instr, A, B, C, op=args.op, k=k, jobs=args.jobs, bits=args.bits, round=args.round,
+                   backend=args.backend, progress=lambda done, total: status.bar(done, total, " rows of D"))
+    seconds = time.perf_counter() - t0
+    try:
+        np.save(args.output, D)
+    except OSError as e:
+        raise InputError(f"cannot write {args.output}: {e.strerror or e}") from None
+    M, N = D.shape
+    record = {"arch": entry.arch, "instr": entry.instr, "op": entry.op, "model": entry.model.describe(), "M": M, "N": N,
+              "K": int(A.shape[1]), "k": k, "output": args.output, "dtype": str(D.dtype), "seconds": round(seconds, 3)}
+    if args.json:
+        print(json.dumps(record))
+    else:
+        print(f"D ({M}x{N}, {D.dtype}) = A x B{' + C' if C is not None else ''} on {entry.arch} {entry.instr} "
+              f"({entry.op}, {entry.model.describe()}), k = {k} per instruction: {args.output} ({seconds:.2f} s)")
+    return EXIT_OK

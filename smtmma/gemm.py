@@ -200,17 +200,20 @@ def _native_runner(model: Model, kstep: int, backend: str) -> Optional[Runner]:
 def _numpy_runner(model: Model, kstep: int) -> Runner:
     from .simulate import simulate_dot
 
+    def p(x: np.ndarray) -> np.ndarray:  # patterns as simulate_dot takes them: int64, uint64 for 64-bit formats
+        return x if x.dtype == np.uint64 else x.astype(np.int64)
+
     def run(A: np.ndarray, B: np.ndarray, acc: np.ndarray, nk: int, SA: Optional[np.ndarray], SB: Optional[np.ndarray]) -> None:
         M, N = acc.shape
         per = 0 if SA is None else SA.shape[1] // nk
         for s in range(nk):
             ks = slice(s * kstep, (s + 1) * kstep)
-            a = np.repeat(A[:, ks].astype(np.int64), N, axis=0)
-            b = np.tile(B[ks].T.astype(np.int64), (M, 1))
+            a = np.repeat(p(A[:, ks]), N, axis=0)
+            b = np.tile(p(B[ks].T), (M, 1))
             kw = {}
             if SA is not None and SB is not None:
                 kw = {"scale_a": np.repeat(SA[:, s * per:(s + 1) * per].astype(np.int64), N, axis=0),
                       "scale_b": np.tile(SB[s * per:(s + 1) * per].T.astype(np.int64), (M, 1))}
-            d = simulate_dot(model, None, a, b, acc.reshape(-1).astype(np.int64), backend="numpy", **kw)
+            d = simulate_dot(model, None, a, b, p(acc.reshape(-1)), backend="numpy", **kw)
             acc[...] = d.reshape(M, N)
     return run

@@ -134,7 +134,8 @@ typedef {ts} ts_t;
     if any_special == "0" or fast == full:  # no input can be special: one straight-line function
         text = types + define(name, qualifier, "td_t", full, d_full)
     else:  # the common case without branches; inputs with an infinity or NaN take the full definition
-        cold = qualifier.replace("always_inline", "noinline").replace("__forceinline__", "__noinline__")
+        cold = qualifier.replace("inline __attribute__((always_inline))", "__attribute__((noinline, cold))")
+        cold = cold.replace("__forceinline__", "__noinline__")
         text = (types + define(f"{name}_full", cold, "td_t", full, d_full) + define(f"{name}_finite", qualifier, "td_t", fast, d_fast)
                 + define(f"{name}_special", qualifier, "int", special, any_special)
                 + f"""{qualifier} td_t {name}{_SIGNATURE}

@@ -22,6 +22,7 @@ from typing import Optional
 
 from ..encodings.algebra import Int
 from ..encodings.ccode import CAlgebra
+from ..encodings.cwide import wide_prelude
 from ..encodings.fields import unpack
 from ..formats import get_format
 from ..models import Model
@@ -70,15 +71,15 @@ def _inputs(alg: CAlgebra, model: Model, K: int) -> tuple[list[Int], list[Int], 
     return a, b, c, sa, sb
 
 
-def _body(model: Model, K: int, finite: bool) -> tuple[list[str], str, int]:
-    """(lines, D's expression, widest type in bits) of one dot product; ``finite``: inputs known finite."""
+def _body(model: Model, K: int, finite: bool) -> tuple[CAlgebra, str]:
+    """(the algebra holding the lines, D's expression) of one dot product; ``finite``: inputs known finite."""
     from ..simulate import output_format, run_model  # late: simulate imports the catalogue
 
     alg = CAlgebra(finite_inputs=finite)
     d = run_model(alg, model, *_inputs(alg, model, K))
     dfmt = output_format(model)
     width = 128 if get_format(dfmt.container or dfmt.name).bits >= 64 else 64
-    return alg.lines, alg.expr(d, width), alg.max_width
+    return alg, alg.expr(d, width)
 
 
 def _special(model: Model, K: int) -> tuple[list[str], str]:
@@ -103,8 +104,9 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
 
     The function is ``td_t name(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c, const ts_t *sa,
     int64_t sas, const ts_t *sb, int64_t sbs)``: A values ``a[k * as]``, scales ``sa[j * sas]``; the
-    ``typedef``s of ``ta_t``... are in the returned text too.  ``qualifier`` prefixes it (``__device__`` for CUDA).
-    The KernelSource's ``text`` is this function alone.
+    ``typedef``s of ``ta_t``... are in the returned text too, after the helpers of terms wider than 128 bits
+    (:meth:`CAlgebra.prelude`, with the same ``qualifier``; none for most models).  ``qualifier`` prefixes
+    it (``__device__`` for CUDA).  The KernelSource's ``text`` is this function alone.
     """
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
     fd = get_format(model.d_fmt)
@@ -112,10 +114,12 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
     ta, tb, tc, td = (f"uint{uint_bits(f.bits)}_t" for f in (fa, fb, fc, fd))
     s_bits = get_format(model.scale_fmt).bits if model.scale_fmt else None
     ts = f"uint{uint_bits(s_bits)}_t" if s_bits else "uint8_t"
-    full, d_full, widest = _body(model, K, finite=False)
-    fast, d_fast, _ = _body(model, K, finite=True)
+    full_alg, d_full = _body(model, K, finite=False)
+    fast_alg, d_fast = _body(model, K, finite=True)
+    full, fast, widest = full_alg.lines, fast_alg.lines, full_alg.max_width
+    prelude = wide_prelude(full_alg.wide_limbs | fast_alg.wide_limbs, qualifier)
     special, any_special = _special(model, K)
-    types = f"""typedef {ta} ta_t;
+    types = prelude + f"""typedef {ta} ta_t;
 typedef {tb} tb_t;
 typedef {tc} tc_t;
 typedef {td} td_t;

@@ -290,19 +290,17 @@ class CAlgebra(Algebra):
         return self._define(32, f"(int32_t){self.bexpr(a)}")
 
     def _max(self, a: Int, b: Int, lo: int, hi: int) -> Any:
-        w = ctype_bits(min(a.lo, b.lo), max(a.hi, b.hi))
-        r = ctype_bits(lo, hi)
-        x, y = self.expr(a, w), self.expr(b, w)
-        if w > 128:
-            return self._wide_op("max", w, r, x, y)
-        e = f"({x} < {y} ? {y} : {x})"
-        return self._define(r, e if r == w else f"({ctype(r)}){e}")
+        return self._extreme("max", a, b, lo, hi)
 
     def _min(self, a: Int, b: Int, lo: int, hi: int) -> Any:
+        return self._extreme("min", a, b, lo, hi)
+
+    def _extreme(self, which: str, a: Int, b: Int, lo: int, hi: int) -> Any:
+        """max(a, b) or min(a, b) as a conditional move (a helper call for wide terms)."""
         w = ctype_bits(min(a.lo, b.lo), max(a.hi, b.hi))
         r = ctype_bits(lo, hi)
         x, y = self.expr(a, w), self.expr(b, w)
         if w > 128:
-            return self._wide_op("min", w, r, x, y)
-        e = f"({x} < {y} ? {x} : {y})"
+            return self._wide_op(which, w, r, x, y)
+        e = f"({x} < {y} ? {y} : {x})" if which == "max" else f"({x} < {y} ? {x} : {y})"
         return self._define(r, e if r == w else f"({ctype(r)}){e}")

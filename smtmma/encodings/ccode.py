@@ -15,9 +15,11 @@ text of those helpers is :meth:`CAlgebra.prelude` (empty when every term
 fits ``__int128``, so narrow kernels are unchanged).  Only a term wider
 than :data:`MAX_BITS` raises :class:`NotCompilable`.
 
-The same text is valid CUDA C (``__int128`` and the ``__builtin_clz``
-family map to ``__clz``/``__clzll``), so one generator serves the CPU and the
-GPU kernels.
+The same text is valid CUDA C: leading zeros are counted through the
+macros ``SMTMMA_CLZ32``/``SMTMMA_CLZ64``, ``__builtin_clz``/``__builtin_clzll``
+in C (:data:`CLZ_MACROS`) and ``__clz``/``__clzll`` on the GPU
+(:mod:`smtmma.native.cuda`), so one generator serves the CPU and the GPU
+kernels.
 """
 
 from __future__ import annotations
@@ -28,10 +30,19 @@ from typing import Any
 from .algebra import Algebra, Bool, Int, bits_for
 from .cwide import LIMB_BITS, wide_literal, wide_prelude, wide_type
 
-__all__ = ["CAlgebra", "NotCompilable", "ctype_bits", "ctype", "MAX_BITS"]
+__all__ = ["CAlgebra", "NotCompilable", "ctype_bits", "ctype", "MAX_BITS", "CLZ_MACROS"]
 
 #: Widest term compiled (bits, sign included): 64 limbs; the catalogue's widest (BF16 E-FDPA) needs 552.
 MAX_BITS = 64 * LIMB_BITS
+
+
+#: C definitions of the leading-zero counts of non-zero values that the emitted code calls, unless the unit
+#: defined them first (:mod:`smtmma.native.cuda` does, with ``__clz``/``__clzll``).
+CLZ_MACROS = """#ifndef SMTMMA_CLZ32
+#define SMTMMA_CLZ32(x) __builtin_clz(x)
+#define SMTMMA_CLZ64(x) __builtin_clzll(x)
+#endif
+"""
 
 
 class NotCompilable(Exception):
@@ -104,8 +115,8 @@ class CAlgebra(Algebra):
 
     # -- the emitted code ----------------------------------------------
     def prelude(self, qualifier: str = "static inline") -> str:
-        """C definitions of the wide-integer helpers the emitted lines call ("" when no term is wider than 128 bits)."""
-        return wide_prelude(self.wide_limbs, qualifier)
+        """C definitions the emitted lines call: :data:`CLZ_MACROS`, then the wide-integer helpers (if any)."""
+        return CLZ_MACROS + wide_prelude(self.wide_limbs, qualifier)
 
     def _define(self, width: int, expr: str) -> str:
         self._n += 1
@@ -244,13 +255,13 @@ class CAlgebra(Algebra):
         if w > 128:
             return self._define(32, f"(int32_t){self._wide(w, 'bitlen')}({x})")
         if w == 32:
-            e = f"({x} ? 32 - __builtin_clz((uint32_t){x}) : 0)"
+            e = f"({x} ? 32 - SMTMMA_CLZ32((uint32_t){x}) : 0)"
         elif w == 64:
-            e = f"({x} ? 64 - __builtin_clzll((uint64_t){x}) : 0)"
+            e = f"({x} ? 64 - SMTMMA_CLZ64((uint64_t){x}) : 0)"
         else:
             top = f"(uint64_t)((unsigned __int128){x} >> 64)"
             low = f"(uint64_t){x}"
-            e = f"({top} ? 128 - __builtin_clzll({top}) : ({low} ? 64 - __builtin_clzll({low}) : 0))"
+            e = f"({top} ? 128 - SMTMMA_CLZ64({top}) : ({low} ? 64 - SMTMMA_CLZ64({low}) : 0))"
         return self._define(32, f"(int32_t){e}")
 
     def _lt(self, a: Int, b: Int) -> Any:

@@ -102,7 +102,7 @@ def _comparisons(fn: Emit, n: int, t: str) -> None:
     fn(t, "max", f"{t} a, {t} b", [f"return {p}sel({p}lt(a, b), b, a);"])
     fn(t, "min", f"{t} a, {t} b", [f"return {p}sel({p}lt(a, b), a, b);"])
     fn("int", "bitlen", f"{t} a", ["int len = 0;"]  # the highest non-zero limb decides (selects, no branch)
-       + [f"len = a.w[{i}] ? {64 * (i + 1)} - __builtin_clzll(a.w[{i}]) : len;" for i in range(n)] + ["return len;"])
+       + [f"len = a.w[{i}] ? {64 * (i + 1)} - SMTMMA_CLZ64(a.w[{i}]) : len;" for i in range(n)] + ["return len;"])
 
 
 def _shifts(fn: Emit, n: int, t: str) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..encodings.algebra import Int
-from ..encodings.ccode import CAlgebra
+from ..encodings.ccode import CLZ_MACROS, CAlgebra
 from ..encodings.cwide import wide_prelude
 from ..encodings.fields import unpack
 from ..formats import get_format
@@ -30,7 +30,7 @@ from ..models import Model
 __all__ = ["KernelSource", "kernel_source", "dot_function", "GENERATOR_VERSION", "uint_bits"]
 
 #: Bumped whenever the generated code changes for the same model (part of the cache key with the source itself).
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 
 def uint_bits(bits: int) -> int:
@@ -104,9 +104,10 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
 
     The function is ``td_t name(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c, const ts_t *sa,
     int64_t sas, const ts_t *sb, int64_t sbs)``: A values ``a[k * as]``, scales ``sa[j * sas]``; the
-    ``typedef``s of ``ta_t``... are in the returned text too, after the helpers of terms wider than 128 bits
-    (:meth:`CAlgebra.prelude`, with the same ``qualifier``; none for most models).  ``qualifier`` prefixes
-    it (``__device__`` for CUDA).  The KernelSource's ``text`` is this function alone.
+    ``typedef``s of ``ta_t``... are in the returned text too, after the leading-zero macros (``CLZ_MACROS``;
+    a CUDA unit defines its own first) and the helpers of terms wider than 128 bits (:meth:`CAlgebra.prelude`,
+    with the same ``qualifier``; none for most models).  ``qualifier`` prefixes it (``__device__`` for CUDA).
+    The KernelSource's ``text`` is this function alone.
     """
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
     fd = get_format(model.d_fmt)
@@ -119,7 +120,7 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
     full, fast, widest = full_alg.lines, fast_alg.lines, full_alg.max_width
     prelude = wide_prelude(full_alg.wide_limbs | fast_alg.wide_limbs, qualifier)
     special, any_special = _special(model, K)
-    types = prelude + f"""typedef {ta} ta_t;
+    types = CLZ_MACROS + prelude + f"""typedef {ta} ta_t;
 typedef {tb} tb_t;
 typedef {tc} tc_t;
 typedef {td} td_t;

@@ -205,7 +205,7 @@ def helper_case() -> tuple[dict[str, Int], ctypes.CDLL, int]:
     big = (1 << 150) + 12345  # a constant wider than __int128
     terms = {
         "add": alg.add(x, y), "sub": alg.sub(x, y), "mul": alg.mul(x, s), "mulxy": alg.mul(x, y),
-        "shl": alg.shl(x, alg.min(k, 70)), "shr": alg.shr(x, k), "const": alg.sub(x, big),
+        "shl": alg.shl(x, alg.min(k, 70)), "shl64": alg.shl(s, k), "shr": alg.shr(x, k), "const": alg.sub(x, big),
         "bitlen": alg.bit_length(alg.abs(x)), "lt": alg.b2i(alg.lt(x, y)), "eq": alg.b2i(alg.eq(x, y)),
         "neg": alg.b2i(alg.lt(x, 0)), "low150": alg.low_bits(x, 150), "low100": alg.low_bits(x, 100),
         "max": alg.max(x, y), "min": alg.min(x, y), "ite": alg.ite(alg.eq(alg.low_bits(s, 1), 0), x, alg.neg(y)),
@@ -225,7 +225,7 @@ def helper_case() -> tuple[dict[str, Int], ctypes.CDLL, int]:
 
 def _expected(x: int, y: int, k: int, s: int) -> dict[str, int]:
     return {
-        "add": x + y, "sub": x - y, "mul": x * s, "mulxy": x * y, "shl": x << min(k, 70), "shr": x >> k,
+        "add": x + y, "sub": x - y, "mul": x * s, "mulxy": x * y, "shl": x << min(k, 70), "shl64": s << k, "shr": x >> k,
         "const": x - (1 << 150) - 12345, "bitlen": abs(x).bit_length(), "lt": int(x < y), "eq": int(x == y),
         "neg": int(x < 0), "low150": x % (1 << 150), "low100": x % (1 << 100), "max": max(x, y), "min": min(x, y),
         "ite": x if s % 2 == 0 else -y,

@@ -49,7 +49,7 @@ _warned = False
 
 
 def source_of(model: Model, K: int) -> KernelSource:
-    """The generated source of (model, K), memoized (NotCompilable when a term needs more than 127 bits)."""
+    """The generated source of (model, K), memoized (NotCompilable when a term needs more than ccode.MAX_BITS bits)."""
     key = (model, K)
     src = _sources.get(key)
     if src is None:

@@ -42,6 +42,7 @@ import numpy as np
 
 from .errors import InputError, InputTypeError, NotRepresentableError
 from .formats import INF, NAN, Format, classify, decode, get_format
+from .sampling import dtype_for
 
 __all__ = ["ROUNDING", "from_patterns", "pattern_dtype", "to_patterns", "value_dtype"]
 
@@ -57,8 +58,7 @@ _NATIVE: dict[Format, Any] = {get_format("fp16"): np.float16, get_format("fp32")
 
 def pattern_dtype(fmt: str | Format) -> np.dtype:
     """The smallest unsigned NumPy dtype holding a pattern of ``fmt`` (uint8 .. uint64)."""
-    bits = get_format(fmt).bits
-    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32 if bits <= 32 else np.uint64)
+    return dtype_for(fmt)
 
 
 def value_dtype(fmt: str | Format) -> np.dtype:

@@ -22,6 +22,7 @@ from .errors import InputError, InputTypeError
 from .formats import Format, get_format
 from .instr_names import named_shape
 from .models import Model
+from .sampling import dtype_for
 
 __all__ = ["matmul", "instruction_k"]
 
@@ -115,14 +116,14 @@ def matmul(
     N = Bm.shape[1]
     if K == 0:
         raise InputError("K must be at least 1")
-    tdt = {16: np.uint16, 32: np.uint32, 64: np.uint64}[max(16, fd.bits)]
+    tdt = dtype_for(fd)
     acc = np.zeros((M, N), tdt) if C is None else _patterns("C", C, fc, bits, round).astype(tdt)
     if acc.shape != (M, N):
         raise InputError(f"C must be {M}x{N} (A's rows x B's columns), got {acc.shape[0]}x{acc.shape[1]}")
     nk = -(-K // kstep)
-    Ap = np.zeros((M, nk * kstep), Am.dtype if Am.dtype != np.int64 else _udt(fa))
+    Ap = np.zeros((M, nk * kstep), dtype_for(fa))
     Ap[:, :K] = Am
-    Bp = np.zeros((nk * kstep, N), Bm.dtype if Bm.dtype != np.int64 else _udt(fb))
+    Bp = np.zeros((nk * kstep, N), dtype_for(fb))
     Bp[:K] = Bm
     SA, SB = _scales(model, scale_a, scale_b, M, N, K, kstep, nk)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
@@ -151,10 +152,6 @@ def matmul(
     return result
 
 
-def _udt(fmt: Format) -> type:
-    return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[max(8, 1 << (fmt.bits - 1).bit_length())]
-
-
 def _scales(model: Model, scale_a: object, scale_b: object, M: int, N: int, K: int, kstep: int, nk: int
             ) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """Scale patterns padded to whole instructions: SA (M, nk * per), SB (nk * per, N); (None, None) unscaled."""
@@ -173,8 +170,8 @@ def _scales(model: Model, scale_a: object, scale_b: object, M: int, N: int, K: i
         raise InputError(f"scale_a must be ({M}, {need}) and scale_b ({need}, {N}) (one scale per {block} values of K); "
                          f"got {sa.shape} and {sb.shape}")
     per = nk * kstep // block
-    SA = np.pad(sa, ((0, 0), (0, per - need)), mode="edge").astype(_udt(sf))  # padded lanes are zero; any scale will do
-    SB = np.pad(sb, ((0, per - need), (0, 0)), mode="edge").astype(_udt(sf))
+    SA = np.pad(sa, ((0, 0), (0, per - need)), mode="edge").astype(dtype_for(sf))  # padded lanes are zero; any scale will do
+    SB = np.pad(sb, ((0, per - need), (0, 0)), mode="edge").astype(dtype_for(sf))
     return np.ascontiguousarray(SA), np.ascontiguousarray(SB)
 
 

@@ -16,8 +16,7 @@ read through a stride) and two exported batch loops over it:
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..encodings.algebra import Int
@@ -43,10 +42,9 @@ def uint_bits(bits: int) -> int:
 
 @dataclass(frozen=True)
 class KernelSource:
-    """Generated C for (model, K): the text, its digest, the pattern widths of its arrays (bits)."""
+    """Generated C for (model, K): the text and the pattern widths of its arrays (bits)."""
 
     text: str
-    digest: str  # sha256 of the text and the generator version: the cache key
     a_bits: int
     b_bits: int
     c_bits: int
@@ -149,8 +147,7 @@ typedef {ts} ts_t;
 }}
 """)
     scales = -(-K // model.block) if model.scale_fmt and model.block else 0
-    digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()
-    return text, KernelSource(text, digest, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)
+    return text, KernelSource(text, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)
 
 
 def kernel_source(model: Model, K: int) -> KernelSource:
@@ -189,5 +186,4 @@ void smtmma_gemm(int64_t M, int64_t N, int64_t nk, const ta_t *A, int64_t lda, c
                 }}
 }}
 """
-    digest = hashlib.sha256(f"{GENERATOR_VERSION}\n{text}".encode()).hexdigest()
-    return KernelSource(text, digest, info.a_bits, info.b_bits, info.c_bits, info.d_bits, info.s_bits, info.scales, info.max_width)
+    return replace(info, text=text)

@@ -1,1 +1,31 @@
-"""The literature's claims as named, re-runnable checks (later issue)."""
+"""The literature's claims as named, re-runnable checks, each with a self-contained SMT-LIB2 certificate.
+
+:func:`prove` runs claims by name and returns their records (the JSON of
+``smtmma prove --json``); :func:`check_certificates` re-runs saved
+certificates with any backend.  Claims live in the ``claims_*`` modules
+(one per theme) and register themselves in :data:`~smtmma.proofs.claim.CLAIMS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .certificate import Certificate, CertificateError, parse_certificate, recheck
+from .claim import CLAIMS, Claim, Context, Outcome, claim, get_claim
+
+__all__ = ["CLAIMS", "Claim", "Context", "Outcome", "Certificate", "CertificateError", "claim", "get_claim",
+           "load_claims", "parse_certificate", "recheck"]
+
+_loaded = False
+
+
+def load_claims() -> dict[str, Claim]:
+    """Import every ``claims_*`` module once; returns :data:`CLAIMS`."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if info.name.startswith("claims_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+    return CLAIMS

@@ -316,7 +316,7 @@ class LemmaChain:
         return True
 
     def certificate(self, base_asserts: int, final: str) -> str:
-        """An incremental SMT-LIB2 script proving every lemma, then the final query (every answer should be unsat).
+        """An incremental SMT-LIB2 script proving every lemma, then the final query, each ``check-sat`` after ``; expect: unsat``.
 
         ``base_asserts``: number of assertions made before the first lemma
         (the domain); ``final``: the final query's assertion text.
@@ -326,9 +326,9 @@ class LemmaChain:
         others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
         lines = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
         for i, (label, raw) in enumerate(self.proven):
-            lines += [f"; lemma {i + 1}: {label} (expected: unsat)", "(push 1)", f"(assert (not {raw}))", "(check-sat)", "(pop 1)",
+            lines += [f"; lemma {i + 1}: {label}", "(push 1)", f"(assert (not {raw}))", "; expect: unsat", "(check-sat)", "(pop 1)",
                       f"(assert {raw})"]
-        lines += ["; the property (expected: unsat)", final]
+        lines += ["; the property", final, "; expect: unsat", "(check-sat)"]
         return "\n".join(lines) + "\n"
 
 

@@ -172,6 +172,8 @@ def smt2_file_text(script: str, comments: Sequence[str] = ()) -> str:
     """
     head = "".join(f"; {line}\n" for c in comments for line in str(c).splitlines())
     body = script if script.endswith("\n") else script + "\n"
+    if body.rstrip().endswith("(check-sat)"):  # an incremental script (a lemma chain) has its own
+        return head + body + "(exit)\n"
     return head + body + "(check-sat)\n(exit)\n"
 
 

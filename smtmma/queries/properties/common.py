@@ -35,6 +35,9 @@ class QueryResult:
     reason: str = ""
     extra: dict[str, object] = field(default_factory=dict)  # carry-bits: {"carry_bits": N}; error-bound: {"bound": .., "tight": ..}
     smt2: str = ""  # the main script (for --emit-smt2)
+    # The certificate: every check-sat the verdict rests on, each self-contained
+    # (smtmma.proofs.certificate.Block); empty when only ``smt2`` is known.
+    blocks: list[Any] = field(default_factory=list)
 
 # -- shared helpers --------------------------------------------------------------------------------
 

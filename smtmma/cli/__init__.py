@@ -3,7 +3,7 @@
 Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product), ``matmul`` (a whole GEMM),
 ``check`` (test-vector files against the models), ``distinguish`` (a
 solver's inputs on which models differ, or a proof of equivalence),
-``query`` (a property of one model: proof or witness), ``suite`` (a
+``query`` (a property of one model: proof or witness), ``prove`` (the literature's claims, with certificates), ``suite`` (a
 minimal test suite for candidate models), ``identify`` (name a device's
 model, closed loop), ``run`` (record a device's outputs), ``validate``
 (a device against a model on random inputs) and ``hw`` (kernel sources).  Every command speaks
@@ -33,8 +33,8 @@ from typing import Optional, Sequence
 from .. import __version__
 from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError
-from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, query_cmd, run_cmd, simulate_cmd, suite_cmd,
-               validate_cmd)
+from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, run_cmd, simulate_cmd,
+               suite_cmd, validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
 
@@ -63,6 +63,7 @@ examples:
   smtmma distinguish sm80 sm90 --instr f16f32          inputs on which A100 and H100 differ
   smtmma distinguish sm80 t-fdpa:F=25 --instr f16f32 --domain exp=-8:8
   smtmma query carry-bits --arch volta --instr f16f32  do Volta's carry bits suffice?
+  smtmma prove --all --save proofs/                    re-check the literature's claims, with certificates
   smtmma suite --instr f16f32 -o f16f32.jsonl          few vectors that tell every architecture apart
   smtmma run --device cuda f16f32.jsonl -o mine.jsonl  record your GPU's outputs (then: smtmma check mine.jsonl)
   smtmma identify --device cuda --instr bf16f32        name the model your GPU implements
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_parser(sub, fmt)
     distinguish_cmd.add_parser(sub, fmt)
     query_cmd.add_parser(sub, fmt)
+    prove_cmd.add_parser(sub, fmt)
     suite_cmd.add_parser(sub, fmt)
     identify_cmd.add_parser(sub, fmt)
     run_cmd.add_parser(sub, fmt)

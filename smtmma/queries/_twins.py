@@ -166,6 +166,24 @@ class QueryAlgebra(SmtAlgebra):
             self._negation_of[str(flipped.raw)] = (x, fmt)
         return flipped
 
+    def decoding_lemma(self, negated: Int, fmt: Format) -> Bool:
+        """That the shortcut decoding of a pattern made by :meth:`negate` is its true decoding (a Bool to prove).
+
+        The shortcut (the original's fields, sign flipped) is a fact smtmma
+        relies on before any solver runs; a certificate proves it instead of
+        trusting it: the fields :func:`unpack` computes from the negated bits
+        equal the shortcut's.
+        """
+        short = unpack(self, fmt, negated)  # through the cache: the shortcut
+        self._decoding = True
+        try:
+            true = unpack(self, fmt, negated)  # from the bits themselves
+        finally:
+            self._decoding = False
+        same_bool = [self.not_(self.xor(p, q)) for p, q in ((short.neg, true.neg), (short.is_zero, true.is_zero),
+                                                             (short.is_inf, true.is_inf), (short.is_nan, true.is_nan))]
+        return self.all([*same_bool, self.eq(short.exp, true.exp), self.eq(short.sig, true.sig)])
+
     def raw_bool(self, b: Bool) -> str:
         """The SMT-LIB2 text of a Bool term."""
         return self._braw(b)
@@ -206,6 +224,14 @@ class InputSet(DotFormula):
     def terms(self) -> dict[str, Int]:
         """Input name (without suffix) -> pattern term."""
         return dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
+
+    def pins(self, w: Witness) -> dict[str, tuple[int, int]]:
+        """The declared constants set to the inputs of ``w``: name -> (value, width in bits) (for a pinned certificate block)."""
+        vals: list[int] = [*w.a, *w.b, w.c, *(w.scale_a or ()), *(w.scale_b or ())]
+        widths = [self.a_fmt.bits] * self.K + [self.b_fmt.bits] * self.K + [self.c_fmt.bits]
+        if self.scale_fmt is not None and w.scale_a is not None:
+            widths += [self.scale_fmt.bits] * (len(w.scale_a) + len(w.scale_b or ()))
+        return {n: (v, b) for n, v, b in zip(self.declared, vals, widths)}
 
     def witness(self, values: dict[str, int]) -> Witness:
         """The inputs of a solver's model as a :class:`Witness`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...errors import InputError
+from ...proofs.certificate import Block, chain_block, pin_block
 from ...models import PARAM_RANGES, Model
 from ...simulate import run_model
 from .._twins import (
@@ -16,7 +17,7 @@ from .._twins import (
     fused_parts,
     output_container,
 )
-from ..distinguish import ReplayError, replay
+from ..distinguish import ReplayError, Witness, replay
 from ..formula import Domain
 from .common import QueryResult, _check_nonempty, _expect_same, _result, _setup, _unknown
 
@@ -129,13 +130,32 @@ def carry_bits(
     _check_nonempty(model, K, domain, run, prop)
     extra = _carry_extra(enough, short, K)
     extra["carry_bits"] = N
+    blocks = [_proof_block(enough[N], f"{N} carry bits give the unbounded model's output on every input ({K + 1} summands)")]
     if N - 1 in short:
         w, dn, dinf = short[N - 1]
+        blocks.append(_witness_block(model, K, domain, N - 1, w))
         return _result(prop, "holds", name, model, K, domain, run, witness=w, outputs={f"d_carry{N - 1}": dn, "d_unbounded": dinf},
-                       smt2=enough[N], extra=extra,
+                       smt2=enough[N], extra=extra, blocks=blocks,
                        reason=f"{N} carry bits suffice for {K + 1} summands and {N - 1} do not ({domain.describe()})")
-    return _result(prop, "holds", name, model, K, domain, run, smt2=enough[N], extra=extra,
+    return _result(prop, "holds", name, model, K, domain, run, smt2=enough[N], extra=extra, blocks=blocks,
                    reason=f"no carry bits are needed for {K + 1} summands ({domain.describe()})")
+
+
+def _proof_block(script: str, label: str) -> Block:
+    """The proof that n bits suffice: a lemma chain (ends with its own check-sat) or one query, expecting unsat."""
+    text = script.rstrip("\n")
+    return chain_block(label, text) if text.endswith("(check-sat)") else Block(label, text, "unsat")
+
+
+def _witness_block(model: Model, K: int, domain: Domain, n: int, w: Witness) -> Block:
+    """The input on which n carry bits change the output: both outputs in one formula, the inputs pinned, expecting sat."""
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, K)
+    x.restrict(domain)
+    out = output_container(model)
+    declare_output(alg, "d_n", run_model(alg, model.replace(carry_bits=n), x.a, x.b, x.c, x.scale_a, x.scale_b), out.bits)
+    declare_output(alg, "d_inf", run_model(alg, model.replace(carry_bits=None), x.a, x.b, x.c, x.scale_a, x.scale_b), out.bits)
+    return pin_block(f"{n} carry bits change the output of this input", alg.script("(assert (not (= d_n d_inf)))"), x.pins(w))
 
 
 def _known(enough: dict[int, str], short: dict[int, Any]) -> str:

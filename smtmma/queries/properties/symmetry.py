@@ -72,6 +72,10 @@ def symmetry(
     na = [alg.negate(v, fa) for v in x.a]
     nc = alg.negate(x.c, fc)
     chain = LemmaChain(alg, run)
+    # the negated inputs share the originals' decoded fields: prove it, so the certificate trusts nothing
+    for k, v in enumerate(na):
+        chain.prove(f"decoding -a{k} gives the fields of a{k}, sign flipped", alg.decoding_lemma(v, fa))
+    chain.prove("decoding -c gives the fields of c, sign flipped", alg.decoding_lemma(nc, fc))
     if lemmas and supports_fused_parts(model, K):
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         q = fused_parts(alg, model, na, x.b, nc, x.scale_a, x.scale_b)

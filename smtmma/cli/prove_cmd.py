@@ -1,0 +1,192 @@
+"""``smtmma prove``: the literature's claims re-checked by a solver, with certificates; ``--check`` re-runs certificates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Optional
+
+from ..errors import InputError
+from ..proofs.claim import Claim
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT
+from .progress import Status
+
+_EPILOG = """\
+Each claim is a statement of a source document (001 = the SMT paper, 000 =
+MMA-Sim, 002 = Fasi et al., 004 = FTTN; see the README's sources) with the
+verdict the document reports, decided again by a solver on the catalogue's
+models: a proof (unsat) or a witness, replayed through the simulator.  A claim
+whose verdict differs from its document is shown as such ("agrees: no"), with
+its witness or proof; the detail line says why.
+
+--save DIR writes one self-contained SMT-LIB2 certificate per claim
+(DIR/<claim>.smt2): every check-sat the verdict rests on, each preceded by
+'; expect: sat|unsat', the models and the solver in the header.  Any solver
+can run it (bitwuzla F.smt2, z3 F.smt2, cvc5 F.smt2); 'smtmma prove --check
+DIR --solver z3' re-runs them through smtmma's backends.
+
+--json prints {"claims": [{"name", "source", "models", "expected", "verdict",
+"agrees", "solver", "seconds", "witness", "certificate", "detail", ...}]}; with
+--check, {"certificates": [{"path", "claim", "verdict", "status", "checks",
+"seconds", "error"}]}.
+
+exit status: 0 every claim got a verdict (agreeing with its document or not)
+/ every certificate re-checked; 1 --check: a certificate's check gave another
+answer; 2 bad input (unknown claim, malformed certificate); 3 a solver gave up.
+
+examples:
+  smtmma prove --list
+  smtmma prove volta-carry-bits ampere-carry-bits
+  smtmma prove --all --save proofs/ --json > claims.json
+  smtmma prove --group table4
+  smtmma prove --check proofs/ --solver z3"""
+
+
+def add_parser(sub: Any, fmt: type) -> None:
+    """Add the ``prove`` subcommand to ``sub`` (the subparsers of ``smtmma``)."""
+    p = sub.add_parser("prove", help="re-check the literature's claims (proofs, witnesses, certificates)",
+                       description="Decide the claims of the source documents with a solver on the catalogue's models, "
+                       "and save or re-check their SMT-LIB2 certificates.", epilog=_EPILOG, formatter_class=fmt)
+    p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim names (see --list)")
+    p.add_argument("--all", action="store_true", help="every claim")
+    p.add_argument("--list", action="store_true", help="list the claims (name, source, models, expected verdict)")
+    p.add_argument("--group", help="only the claims of one group (table4, carry-bits, symmetry, ...)")
+    p.add_argument("--solver", help="bitwuzla, z3, cvc5 or portfolio (default: the first installed)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
+    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+    p.add_argument("--save", metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=_cmd_prove)
+
+
+def _yes_no(agrees: Optional[bool]) -> str:
+    return "-" if agrees is None else ("yes" if agrees else "NO")
+
+
+def _short_witness(w: Optional[dict[str, Any]]) -> str:
+    if not w:
+        return ""
+    if "a" in w and "c" in w:
+        dec = w.get("decimal", {})
+        return f"a={','.join(w['a'])} b={','.join(w['b'])} c={w['c']}" + (
+            f"  (a={','.join(dec['a'])} b={','.join(dec['b'])} c={dec['c']})" if dec else "")
+    return json.dumps(w)[:200]
+
+
+def _list(claims: list[Claim], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"claims": [{"name": c.name, "source": c.source, "models": list(c.models), "expected": c.expected,
+                                      "group": c.group, "summary": c.summary} for c in claims]}))
+        return EXIT_OK
+    width = max(len(c.name) for c in claims)
+    for c in claims:
+        print(f"{c.name.ljust(width)}  {c.group or '-':<14} {c.summary}")
+        print(f"{'':{width}}  {'':<14} source: {c.source}; expected: {c.expected}")
+    print(f"\n{len(claims)} claims")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..proofs.runner import check_certificates
+
+    status = Status()
+
+    def progress(path: str, res: Any) -> None:
+        if res is None:
+            status(f"re-checking {path}")
+
+    with status:
+        results = check_certificates(args.check, solver=args.solver, timeout=args.timeout, progress=progress)
+    if args.json:
+        print(json.dumps({"certificates": [{"path": r.path, "claim": r.claim, "verdict": r.verdict, "status": r.status,
+                                            "checks": len(r.answers), "seconds": round(r.seconds, 3), "error": r.error,
+                                            "solver": r.answers[-1].solver if r.answers else "",
+                                            "answers": [{"label": a.label, "expected": a.expected, "got": a.got} for a in r.answers]}
+                                           for r in results]}))
+    else:
+        for r in results:
+            if r.error:
+                print(f"error    {r.error}")
+                continue
+            solver = r.answers[-1].solver if r.answers else "?"
+            bad = [a for a in r.answers if not a.agrees]
+            what = f"{len(r.answers)} checks" + (f", check {bad[0].index} ({bad[0].label}) expected {bad[0].expected}, got "
+                                                  f"{bad[0].got}{' (' + bad[0].reason + ')' if bad[0].reason else ''}" if bad else "")
+            print(f"{r.status:8} {r.claim} ({r.verdict}): {what}, {solver}, {r.seconds:.2f} s  [{r.path}]")
+        ok = sum(r.status == "ok" for r in results)
+        print(f"{ok}/{len(results)} certificates re-checked")
+    if any(r.status == "error" for r in results):
+        return 2
+    if any(r.status == "mismatch" for r in results):
+        return EXIT_MISMATCH
+    if any(r.status == "unknown" for r in results):
+        return EXIT_TIMEOUT
+    return EXIT_OK
+
+
+def _cmd_prove(args: argparse.Namespace) -> int:
+    from ..proofs.claim import Context
+    from ..proofs.runner import prove, select
+
+    if args.check:
+        if args.claims or args.all or args.list:
+            raise InputError("--check re-runs saved certificates; give no claim names, --all or --list with it")
+        return _check(args)
+    if not (args.claims or args.all or args.list or args.group):
+        raise InputError("name claims to prove, or --all, --group G or --list (see 'smtmma prove --help')")
+    if args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout:g}")
+    claims = select(args.claims, all_claims=args.all or args.list and not args.claims, group=args.group)
+    if args.list:
+        return _list(claims, args.json)
+    if args.solver:
+        from ..queries.backends import BACKENDS, available
+        from ..errors import UnknownNameError, unknown_name
+
+        if args.solver not in (*BACKENDS, "portfolio"):
+            raise UnknownNameError(unknown_name("solver", args.solver, [*BACKENDS, "portfolio"]))
+        if args.solver != "portfolio" and args.solver not in available():
+            raise InputError(f"solver {args.solver} is not installed; pip install 'smtmma[{args.solver}]'")
+    status = Status()
+    n = len(claims)
+    done = [0]
+
+    def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
+        if rec is None:
+            status(f"[{done[0] + 1}/{n}] {c.name}")
+            return
+        done[0] += 1
+        if not args.json:
+            status.close()
+            _print_record(rec)
+
+    with status:
+        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress)
+    if args.json:
+        print(json.dumps({"claims": records}))
+    else:
+        agree = sum(r["agrees"] is True for r in records)
+        differ = [r["name"] for r in records if r["agrees"] is False]
+        unknown = [r["name"] for r in records if r["verdict"] == "unknown"]
+        total = sum(r["seconds"] for r in records)
+        print(f"\n{len(records)} claims in {total:.1f} s: {agree} agree with their document"
+              + (f", {len(differ)} do not ({', '.join(differ)})" if differ else "")
+              + (f", {len(unknown)} unknown ({', '.join(unknown)})" if unknown else ""))
+        if args.save:
+            print(f"certificates: {args.save}/")
+    return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
+
+
+def _print_record(r: dict[str, Any]) -> None:
+    print(f"{r['name']}  [{r['source']}]")
+    print(f"  models:   {', '.join(r['models'])}")
+    print(f"  expected: {r['expected']}")
+    print(f"  verdict:  {r['verdict']}   agrees: {_yes_no(r['agrees'])}   ({r['solver'] or 'simulation'}, {r['seconds']:.2f} s)")
+    w = _short_witness(r.get("witness"))
+    if w:
+        print(f"  witness:  {w}")
+    if r.get("detail"):
+        print(f"  detail:   {r['detail']}")
+    if r.get("certificate"):
+        print(f"  certificate: {r['certificate']} ({r.get('checks', '?')} checks)")

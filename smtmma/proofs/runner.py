@@ -1,0 +1,207 @@
+"""Running claims: records for ``smtmma prove --json``, certificates saved to a folder, and re-checks of saved ones."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from ..errors import InputError
+from .certificate import CertificateError, CheckAnswer, parse_certificate, recheck
+from .claim import CLAIMS, Claim, Context, Outcome, get_claim
+
+__all__ = ["prove", "record", "select", "save_certificate", "certificate_files", "CertificateCheck", "check_certificates"]
+
+
+def select(names: Sequence[str] = (), *, all_claims: bool = False, group: Optional[str] = None) -> list[Claim]:
+    """The claims named (each checked, close names suggested), or all of them (optionally one ``group``)."""
+    from . import load_claims
+
+    load_claims()
+    if all_claims or not names:
+        picked = list(CLAIMS.values())
+    else:
+        picked = [get_claim(n) for n in dict.fromkeys(names)]
+    if group:
+        groups = sorted({c.group for c in CLAIMS.values() if c.group})
+        if group not in groups:
+            raise InputError(f"unknown claim group {group!r}; groups: {', '.join(groups)}")
+        picked = [c for c in picked if c.group == group]
+    return picked
+
+
+def _file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".smt2"
+
+
+def record(c: Claim, out: Outcome, certificate: Optional[str] = None) -> dict[str, Any]:
+    """The JSON record of one claim's outcome (the keys of ``smtmma prove --json``)."""
+    rec: dict[str, Any] = {
+        "name": c.name,
+        "source": c.source,
+        "models": list(c.models),
+        "summary": c.summary,
+        "group": c.group,
+        "expected": c.expected,
+        "verdict": out.verdict,
+        "agrees": out.agrees,
+        "solver": out.solver,
+        "seconds": round(out.seconds, 3),
+        "witness": out.witness,
+        "detail": out.detail,
+        "certificate": certificate,
+    }
+    if out.certificate is not None:
+        rec["checks"] = out.certificate.checks
+    if out.extra:
+        rec["extra"] = out.extra
+    return rec
+
+
+def save_certificate(out: Outcome, c: Claim, folder: str) -> Optional[str]:
+    """Write the outcome's certificate to ``folder/<claim>.smt2``; its path, or None when it has none."""
+    if out.certificate is None:
+        return None
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, _file_name(c.name))
+    cert = out.certificate
+    cert.meta.setdefault("claim", c.name)
+    cert.meta.setdefault("source", c.source)
+    cert.meta.setdefault("models", list(c.models))
+    cert.meta["expected"] = c.expected
+    cert.meta["verdict"] = out.verdict
+    rows = _rows_of([*c.models, *cert.meta.get("models", [])])
+    if rows:
+        cert.meta["rows"] = rows
+    with open(path, "w") as fh:
+        fh.write(cert.text())
+    return path
+
+
+def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
+          progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None) -> list[dict[str, Any]]:
+    """Run ``claims`` in order; their records (see :func:`record`).
+
+    ``save``: a folder for the certificates; ``progress(claim, None)`` is
+    called before each claim and ``progress(claim, record)`` after it.
+    """
+    records = []
+    for c in claims:
+        if progress:
+            progress(c, None)
+        out = c.check(ctx)
+        path = save_certificate(out, c, save) if save else None
+        rec = record(c, out, path)
+        records.append(rec)
+        if progress:
+            progress(c, rec)
+    return records
+
+
+# -- re-checking saved certificates ---------------------------------------------------------------------
+
+
+@dataclass
+class CertificateCheck:
+    """One certificate file re-run: its claim, the answers of its checks, whether they all agree."""
+
+    path: str
+    claim: str
+    verdict: str  # the verdict the file certifies
+    answers: list[CheckAnswer]
+    error: str = ""  # a malformed file or a model that no longer exists
+
+    @property
+    def status(self) -> str:
+        """"ok" (every check gave its expected answer), "mismatch", "unknown" (a solver gave up) or "error"."""
+        if self.error:
+            return "error"
+        if any(a.got == "unknown" for a in self.answers):
+            return "unknown"
+        return "ok" if self.answers and all(a.agrees for a in self.answers) else "mismatch"
+
+    @property
+    def seconds(self) -> float:
+        """Solver seconds, all checks together."""
+        return sum(a.seconds for a in self.answers)
+
+
+def certificate_files(paths: Sequence[str]) -> list[str]:
+    """The ``.smt2`` files of ``paths`` (files, or folders searched one level deep), sorted; InputError if none."""
+    files: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            files += sorted(str(f) for f in Path(p).glob("*.smt2"))
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise InputError(f"{p}: no such file or folder")
+    if not files:
+        raise InputError(f"no .smt2 certificates in {', '.join(paths)}")
+    return files
+
+
+def _rows_of(models: Sequence[str]) -> list[dict[str, str]]:
+    """The catalogue rows named by ``"arch instr [op]"`` strings, with each model's description (free text is skipped)."""
+    from ..catalogue import lookup
+    from ..errors import SmtmmaError
+
+    rows: list[dict[str, str]] = []
+    for text in dict.fromkeys(str(m) for m in models):
+        parts = text.split()
+        if len(parts) not in (2, 3):
+            continue
+        try:
+            e = lookup(parts[0], parts[1], parts[2] if len(parts) == 3 else None)
+        except SmtmmaError:
+            continue
+        rows.append({"arch": e.arch, "instr": e.instr, "op": e.op, "model": e.model.describe()})
+    return rows
+
+
+def _check_models(meta: dict[str, Any], where: str) -> None:
+    """Refuse a certificate whose catalogue rows no longer exist or whose models have changed since it was made."""
+    from ..catalogue import lookup
+    from ..errors import SmtmmaError
+
+    for row in meta.get("rows", []):
+        try:
+            arch, instr, op, desc = row["arch"], row["instr"], row["op"], row["model"]
+        except (KeyError, TypeError):
+            raise CertificateError(f"{where}: a malformed 'rows' entry in the meta line: {row!r}") from None
+        try:
+            e = lookup(arch, instr, op)
+        except SmtmmaError as err:
+            raise CertificateError(f"{where}: its model {arch} {instr} {op} no longer exists ({err})") from None
+        if e.model.describe() != desc:
+            raise CertificateError(f"{where}: the catalogue's {arch} {instr} {op} is now {e.model.describe()}, "
+                                   f"the certificate is about {desc}; make it again (smtmma prove --save)")
+
+
+def check_certificates(paths: Sequence[str], *, solver: Optional[str] = None, timeout: float = 60.0,
+                       progress: Optional[Callable[[str, Optional[CertificateCheck]], None]] = None) -> list[CertificateCheck]:
+    """Re-run every certificate in ``paths`` with ``solver``; one :class:`CertificateCheck` per file."""
+    results = []
+    for path in certificate_files(paths):
+        if progress:
+            progress(path, None)
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as e:
+            results.append(CertificateCheck(path, "?", "?", [], f"cannot read {path}: {e}"))
+            continue
+        try:
+            cert = parse_certificate(text, path)
+            _check_models(cert.meta, path)
+        except CertificateError as e:
+            results.append(CertificateCheck(path, "?", "?", [], str(e)))
+            continue
+        answers = recheck(cert, solver=solver, timeout=timeout)
+        res = CertificateCheck(path, str(cert.meta.get("claim", "?")), str(cert.meta.get("verdict", "?")), answers)
+        results.append(res)
+        if progress:
+            progress(path, res)
+    return results

@@ -1,0 +1,156 @@
+"""The claims framework: certificates (format, re-check, tampering), the registry, ``smtmma prove``."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+from pathlib import Path
+
+import pytest
+
+from smtmma.cli import main
+from smtmma.proofs import Context, get_claim, load_claims
+from smtmma.proofs.certificate import Block, Certificate, CertificateError, parse_certificate, recheck, split_commands
+from smtmma.queries.backends import available
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _two_blocks() -> Certificate:
+    sat = Block("x + 1 = 3 has a solution", "(declare-const x (_ BitVec 4))\n(assert (= (bvadd x #x1) #x3))", "sat")
+    unsat = Block("x + 1 = x has none", "(declare-const x (_ BitVec 4))\n(assert (= (bvadd x #x1) x))", "unsat")
+    return Certificate({"claim": "toy"}, [sat, unsat])
+
+
+def test_certificate_text_round_trips_and_rechecks() -> None:
+    cert = _two_blocks()
+    text = cert.text()
+    assert text.startswith("; smtmma-certificate 1\n; meta: ")
+    assert text.count("(check-sat)") == 2 and text.count("(push 1)") == 2
+    again = parse_certificate(text)
+    assert again.meta == {"claim": "toy"}
+    answers = recheck(again)
+    assert [(a.expected, a.got) for a in answers] == [("sat", "sat"), ("unsat", "unsat")]
+
+
+@pytest.mark.parametrize("solver", available())
+def test_every_backend_reads_the_scoped_blocks(solver: str) -> None:
+    # the second block re-declares x: only right if push/pop scoped the first declaration away
+    assert all(a.agrees for a in recheck(_two_blocks(), solver=solver))
+
+
+def test_a_wrong_expectation_is_a_mismatch() -> None:
+    text = _two_blocks().text().replace("; expect: unsat", "; expect: sat")
+    answers = recheck(parse_certificate(text))
+    assert [a.agrees for a in answers] == [True, False]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("(check-sat)\n", "not an smtmma certificate"),
+    ("; smtmma-certificate 1\n(check-sat)\n", "no '; meta:' line"),
+    ("; smtmma-certificate 1\n; meta: {oops\n(check-sat)\n", "the meta line is not JSON"),
+    ("; smtmma-certificate 1\n; meta: {}\n(assert true)\n", "no (check-sat)"),
+    ("; smtmma-certificate 1\n; meta: {}\n(assert (and true)\n; expect: sat\n(check-sat)\n", "unbalanced"),
+    ("; smtmma-certificate 1\n; meta: {}\n(check-sat)\n", "without an 'expect"),
+])
+def test_malformed_certificates_are_refused(text: str, message: str) -> None:
+    with pytest.raises(CertificateError, match=re.escape(message)):
+        parse_certificate(text)
+
+
+def test_split_commands_keeps_quoted_parentheses() -> None:
+    cmds = list(split_commands('; c1\n(declare-const |a)b| Bool) ; tail\n(assert |a)b|)\n; expect: sat\n(check-sat)'))
+    assert [c for c, _ in cmds] == ["(declare-const |a)b| Bool)", "(assert |a)b|)", "(check-sat)"]
+    assert cmds[0][1] == "c1" and cmds[2][1] == "expect: sat"
+
+
+def test_unknown_claim_names_the_close_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "volta-cary-bits"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown claim 'volta-cary-bits'" in err and "volta-carry-bits" in err and "Traceback" not in err
+
+
+def test_prove_needs_a_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove"]) == 2
+    assert "--all" in capsys.readouterr().err
+
+
+def test_prove_list_json_names_every_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["claims"]
+    assert [c["name"] for c in listed] == list(load_claims())
+    assert all(c["source"] and c["expected"] for c in listed)
+
+
+# -- the carry-bit claims (001 §4): fast, exact -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, bits, agrees", [
+    ("volta-carry-bits", 3, True),  # 001 §4: 3 bits for the 5-term sum
+    ("turing-carry-bits", 3, True),
+    ("ampere-carry-bits", 4, True),  # 001 §4: "should likewise require 4" (timed out after 6 h)
+    ("hopper-carry-bits", 5, True),
+    ("blackwell-fp8-carry-bits", 5, False),  # 33 terms, but FP8 products stay below 1.875^2: 5, not ceil(log2 33) = 6
+])
+def test_carry_bit_claims(name: str, bits: int, agrees: bool) -> None:
+    out = get_claim(name).check(Context())
+    assert (out.extra["carry_bits"], out.agrees) == (bits, agrees)
+    assert out.verdict == f"{bits} (above 2; {bits + 1} above 1)"
+    assert out.certificate is not None and out.certificate.checks == 3  # the lemma, the proof, the pinned witness
+
+
+def test_cdna3_asymmetry_witnesses_have_nonzero_values() -> None:
+    out = get_claim("cdna3-asymmetry").check(Context())
+    assert (out.verdict, out.agrees) == ("fails", True)
+    cases = out.witness["cases"]  # type: ignore[index]
+    assert set(cases) == {"gfx942 f16f32 mfma", "gfx942 fp8fp8f32 mfma"}
+    for case in cases.values():
+        d, dn = case["outputs"]["d"], case["outputs"]["d_neg"]
+        assert not d.endswith("(0)") and not dn.endswith("(0)")
+        # asymmetric: -D(A, B, C) is not D(-A, B, -C)
+        assert d.split()[0] != dn.split()[0] and float(d.split("(")[1].rstrip(")")) != -float(dn.split("(")[1].rstrip(")"))
+
+
+@pytest.mark.slow
+def test_nvidia_symmetry_holds_for_every_group() -> None:
+    out = get_claim("nvidia-symmetry").check(Context())
+    assert (out.verdict, out.agrees) == ("holds", True)
+
+
+# -- saving and re-checking through the CLI ------------------------------------------------------------------
+
+
+def test_save_then_check_with_a_second_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if len(available()) < 2:
+        pytest.skip("needs two backends")
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["claims"][0]
+    assert rec["certificate"] == os.path.join(str(tmp_path), "volta-carry-bits.smt2")
+    other = [s for s in available() if s != rec["solver"]][0]
+    assert main(["prove", "--check", str(tmp_path), "--solver", other, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["certificates"]
+    assert [(r["claim"], r["status"], r["checks"]) for r in res] == [("volta-carry-bits", "ok", 3)]
+
+
+def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
+    path = tmp_path / "volta-carry-bits.smt2"
+    path.write_text(path.read_text().replace("rz-fp32", "rne-fp32"))
+    capsys.readouterr()
+    assert main(["prove", "--check", str(path)]) == 2
+    assert "make it again" in capsys.readouterr().out
+
+
+def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
+    path = tmp_path / "volta-carry-bits.smt2"
+    path.write_text(path.read_text().replace("; expect: sat", "; expect: unsat"))
+    capsys.readouterr()
+    assert main(["prove", "--check", str(path)]) == 1
+    assert "mismatch" in capsys.readouterr().out
+
+
+def test_check_of_a_missing_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--check", "/nonexistent/proofs"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err

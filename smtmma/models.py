@@ -99,7 +99,9 @@ class Model:
     subnormals to +0 (CDNA2).  ``zero_emax`` and ``ieee_zero`` are the
     alternatives to two decisions of docs/semantics.md that no recorded data
     settles yet (zero terms in e_max; the sign of a sum of -0s), for the
-    vectors of suites/open-questions.jsonl.
+    vectors of suites/open-questions.jsonl.  ``sum_rz`` is the hypothetical
+    twin of CDNA3's TR/GTR-FDPA that truncates toward zero where they round
+    down (000 §6.2.4, Fig. 3).
     """
 
     kind: str
@@ -124,6 +126,7 @@ class Model:
     emax_floor: Optional[int] = None  # alignment exponent e_max is at least this (T/ST/GST-FDPA)
     zero_emax: bool = False  # hypothesis: zero terms take part in e_max with their own exponent (T/ST-FDPA)
     ieee_zero: bool = False  # hypothesis: a sum of zeros that are all -0 gives -0, not +0 (T/ST-FDPA)
+    sum_rz: bool = False  # hypothesis: TR/GTR-FDPA truncate where they round down (the RZ twin of 000 §6.2.4, Fig. 3)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -153,6 +156,8 @@ class Model:
         for flag in ("zero_emax", "ieee_zero"):
             if getattr(self, flag) and self.kind not in ("t-fdpa", "st-fdpa"):
                 raise InputError(f"{flag} is a hypothesis about T-FDPA and ST-FDPA sums; {self.kind} has no such choice")
+        if self.sum_rz and self.kind not in ("tr-fdpa", "gtr-fdpa"):
+            raise InputError(f"sum_rz replaces the round-down of TR-FDPA and GTR-FDPA sums; {self.kind} does not round down")
 
     @property
     def conversion(self) -> Conversion:
@@ -171,7 +176,7 @@ class Model:
             parts.append("c_after")
         if self.ftz_inputs:
             parts.append("ftz_inputs")
-        parts += [flag for flag in ("zero_emax", "ieee_zero") if getattr(self, flag)]
+        parts += [flag for flag in ("zero_emax", "ieee_zero", "sum_rz") if getattr(self, flag)]
         return self.kind + (":" + ",".join(parts) if parts else "")
 
     def replace(self, **changes: object) -> "Model":
@@ -188,9 +193,9 @@ class Model:
 _REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in _PARAMS.items()}
 
 #: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
-_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "nan")
+_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz", "nan")
 #: Options of a spec that are flags (bare, or =1 / =0).
-FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero")
+FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz")
 _FLAGS = FLAGS
 
 #: Canonical NaN styles of a model's output (the ``nan`` option of a spec).
@@ -219,7 +224,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     Besides the kind's parameters: ``via=FORMAT`` (inputs converted exactly
     to FORMAT first), ``interleave=N``, ``nan=ieee|nvidia`` (the output's
     NaN pattern; default ``like``'s), and the flags ``c_after``,
-    ``ftz_inputs``, ``zero_emax`` and ``ieee_zero`` (bare, or ``=1``/``=0``);
+    ``ftz_inputs``, ``zero_emax``, ``ieee_zero`` and ``sum_rz`` (bare, or ``=1``/``=0``);
     so every :meth:`Model.describe` string parses back to its model.
     """
     if not isinstance(spec, str):
@@ -253,7 +258,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
             hint = did_you_mean(key, allowed + _COMMON_OPTIONS + _FLAGS) if key not in allowed + _COMMON_OPTIONS else ""
             raise InputError(f"bad parameter {item!r} for {kind}; {hint + ' ' if hint else ''}parameters: {ranges}; "
-                             "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero")
+                             "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero, sum_rz")
         if key in ("rho", "nan"):
             changes[key] = val.lower()
         elif key == "via":

@@ -78,9 +78,11 @@ def _fdpa_step(model: Model) -> Callable[..., Int]:
             carry_bits=model.carry_bits, emax_floor=model.emax_floor,
         )
     if kind == "tr-fdpa":
-        return lambda alg, a, b, c, sa, sb: trfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits)
+        return lambda alg, a, b, c, sa, sb: trfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
+                                                            sum_rz=model.sum_rz)
     if kind == "gtr-fdpa":
-        return lambda alg, a, b, c, sa, sb: gtrfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits)
+        return lambda alg, a, b, c, sa, sb: gtrfdpa(alg, a, b, c, F=model.F, F2=model.F2, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
+                                                            sum_rz=model.sum_rz)
     raise AssertionError(kind)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..formats import Format
-from .algebra import Algebra, Int
+from .algebra import Algebra, Int, IntLike
 from .fields import Unpacked
 from .fused_sum import aligned, max_exponent
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["trfdpa", "overflowing_products", "round_down_with_c"]
+__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut"]
 
 
 def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked]) -> tuple[list[Term], list[Specials]]:
@@ -30,27 +30,38 @@ def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpack
     return terms, specials
 
 
+def shift_cut(alg: Algebra, x: Int, k: IntLike, *, max_left: int, max_right: int, toward_zero: bool = False) -> Int:
+    """``x * 2**k`` cut to an integer: rounded down (Alg. 10/11's RD), or toward zero with ``toward_zero``."""
+    if not toward_zero:
+        return alg.shift(x, k, max_left=max_left, max_right=max_right)
+    mag = alg.shift(alg.abs(x), k, max_left=max_left, max_right=max_right)
+    return alg.ite(alg.lt(x, 0), alg.neg(mag), mag)
+
+
 def round_down_with_c(
-    alg: Algebra, T: Int, e_max: Int, c: Term, F: int, F2: int, floor: int, *, drop_far_c: bool = False
+    alg: Algebra, T: Int, e_max: Int, c: Term, F: int, F2: int, floor: int, *, drop_far_c: bool = False,
+    toward_zero: bool = False,
 ) -> tuple[Int, Int]:
     """(S, E): Alg. 10 step 3 / Alg. 11 step 4; S in units of 2**(E - F2).
 
     T (units 2**(e_max - F)) is rounded down to F2 fraction bits at E =
     max(e_max, e_c), c rounded down to F bits; with ``drop_far_c`` c is
-    dropped when e_c < E - F - 1 (Alg. 11 lines 24-25).
+    dropped when e_c < E - F - 1 (Alg. 11 lines 24-25).  ``toward_zero``:
+    the hypothetical twin of 000 §6.2.4 (Fig. 3) that truncates there instead.
     """
     e_c = alg.ite(alg.eq(c.sig, 0), floor, c.exp)
     E = alg.max(e_max, e_c)
     k = alg.add(alg.sub(e_max, E), F2 - F)  # T' = RD_F2(T * 2**(e_max - E))
-    T2 = alg.shift(T, k, max_left=F2 - F, max_right=T.hi.bit_length() + T.lo.bit_length() + 1)
-    sc = aligned(alg, c, E, F, floor=True)  # s'_c = RD_F(s_c * 2**(e_c - E))
+    T2 = shift_cut(alg, T, k, max_left=F2 - F, max_right=T.hi.bit_length() + T.lo.bit_length() + 1, toward_zero=toward_zero)
+    sc = aligned(alg, c, E, F, floor=not toward_zero)  # s'_c = RD_F(s_c * 2**(e_c - E))
     if drop_far_c:
         sc = alg.ite(alg.lt(e_c, alg.sub(E, F + 1)), 0, sc)
     return alg.add(T2, alg.shl(sc, F2 - F)), E
 
 
 def trfdpa(
-    alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked], c: Unpacked, *, F: int, F2: int, out: Format, mode: str, nan_bits: int
+    alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked], c: Unpacked, *, F: int, F2: int, out: Format, mode: str, nan_bits: int,
+    sum_rz: bool = False,
 ) -> Int:
     """Bits of rho(S * 2**(E - F2)) for Alg. 10 (CDNA3 TF32/BF16/FP16)."""
     terms, specials = overflowing_products(alg, a, b)
@@ -60,7 +71,7 @@ def trfdpa(
     T = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
     alg.note("alignment exponent e_max", e_max)
     alg.note("truncated sum of the products", T, exp=e_max, shift=-F)
-    S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor)  # Alg. 10 step 3
+    S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor, toward_zero=sum_rz)  # Alg. 10 step 3
     alg.note("rounded down with c, before the final rounding", S, exp=E, shift=-F2)
     finite = convert_fixed(alg, out, mode, S, alg.sub(E, F2))  # Alg. 10 step 4
     merged = merge_specials(alg, specials + [value_specials(alg, c)])

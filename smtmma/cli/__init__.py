@@ -33,8 +33,8 @@ from typing import Optional, Sequence
 from .. import __version__
 from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError
-from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, run_cmd, simulate_cmd,
-               suite_cmd, validate_cmd)
+from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
+               simulate_cmd, suite_cmd, validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
 
@@ -67,6 +67,7 @@ examples:
   smtmma suite --instr f16f32 -o f16f32.jsonl          few vectors that tell every architecture apart
   smtmma run --device cuda f16f32.jsonl -o mine.jsonl  record your GPU's outputs (then: smtmma check mine.jsonl)
   smtmma identify --device cuda --instr bf16f32        name the model your GPU implements
+  smtmma report --claims claims.json -o report.html   claims, catalogue properties and error plots
 
 Run 'smtmma COMMAND --help' for the options and examples of each command.
 
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_parser(sub, fmt)
     validate_cmd.add_parser(sub, fmt)
     hw_cmd.add_parser(sub, fmt)
+    report_cmd.add_parser(sub, fmt)
     return p
 
 

@@ -1,0 +1,94 @@
+"""``smtmma report``: claims, catalogue properties and plots as one HTML page or a Markdown file with PNGs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from ..errors import InputError
+from .common import EXIT_OK, _positive_int
+from .progress import Status
+
+_EPILOG = """\
+contents: the claims table (claim, source, models, expected and obtained
+verdict, agreement, solver, seconds, witness in hex and decimal); every
+catalogue row grouped by distinct model, with its properties (symmetric?
+monotone? carry bits needed, error bound) taken from the claims that decide
+them ('—' where none does); two plots: the CDNA3 round-down bias of the
+MMA-Sim paper's §6.2.4 (Fig. 3) reproduced by simulation, and every
+architecture's f16f32 error distribution against exact arithmetic on the
+same random inputs.
+
+format: by the suffix of -o: .html (one self-contained file, PNGs embedded
+as data URIs) or .md (PNGs written beside it as NAME-cdna3-bias.png and
+NAME-f16f32-errors.png, and linked).  Plots need matplotlib
+(pip install 'smtmma[report]'); the simulations use the compiled kernels
+where a C compiler is found and a fixed seed, so a report is reproducible.
+
+claims: --claims FILE.json reads saved results of 'smtmma prove --all --json';
+without it the claims are run now (--only to run some of them; --no-claims
+for none).
+
+examples:
+  smtmma prove --all --json > claims.json && smtmma report --claims claims.json -o report.html
+  smtmma report --claims claims.json -o docs/report.md --samples 20000
+  smtmma report --no-claims -o plots.html       catalogue and plots only
+  smtmma report --only nvidia-symmetry,cdna3-asymmetry -o sym.html"""
+
+
+def add_parser(sub: Any, fmt: type) -> None:
+    """Add the ``report`` subcommand to ``sub``."""
+    p = sub.add_parser("report", help="an HTML or Markdown report: claims, catalogue properties, error plots",
+                       description="Write a report: the claims table, the catalogue with each model's properties, "
+                       "and plots of simulated errors (CDNA3 round-down bias, f16f32 errors of every architecture).",
+                       epilog=_EPILOG, formatter_class=fmt)
+    p.add_argument("-o", "--output", required=True, help="report file: .html or .md")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--claims", metavar="FILE.json", help="saved output of 'smtmma prove --all --json'")
+    src.add_argument("--only", metavar="NAME,...", help="run only these claims now (default: all)")
+    src.add_argument("--no-claims", action="store_true", help="no claims: catalogue and plots only")
+    p.add_argument("--solver", help="backend for claims run now (default: the preferred one)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per solver call for claims run now (default 60)")
+    p.add_argument("--samples", type=_positive_int, default=None,
+                   help="dot products of the bias experiment (default 60000; the f16f32 comparison uses a third)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--no-plots", action="store_true", help="leave the plots out (no matplotlib needed)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary (files written, claims, seconds)")
+    p.set_defaults(func=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..report import DEFAULT_SAMPLES, build, load_records, report_format, run_claims, write_report
+
+    report_format(args.output)  # a bad suffix fails before any work
+    if args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout:g}")
+    t0 = time.perf_counter()
+    if args.claims:
+        records, origin = load_records(args.claims), args.claims
+    elif args.no_claims:
+        records, origin = [], ""
+    else:
+        names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+        if args.only is not None and not names:
+            raise InputError("--only is empty; give claim names (see 'smtmma prove --list')")
+        with Status() as status:
+            status("running claims")
+            records, origin = run_claims(names, solver=args.solver, timeout=args.timeout), "run now"
+    t1 = time.perf_counter()
+    with Status() as status:
+        status("simulating and plotting")
+        rep = build(records, samples=args.samples or DEFAULT_SAMPLES, seed=args.seed, plots=not args.no_plots,
+                    claims_from=origin)
+        files = write_report(rep, args.output)
+    t2 = time.perf_counter()
+    if args.json:
+        print(json.dumps({"files": [str(f) for f in files], "claims": len(records), "claims_seconds": round(t1 - t0, 3),
+                          "plots_seconds": {k: round(v, 3) for k, v in rep.timings.items()},
+                          "seconds": round(t2 - t0, 3)}, indent=2))
+    else:
+        print(f"wrote {', '.join(str(f) for f in files)} ({len(records)} claims, {len(rep.groups)} models, "
+              f"{len(rep.figures)} plots; {t2 - t0:.1f} s)")
+    return EXIT_OK

@@ -1,0 +1,46 @@
+"""``smtmma report``: the claims table, the catalogue with each model's properties, and plots, as HTML or Markdown.
+
+:func:`~smtmma.report.content.build` gathers a :class:`~smtmma.report.content.Report`
+(claim records, catalogue groups, figures); :func:`write_report` writes it
+in the format its file name's suffix names (``.html``/``.htm`` or ``.md``).
+Modules: ``data`` (records and catalogue), ``experiments`` (the simulations
+behind the plots, NumPy only), ``plots`` (matplotlib), ``html``, ``markdown``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from .content import DEFAULT_SAMPLES, Report, build
+from .data import load_records, run_claims
+
+__all__ = ["Report", "build", "write_report", "load_records", "run_claims", "report_format", "DEFAULT_SAMPLES"]
+
+_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
+
+
+def report_format(path: str) -> str:
+    """"html" or "md" from the file name's suffix; InputError for any other."""
+    fmt = _FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise InputError(f"{path}: the report's format comes from its suffix: .html or .md")
+    return fmt
+
+
+def write_report(rep: Report, path: str) -> list[Path]:
+    """Write ``rep`` to ``path`` (HTML or Markdown by suffix); returns the files written (the report first)."""
+    fmt = report_format(path)
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise InputError(f"{path}: no such directory {str(p.parent)!r}")
+    if fmt == "html":
+        from .html import render_html
+
+        p.write_text(render_html(rep), encoding="utf-8")
+        return [p]
+    from .markdown import render_markdown
+
+    text, pngs = render_markdown(rep, p)
+    p.write_text(text, encoding="utf-8")
+    return [p, *pngs]

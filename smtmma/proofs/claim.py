@@ -47,6 +47,7 @@ class Outcome:
     detail: str = ""
     certificate: Optional[Certificate] = None
     extra: dict[str, Any] = field(default_factory=dict)
+    covers: list[str] = field(default_factory=list)  # "arch instr op" rows the verdict decides (default: the claim's models)
     seconds: float = 0.0  # filled in by the runner
 
 

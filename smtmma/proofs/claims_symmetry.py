@@ -65,7 +65,8 @@ def nvidia_symmetry(ctx: Context) -> Outcome:
         r = check_property("symmetry", model, name=label, solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed)
         solver = r.solver
         proved.append({"model": label, "describe": model.describe(), "rows": [_label(e) for e in rows], "verdict": r.verdict,
-                       "seconds": round(r.seconds, 2), "K": r.K})
+                       "seconds": round(r.seconds, 2), "K": r.K,
+                       "proved_rows": [_label(e) for e in rows if e.model == model]})  # same model, formats included
         if r.verdict == "holds":
             blocks += query_blocks(r, f"symmetry of {label} ({model.describe()}), K={r.K}")
         elif r.verdict == "fails":
@@ -83,7 +84,8 @@ def nvidia_symmetry(ctx: Context) -> Outcome:
     detail = (f"{len(proved)} proofs (one per group of models that differ only in their input formats) cover "
               f"{n_rows} catalogue rows; " + ("; ".join(failed + unknown) or "every one holds for all finite inputs"))
     cert = certificate("nvidia-symmetry", "000 §6.2.4", [p["model"] for p in proved], verdict, solver, blocks)  # type: ignore[misc]
-    return Outcome(verdict, agrees, solver, None, detail, cert, {"proofs": proved})
+    covers = [row for p in proved if p["verdict"] == "holds" for row in p["proved_rows"]]  # type: ignore[union-attr]
+    return Outcome(verdict, agrees, solver, None, detail, cert, {"proofs": proved}, covers)
 
 
 def _nonzero_witness(model: Model, label: str, ctx: Context) -> tuple[QueryResult, Optional[str]]:

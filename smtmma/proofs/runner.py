@@ -52,6 +52,7 @@ def record(c: Claim, out: Outcome, certificate: Optional[str] = None) -> dict[st
         "witness": out.witness,
         "detail": out.detail,
         "certificate": certificate,
+        "covers": out.covers or list(c.models),
     }
     if out.certificate is not None:
         rec["checks"] = out.certificate.checks

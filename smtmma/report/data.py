@@ -60,22 +60,19 @@ def _checked(r: object, path: str, i: int) -> dict[str, Any]:
     if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
         raise InputError(f"{path}: claim {r['name']}: \"seconds\" must be a number")
     rec = {k: r.get(k) for k in ("name", "source", "models", "expected", "verdict", "agrees", "solver", "seconds",
-                                 "witness", "certificate")}
+                                 "witness", "certificate", "covers")}
     rec["models"] = models
     return rec
 
 
 def run_claims(names: Optional[Sequence[str]], *, solver: Optional[str] = None, timeout: float = 60.0,
                progress: Optional[Callable[..., Any]] = None) -> list[dict[str, Any]]:
-    """Records of the named claims (None: all), run now with ``smtmma.proofs.runner.prove``."""
-    try:
-        from ..proofs.runner import prove  # type: ignore[import-not-found]  # late: the solver stack is heavy
-    except ImportError:
-        raise SmtmmaError("this smtmma has no claims runner (smtmma.proofs.runner); give saved results with "
-                          "--claims FILE.json, or --no-claims") from None
+    """Records of the named claims (None: all), run now with :func:`smtmma.proofs.runner.prove`."""
     from ..proofs.claim import Context
+    from ..proofs.runner import prove, select  # late: the solver stack is heavy
 
-    return list(prove(list(names) if names else None, Context(solver=solver, timeout=timeout), None, progress))
+    claims = select(list(names or ()), all_claims=not names)
+    return prove(claims, Context(solver=solver, timeout=timeout), progress=progress)
 
 
 @dataclass
@@ -179,7 +176,7 @@ def catalogue_groups(records: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]
         if prop is None:
             continue
         hit: dict[int, ModelGroup] = {}
-        for m in rec.get("models") or []:
+        for m in rec.get("covers") or rec.get("models") or []:
             key = _model_key(m)
             if key is None:
                 continue

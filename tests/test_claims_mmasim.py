@@ -8,17 +8,24 @@ import numpy as np
 import pytest
 
 from smtmma.catalogue import model_of
-from smtmma.formats import from_fraction, get_format, to_fraction
+from smtmma.formats import from_fraction, to_fraction
 from smtmma.proofs import get_claim, recheck
+from smtmma.proofs._mmasim_common import fixed_output_block, sim
 from smtmma.proofs.claim import Context
 from smtmma.proofs.claims_fttn import FTTN_GPUS, fttn_exact, fttn_operands, fttn_values
-from smtmma.proofs.claims_mmasim import FP16_ARCHS, TABLE8, eq10_input, eq10_witness, one_fdpa_k, table8_rows
-from smtmma.proofs._mmasim_common import fixed_output_block, sim
+from smtmma.proofs.claims_mmasim import (
+    FP16_ARCHS,
+    TABLE8,
+    eq10_input,
+    eq10_witness,
+    one_fdpa_k,
+    table8_rows,
+)
 from smtmma.queries.backends import available, solve
 from smtmma.queries.distinguish import Witness
 
 F = Fraction
-P2 = lambda e: F(2) ** e  # noqa: E731
+P2 = lambda e: F(2) ** e
 
 
 # -- table8-discrepancy ------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..simulate import output_format, run_model, simulate_dot
 from .certificate import Block, pin_block
 from .evidence import witness_pins
 
-__all__ = ["exact_value", "ulp_of", "ulps", "sim", "fixed_output_block", "PairResult", "pair_query", "container"]
+__all__ = ["PairResult", "container", "exact_value", "fixed_output_block", "pair_query", "sim", "ulp_of", "ulps"]
 
 
 def container(model: Model) -> Format:
@@ -81,14 +81,14 @@ class PairResult:
     solver: str
     seconds: float
     script: str
-    witness: Optional[Witness] = None
+    witness: Witness | None = None
     outputs: dict[str, int] = field(default_factory=dict)
     reason: str = ""
 
 
 def pair_query(models: Sequence[tuple[str, Model]], K: int, domain: Domain, extra: Sequence[str], *,
-               solver: Optional[str], timeout: float, seed: int = 0,
-               negated: Optional[tuple[str, Model]] = None) -> PairResult:
+               solver: str | None, timeout: float, seed: int = 0,
+               negated: tuple[str, Model] | None = None) -> PairResult:
     """Run named models on shared inputs (and optionally one on (-a, b, -c)); ask for inputs meeting ``extra``.
 
     ``extra``: SMT-LIB2 assertions over the output names.  A sat witness is

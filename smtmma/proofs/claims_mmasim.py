@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
 from ..catalogue import model_of
 from ..formats import from_fraction, get_format, to_fraction
@@ -13,13 +13,20 @@ from ..models import Model
 from ..queries.backends import solve
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
+from ._mmasim_common import (
+    container,
+    exact_value,
+    fixed_output_block,
+    pair_query,
+    sim,
+    ulps,
+)
 from .certificate import Block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, witness_record
-from ._mmasim_common import container, exact_value, fixed_output_block, pair_query, sim, ulps
 
 F = Fraction
-P2 = lambda e: F(2) ** e  # noqa: E731
+P2 = lambda e: F(2) ** e
 
 # -- Table 8 -------------------------------------------------------------------------------------------
 
@@ -31,7 +38,7 @@ _SPLIT = ((13, 10), (-1, 0), (-2, 0), (-3, 0))  # exponents of (|a_k|, b_k) in E
 
 #: 000 Table 8, cell by cell: (row, column, arch, instr, op, d_00).  "0.0" is +0 (NVIDIA never returns -0, 001 §4.4;
 #: on CDNA2 it is the RNE sum 2^23 + (-2^23)).  CDNA2 "-0.375 or 0.0": BF16 without / with "_1k" (000 §5).
-TABLE8: tuple[tuple[str, str, str, str, Optional[str], Fraction], ...] = (
+TABLE8: tuple[tuple[str, str, str, str, str | None, Fraction], ...] = (
     ("Volta", "FP16", "sm70", "f16f32", "mma", F(0)),
     ("Turing", "FP16", "sm75", "f16f32", "mma", F(-1, 2)),
     ("Ampere", "TF32/BF16", "sm80", "tf32f32", "mma", F(-1, 2)),
@@ -84,7 +91,7 @@ def eq10_input(model: Model) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]
     powers of two of A's and B's formats exist (e4m3: s = 7; e4m3fnuz: s = 9).  d scales by 2^-s.
     """
     fa, fb, fc = model.a_fmt, model.b_fmt, model.c_fmt
-    for s in range(0, 40):
+    for s in range(40):
         if not _normal_pow2(fc, 23 - s):
             continue
         splits = []
@@ -116,7 +123,7 @@ def one_fdpa_k(model: Model) -> int:
     return max(4, model.L or model.P or 4)
 
 
-def _model(arch: str, instr: str, op: Optional[str]) -> Model:
+def _model(arch: str, instr: str, op: str | None) -> Model:
     return model_of(arch, instr, op)
 
 
@@ -229,7 +236,7 @@ def max_discrepancy(ctx: Context) -> Outcome:
                 return Outcome("unknown", None, r.solver, wit, f"class {cls} not proved equal: {pair.verdict}")
             blocks.append(Block(f"{cls[0]} and {other} agree on every finite input (K={MAXD_K})", pair.smt2, "unsat"))
     verdict = f"{n} distinct (Eq. 10: {n10}); max {len(classes)}"
-    detail = (f"000 Table 8's FP16 column has {n10} distinct values on Eq. 10 ({sorted(set(str(to_fraction(fd, v)) for v in eq10_outs))}); "
+    detail = (f"000 Table 8's FP16 column has {n10} distinct values on Eq. 10 ({sorted({str(to_fraction(fd, v)) for v in eq10_outs})}); "
               f"the solver's input gives {n} distinct outputs at K={MAXD_K} (replayed through the simulator). "
               f"Classes of identical models: {' | '.join(' = '.join(c) for c in classes)}; the first two of each class are proved equal "
               f"(unsat; the rest are the same catalogue parameters, byte-identical encodings), so no input gives more than {len(classes)}: {n} is the maximum.")
@@ -276,7 +283,7 @@ def risky_rows(ctx: Context) -> tuple[list[dict[str, Any]], list[Block], str, li
     blocks: list[Block] = []
     solver = ""
     missing: list[str] = []
-    kw = dict(solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed)
+    kw = {"solver": ctx.solver, "timeout": ctx.timeout, "seed": ctx.seed}
 
     def take(label: str, res: Any, model: Model, outs: dict[str, Model], note: str) -> None:
         nonlocal solver
@@ -284,8 +291,8 @@ def risky_rows(ctx: Context) -> tuple[list[dict[str, Any]], list[Block], str, li
         if res.verdict != "sat":
             missing.append(f"{label}: {res.verdict} {res.reason}")
             return
-        from .evidence import witness_pins
         from .certificate import pin_block
+        from .evidence import witness_pins
 
         rows.append(_row(label, model, res.witness, {n: (m, res.outputs[n]) for n, m in outs.items()}, note))
         blocks.append(pin_block(label, res.script, witness_pins(model, res.witness), "sat"))

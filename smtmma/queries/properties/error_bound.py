@@ -14,6 +14,7 @@ from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
 from ...simulate import run_model
+from .error_parts import prove_by_parts, supports_parts
 from .._twins import (
     InputSet,
     LemmaChain,
@@ -266,11 +267,33 @@ def error_bound(
     formulas = [_ErrorFormula(model, K, domain, bound, narrow=True)]
     chains: list[Optional[LemmaChain]] = [None]
 
+    parts = lemmas and supports_parts(model, K) and bound.fused and bound.F == model.F
+    blocks: dict[Fraction, list[Any]] = {}
+
     def ask(lam: Fraction) -> tuple[str, Any, str]:
         """("holds", None, script) | ("fails", (witness, d, ratio), script) | ("unknown", reason, script)."""
         while True:
             f = formulas[-1]
             script = f.script(lam)
+            if parts and f.narrow:  # one T-FDPA: a short look for a witness, then the compositional proof (full domain)
+                r = run.check(script, f.x.declared + ["d"], timeout=_QUICK)
+                if r.verdict != "sat":
+                    proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
+                    if proof.verdict == "holds":
+                        from ...proofs.certificate import Block
+
+                        blocks[lam] = [Block(label, text, "unsat") for label, text in proof.blocks]
+                        return "holds", None, script
+                    return "unknown", proof.reason, script
+                w = f.x.witness(r.values)
+                got = _replay_one(model, w)
+                _expect_same("error-bound d", r.values["d"], got, w)
+                ratio = _py_ratio(model, bound, w, got)
+                if ratio is not None and ratio > lam:
+                    return "fails", (w, got, ratio), script
+                formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))
+                chains.append(None)
+                continue
             # a short look for a witness first (fast when the bound is too small); proofs need the lemmas
             r = run.check(script, f.x.declared + ["d"], timeout=_QUICK) if lemmas and chains[-1] is None else None
             if r is None or r.verdict == "unknown":
@@ -308,7 +331,9 @@ def error_bound(
     if tight:
         extra.update(_bisect(ask, scale, verdict, info, resolution))
     if verdict == "holds":
-        return _result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra,
+        if scale in blocks:
+            extra["proof"] = "compositional (full domain: every finite input)"
+        return _result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
                        reason=f"|Phi - exact| <= {bound.describe(scale)} for every input ({domain.describe()}, K={K})")
     w, got, ratio = info
     return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,

@@ -1,0 +1,107 @@
+"""Table 9 of MMA-Sim (000 §6.1): the error bound of one FDPA, proved on every finite input by a compositional proof.
+
+``error-bound-<arch>-<instr>``: |Phi - exact| <= (L+1) 2^(e_max-F) + u ulp(Phi)
+(u = 1 for RZ outputs, 1/2 for RNE), K = L, every exponent, outputs finite.
+For one T-FDPA the proof is a chain of small lemmas (per summand, the output
+rounding, the glue to the model, the composition; see
+smtmma/queries/properties/error_parts.py), every one a check-sat of the
+certificate.  ``error-bound-tight-*``: the smallest multiple of the bound the
+solver certifies (bisection: a proof at the constant, a witness below it).
+
+Not covered by a compositional proof yet (their claims run the monolithic
+query, which gives no answer on the full domain within the time limit, and
+say so): T-FDPA rows whose output-rounding lemma is not proved yet (the lemma
+as written has a counterexample for RZ-E8M13, RNE-FP16 and BF16 inputs: sm89 /
+sm90-wgmma FP8, f16f16, bf16f32 -- to be investigated), CDNA3 TR-FDPA / GTR-FDPA (gfx942: two alignment exponents and
+round-down steps), CDNA1 E-FDPA (gfx908).  Out of Table 9's FDPA row
+altogether: FTZ-AddMul (CDNA2: its own bounds, input FTZ), block-scaled
+ST-/GST-FDPA (scale factors), the c_after FP8 mma.sync rows of sm90/sm100
+(two roundings), FMA chains (K roundings).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..catalogue import model_of
+from ..queries.properties.error_bound import error_bound
+from ..queries.properties.error_parts import supports_parts
+from .claim import Claim, Context, Outcome, add_claim
+from .evidence import certificate, query_blocks, witness_record
+
+#: (arch, instr, op): the models whose Table 9 bound is claimed.
+MODELS: tuple[tuple[str, str, str | None], ...] = (
+    ("sm70", "f16f32", None),
+    ("sm75", "f16f32", None),
+    ("sm80", "f16f32", None),
+    ("sm90", "f16f32", None),
+    ("sm90", "tf32f32", None),
+    ("sm100", "f16f32", None),
+    ("sm120", "e4m3e4m3f32", None),
+    ("gfx942", "f16f32", None),
+    ("gfx942", "fp8fp8f32", None),
+)
+
+#: Models whose tightest constant is searched.
+TIGHT: tuple[tuple[str, str, str | None], ...] = (("sm70", "f16f32", None), ("sm90", "f16f32", None))
+
+SOURCE = "000 Table 9"
+
+
+def _label(arch: str, instr: str, op: str | None) -> str:
+    return f"{arch} {instr}" + (f" ({op})" if op else "")
+
+
+def _bound_claim(arch: str, instr: str, op: str | None) -> Claim:
+    name = f"error-bound-{arch}-{instr}" + (f"-{op}" if op else "")
+    models = (_label(arch, instr, op),)
+
+    def run(ctx: Context) -> Outcome:
+        model = model_of(arch, instr, op)
+        K = model.L or 1
+        timeout = ctx.timeout if supports_parts(model, K) else min(ctx.timeout, 30.0)
+        r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=timeout, seed=ctx.seed)
+        agrees = None if r.verdict == "unknown" else r.verdict == "holds"
+        wit = witness_record(model, r.witness, {"d": (model.d_fmt, r.outputs["d"])}) if r.witness else None
+        how = ("compositional proof, every finite input" if r.blocks else
+               "no compositional proof for this kind yet (monolithic query)")
+        detail = (f"|Phi - exact| <= {r.extra.get('bound')} (Table 9: (L+1)2^(e_max-F) + u ulp), K={K}: {r.verdict}; {how}"
+                  + (f"; {r.reason}" if r.verdict != "holds" else ""))
+        blocks = query_blocks(r, name) if r.verdict != "unknown" else []
+        cert = certificate(name, SOURCE, models, r.verdict, r.solver, blocks, wit)
+        return Outcome(r.verdict, agrees, r.solver, wit, detail, cert, {"bound": r.extra.get("bound"), "blocks": len(blocks)})
+
+    return Claim(name, SOURCE, models, "holds", f"Table 9's error bound holds for {models[0]} on every finite input", run,
+                 "error-bound")
+
+
+def _tight_claim(arch: str, instr: str, op: str | None) -> Claim:
+    name = f"error-bound-tight-{arch}-{instr}"
+    models = (_label(arch, instr, op),)
+
+    def run(ctx: Context) -> Outcome:
+        model = model_of(arch, instr, op)
+        K = model.L or 1
+        r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed, tight=True,
+                        resolution=Fraction(1, 8))
+        tight = r.extra.get("tight")
+        if tight is None:
+            return Outcome("unknown", None, r.solver, detail=str(r.extra.get("tight_reason", r.reason)))
+        proof = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed,
+                            scale=Fraction(str(tight)))
+        blocks = query_blocks(proof, name) if proof.verdict == "holds" else []
+        detail = (f"smallest scale certified: {tight} x ({r.extra.get('bound')}) (proof); a witness reaches "
+                  f"{r.extra.get('attained')} x the bound (ratio error/bound); resolution 1/8")
+        verdict = f"scale {tight}"
+        cert = certificate(name, SOURCE, models, verdict, r.solver, blocks)
+        return Outcome(verdict, Fraction(str(tight)) <= 1, r.solver, None, detail, cert,
+                       {"tight": str(tight), "attained": str(r.extra.get("attained"))})
+
+    return Claim(name, SOURCE, models, "scale <= 1", "the tightest multiple of Table 9's bound the solver certifies",
+                 run, "error-bound")
+
+
+for _m in MODELS:
+    add_claim(_bound_claim(*_m))
+for _m in TIGHT:
+    add_claim(_tight_claim(*_m))

@@ -1,0 +1,320 @@
+"""A compositional proof of Table 9's error bound (MMA-Sim, 000 §6.1) on every finite input of one FDPA.
+
+The monolithic query (the exact sum against the model's output, ~100-bit
+alignments, all in one formula) is out of a solver's reach on the full
+domain.  The error of a truncated fused sum splits into steps (Table 9: "the
+errors are additive"), each a small lemma about one step function on *its own
+variables only*:
+
+* **summand** (one lemma per distinct summand: the products of A x B lanes,
+  and c): for every finite a, b and every alignment exponent E >= the
+  summand's exponent, the summand aligned at E with F fraction bits (RZ_F,
+  or RD_F) is within one unit 2**(E - F) of its exact value (RZ: on either
+  side; RD: never above it);
+* **sum**: putting the aligned sum in a common scale distributes over the
+  summands (shl(sum, s) = sum of shl);
+* **round-down steps** (TR-/GTR-FDPA, Alg. 10/11): RD_F2 of T and RD_F of c at
+  E, each below one of its own units and never above the exact value;
+* **conversion**: rho's output is within 1 ulp (RZ) or 1/2 ulp (RNE) of the
+  fixed-point sum it converts, when finite;
+* **glue** (the model itself, all inputs): the model's output bits are those
+  step functions composed on the inputs (its e_max is at least every
+  non-zero summand's exponent), so every lemma applies to the model;
+* **composition**: over the values the lemmas talk about (cut points: the
+  exact summands X_k, the aligned ones Y_k, units, the sum, the output value
+  and its ulp), the lemmas imply ``|Phi - exact| <= scale * bound``: a small
+  linear check.
+
+Every value is an integer in units of 2**R, R below every last place of the
+domain.  Each step is a check-sat expecting unsat (a :class:`Block`); the
+proof is the lemmas, instantiated at the model's own terms (the glue), plus
+the composition.  Only for one FDPA (K <= L) with C inside the sum and no
+carry limit: see :func:`supports_parts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Optional, Sequence
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import Unpacked, unpack
+from ...encodings.fused_sum import aligned, max_exponent, signed
+from ...encodings.rounding import convert_fixed
+from ...encodings.terms import Term, input_term, product
+from ...formats import Format, get_format
+from ...models import Model
+from ...simulate import decode_input, output_format, run_model
+from .._twins import InputSet, QueryAlgebra, Runner, container_format
+
+__all__ = ["supports_parts", "PartsProof", "prove_by_parts"]
+
+
+def supports_parts(model: Model, K: int) -> bool:
+    """Whether :func:`prove_by_parts` covers the model: one T-FDPA (K <= L, C inside the sum, no carry limit).
+
+    TR-FDPA / GTR-FDPA (two alignment exponents, round-down steps) and
+    E-FDPA are not decomposed yet: they keep the monolithic query.
+    """
+    if model.scale_fmt is not None or model.c_after or model.via or model.ftz_inputs or model.carry_bits is not None:
+        return False
+    if model.zero_emax or model.ieee_zero or model.L is None or K > model.L:
+        return False
+    return model.kind == "t-fdpa"
+
+
+@dataclass
+class _Lemma:
+    label: str
+    script: str  # declarations, definitions, hypotheses and the negated goal (no check-sat)
+
+
+@dataclass
+class PartsProof:
+    """Outcome of a compositional proof: "holds" or "unknown" (with the failing step), the blocks, timings."""
+
+    verdict: str
+    blocks: list[tuple[str, str]] = field(default_factory=list)  # (label, script expecting unsat)
+    reason: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _ranged(alg: QueryAlgebra, name: str, lo: int, hi: int) -> Int:
+    """A declared integer ``name`` in [lo, hi] (an unsigned bit-vector plus lo, asserted <= hi)."""
+    span = hi - lo
+    v = alg.var(name, max(1, span.bit_length()))
+    x = alg.add(v, lo)
+    if x.hi > hi:
+        alg.assert_(alg.le(x, hi))
+    return alg.clamp(x, lo, hi)
+
+
+def _fixed(alg: QueryAlgebra, neg: Bool, sig: Int, exp: Int, frac: int, R: int) -> Int:
+    """(-1)**neg * sig * 2**(exp - frac) in units of 2**R (exp - frac >= R)."""
+    return signed(alg, neg, alg.shl(sig, alg.sub(exp, frac + R)))
+
+
+def _finite(alg: QueryAlgebra, *us: Unpacked) -> Bool:
+    return alg.all(alg.not_(alg.or_(u.is_nan, u.is_inf)) for u in us)
+
+
+def _in(alg: QueryAlgebra, x: Int, lo: int, hi: int) -> Bool:
+    return alg.and_(alg.le(lo, x), alg.le(x, hi))
+
+
+def _script(alg: QueryAlgebra, goal: Bool) -> str:
+    return alg.script(f"(assert (not {alg.raw_bool(goal)}))")
+
+
+class _Plan:
+    """The model's shape: formats, exponent ranges, the common scale R, and the ranges of every cut point."""
+
+    def __init__(self, model: Model, K: int) -> None:
+        self.model, self.K = model, K
+        self.fa, self.fb, self.fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+        fd = output_format(model)
+        self.fd = get_format(fd.container or fd.name)  # the format C is widened to (run_model)
+        if model.kind == "e-fdpa":
+            self.rfmt, self.mode, self.ulps = fd, "rne", Fraction(1, 2)
+        else:
+            conv = model.conversion
+            self.rfmt, self.mode = get_format(conv.fmt), conv.mode
+            self.ulps = Fraction(1) if conv.mode in ("rz", "rd", "ru") else Fraction(1, 2)
+        self.out = container_format(self.rfmt)
+        # static ranges of the summands (built once on scratch variables)
+        alg = QueryAlgebra()
+        ua, ub = unpack(alg, self.fa, alg.var("a", self.fa.bits)), unpack(alg, self.fb, alg.var("b", self.fb.bits))
+        uc = decode_input(alg, self.fc, alg.var("c", self.fc.bits), self.fd.name)
+        self.tp, self.tc = product(alg, ua, ub)[0], input_term(uc)
+        F = model.F or 0
+        lsb = min(self.tp.exp.lo - self.tp.frac, self.tc.exp.lo - self.tc.frac)
+        self.e_lo = min(self.tp.exp.lo, self.tc.exp.lo) - 1  # the floor zero summands take
+        self.e_hi = max(self.tp.exp.hi, self.tc.exp.hi)
+        if model.emax_floor is not None:
+            self.e_lo, self.e_hi = max(self.e_lo, model.emax_floor), max(self.e_hi, model.emax_floor)
+        F2 = model.F2 or F
+        self.R = min(lsb, self.e_lo - max(F, F2) - 1, self.rfmt.emin - self.rfmt.man_bits)
+
+
+def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[_Lemma, dict[str, tuple[int, int]]]:
+    """One summand aligned at any E >= its exponent, in units u = 2**(E-F) (the summand's own variables and E).
+
+    Proves: Q (its exact value floored to units u) is the floor, in the
+    summand's own scale (Q * 2**d <= s < (Q + 1) * 2**d, d = E - F - lsb, d
+    clamped where Q is 0 or -1; exact when d <= 0, sticky when not), and the
+    aligned summand A (RZ_F, or RD_F when ``floor``) is Q or, only when the
+    value is inexact and negative (RZ), Q + 1.
+    """
+    model = plan.model
+    F = model.F
+    assert F is not None
+    alg = QueryAlgebra()
+    if which == "c":
+        uc = decode_input(alg, plan.fc, alg.var("c", plan.fc.bits), plan.fd.name)
+        t, hyp = input_term(uc), _finite(alg, uc)
+    else:
+        ua, ub = unpack(alg, plan.fa, alg.var("a", plan.fa.bits)), unpack(alg, plan.fb, alg.var("b", plan.fb.bits))
+        t, hyp = product(alg, ua, ub)[0], _finite(alg, ua, ub)
+    E = _ranged(alg, "E", plan.e_lo, plan.e_hi)
+    alg.assert_(hyp)
+    alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E)))
+    A = aligned(alg, t, E, F, floor=floor)
+    Q = aligned(alg, t, E, F, floor=True)
+    s = signed(alg, t.neg, t.sig)
+    d = alg.sub(alg.sub(E, F), alg.sub(t.exp, t.frac))  # right shift from the summand's last place to u
+    span = t.sig.hi.bit_length() + 1
+    dr = alg.clamp(d, 0, span)
+    left = alg.clamp(alg.neg(d), 0, max(0, F - t.frac))
+    rem = alg.sub(s, alg.shl(Q, dr))
+    exact_case = alg.and_(alg.le(d, 0), alg.eq(Q, alg.shl(s, left)))
+    floor_case = alg.all([alg.lt(0, d), alg.le(0, rem), alg.lt(rem, alg.shl(1, dr)),
+                          alg.or_(alg.le(d, span), alg.or_(alg.eq(Q, 0), alg.eq(Q, -1)))])
+    sticky = alg.and_(alg.lt(0, d), alg.ne(rem, 0))
+    step = alg.sub(A, Q)
+    if floor:
+        link = alg.eq(step, 0)
+    else:
+        link = alg.eq(step, alg.ite(alg.and_(t.neg, sticky), 1, 0))
+    goal = alg.all([alg.or_(exact_case, floor_case), link, _in(alg, A, A.lo, A.hi), _in(alg, Q, Q.lo, Q.hi)])
+    what = "c" if which == "c" else f"a*b ({plan.fa.name} x {plan.fb.name})"
+    side = "RD_F: A = Q" if floor else "RZ_F: A = Q + (1 if negative and inexact)"
+    label = f"summand {what} at any E >= its exponent, F={F}: Q = floor(x / 2^(E-F)) exactly; {side}"
+    return _Lemma(label, _script(alg, goal)), {"A": (A.lo, A.hi), "Q": (Q.lo, Q.hi)}
+
+
+def _conversion_lemma(plan: _Plan, S_range: tuple[int, int], e_range: tuple[int, int], F: int) -> tuple[_Lemma, dict[str, tuple[int, int]]]:
+    """rho(S * u), u = 2**(E-F), when finite: its value D in units u is within ulps * W of S, W = ulp / u
+    (W = 0 where the output's last place is below u: then the output is S * u exactly)."""
+    alg = QueryAlgebra()
+    S = _ranged(alg, "S", *S_range)
+    E = _ranged(alg, "E", *e_range)
+    d = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, F))
+    ud = unpack(alg, plan.out, d)
+    alg.assert_(_finite(alg, ud))
+    m, emin = plan.rfmt.man_bits, plan.rfmt.emin
+    k = alg.sub(alg.sub(ud.exp, ud.frac), alg.sub(E, F))  # output's last place relative to u
+    w = alg.sub(alg.sub(alg.max(ud.exp, emin), m), alg.sub(E, F))  # ulp relative to u
+    sbits = max(S.hi, -S.lo).bit_length()
+    top_k, top_w = max(0, sbits - ud.frac + 1), max(0, sbits - m + 1)  # a finite output is below 2 |S| u
+    sd = signed(alg, ud.neg, ud.sig)
+    D = alg.shl(sd, alg.clamp(k, 0, top_k))
+    W = alg.ite(alg.lt(w, 0), 0, alg.shl(1, alg.clamp(w, 0, top_w)))
+    u = plan.ulps
+    err = alg.abs(alg.sub(D, S))
+    near = alg.all([alg.le(0, k), alg.le(k, top_k), alg.le(w, top_w), alg.le(0, w),
+                    alg.le(alg.mul(err, u.denominator), alg.mul(W, u.numerator))])
+    exact = alg.and_(alg.lt(k, 0), alg.eq(alg.shl(S, alg.clamp(alg.neg(k), 0, ud.frac + 2)), sd))
+    goal = alg.or_(near, exact)
+    label = f"rounding to {plan.rfmt.name} ({plan.mode}) of S*2^(E-{F}), when finite: within {u} ulp, exact where ulp < 2^(E-{F})"
+    rng = {"D": (min(D.lo, S.lo), max(D.hi, S.hi)), "W": (0, W.hi)}
+    return _Lemma(label, _script(alg, goal)), rng
+
+
+def _accumulate_lemma(n: int, a_rng: tuple[int, int], q_rng: tuple[int, int], s_rng: tuple[int, int],
+                      n_rng: tuple[int, int]) -> _Lemma:
+    """Adding one summand to the running sums: 0 <= P - M <= C stays true (P: aligned, M: floored, C: inexact count).
+
+    Applied once per summand (from P = M = C = 0), it gives 0 <= S - N <= #inexact
+    for the model's sum S of aligned summands and N the sum of their floors.
+    """
+    alg = QueryAlgebra()
+    P = _ranged(alg, "P", min(0, s_rng[0]), max(0, s_rng[1]))
+    M = _ranged(alg, "M", min(0, n_rng[0]), max(0, n_rng[1]))
+    C = _ranged(alg, "C", 0, n)
+    a, q, st = _ranged(alg, "A", *a_rng), _ranged(alg, "Q", *q_rng), alg.bvar("inexact")
+    alg.assert_(alg.and_(alg.le(0, alg.sub(P, M)), alg.le(alg.sub(P, M), C)))
+    alg.assert_(alg.or_(alg.eq(a, q), alg.and_(st, alg.eq(a, alg.add(q, 1)))))
+    diff = alg.sub(alg.add(P, a), alg.add(M, q))
+    goal = alg.and_(alg.le(0, diff), alg.le(diff, alg.add(C, alg.b2i(st))))
+    return _Lemma("accumulate: if 0 <= P - M <= C and A - Q is 0, or 1 when inexact, then "
+                  "0 <= (P + A) - (M + Q) <= C + inexact (once per summand, from 0)", _script(alg, goal))
+
+
+def _final_lemma(plan: _Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, int], rv: dict[str, tuple[int, int]],
+                 scale: Fraction, fused: Fraction, ulps: Optional[Fraction] = None) -> _Lemma:
+    """In units u = 2**(e_max-F): exact/u = N + T, T in [0, cnt) (0 when cnt = 0); 0 <= S - N <= cnt;
+    |D - S| <= ulps * W; then |D - exact/u| <= scale * (fused + ulps * W) for every such T."""
+    alg = QueryAlgebra()
+    S, N = _ranged(alg, "S", *s_rng), _ranged(alg, "N", *n_rng)
+    cnt = _ranged(alg, "cnt", 0, n)
+    D, W = _ranged(alg, "D", *rv["D"]), _ranged(alg, "W", *rv["W"])
+    u = plan.ulps
+    alg.assert_(alg.and_(alg.le(0, alg.sub(S, N)), alg.le(alg.sub(S, N), cnt)))
+    alg.assert_(alg.le(alg.mul(alg.abs(alg.sub(D, S)), u.denominator), alg.mul(W, u.numerator)))
+    u = plan.ulps if ulps is None else ulps  # the bound's ulps (the conversion lemma above proves the natural one)
+    f, wu = scale * fused, scale * u
+    den = f.denominator * wu.denominator
+    rhs = alg.add(int(f * den), alg.mul(W, int(wu * den)))
+    goal = alg.and_(alg.le(alg.mul(alg.sub(D, N), den), rhs), alg.le(alg.neg(rhs), alg.mul(alg.sub(alg.sub(D, N), cnt), den)))
+    F = plan.model.F
+    return _Lemma(f"composition (units 2^(e_max-{F})): |Phi - exact| <= {scale} * ({fused}*2^(e_max-{F}) + {u} ulp)",
+                  _script(alg, goal))
+
+
+def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[_Lemma], Callable[[], _Lemma]]:
+    model, K = plan.model, plan.K
+    F = model.F
+    assert F is not None
+    prod, rp = _summand_lemma(plan, "ab")
+    cl, rc = _summand_lemma(plan, "c")
+    n = K + 1
+    # the glue: the model's output is rho(sum of aligned summands at its e_max); e_max bounds every summand
+    g = QueryAlgebra()
+    x = InputSet.of(g, model, K)
+    ua = [unpack(g, plan.fa, v) for v in x.a]
+    ub = [unpack(g, plan.fb, v) for v in x.b]
+    uc = decode_input(g, plan.fc, x.c, plan.fd.name)
+    d = run_model(g, model, x.a, x.b, x.c)
+    terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
+    e_max = max_exponent(g, terms)
+    if model.emax_floor is not None:
+        e_max = g.max(e_max, model.emax_floor)
+    total = g.sum_all(aligned(g, t, e_max, F) for t in terms)
+    composed = convert_fixed(g, plan.rfmt, plan.mode, total, g.sub(e_max, F))
+    g.assert_(_finite(g, *ua, *ub, uc))
+    glue = g.all([_in(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), _in(g, total, total.lo, total.hi),
+                  *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])
+    glue_l = _Lemma(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {n} summands "
+                    "aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", _script(g, glue))
+    conv, rv = _conversion_lemma(plan, (total.lo, total.hi), (plan.e_lo, plan.e_hi), F)
+
+    lo_q = rp["Q"][0] * K + rc["Q"][0]
+    hi_q = rp["Q"][1] * K + rc["Q"][1]
+    lo_a = rp["A"][0] * K + rc["A"][0]
+    hi_a = rp["A"][1] * K + rc["A"][1]
+    acc = _accumulate_lemma(n, (min(rp["A"][0], rc["A"][0]), max(rp["A"][1], rc["A"][1])),
+                            (min(rp["Q"][0], rc["Q"][0]), max(rp["Q"][1], rc["Q"][1])), (lo_a, hi_a), (lo_q, hi_q))
+
+    def composition() -> _Lemma:
+        return _final_lemma(plan, n, (lo_a, hi_a), (lo_q, hi_q), rv, scale, fused, ulps)
+
+    return [prod, cl, conv, glue_l, acc], composition
+
+
+def prove_by_parts(model: Model, K: int, run: Runner, *, scale: Fraction = Fraction(1),
+                   fused: Optional[Fraction] = None, ulps: Optional[Fraction] = None) -> PartsProof:
+    """Prove ``|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))`` on every finite input with a
+    finite output, step by step; every step's script (expecting unsat) is in ``blocks``, seconds per step in ``seconds``.
+
+    ``fused`` defaults to K + 1 (Table 9's L + 1), ``ulps`` to the conversion's (1 RZ, 1/2 RNE).
+    """
+    import time
+
+    if not supports_parts(model, K):
+        raise ValueError(f"no compositional error-bound proof for {model.describe()} with K={K}")
+    plan = _Plan(model, K)
+    if fused is None:
+        fused = Fraction(K + 1)
+    lemmas, composition = _tfdpa_parts(plan, scale, fused, ulps)
+    proof = PartsProof("holds")
+    for lem in [*lemmas, composition()]:
+        t0 = time.perf_counter()
+        r = run.check(lem.script)
+        proof.seconds[lem.label] = time.perf_counter() - t0
+        if r.verdict != "unsat":
+            proof.verdict = "unknown" if r.verdict == "unknown" or lem is not lemmas[-1] else "unknown"
+            proof.reason = f"step '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+            return proof
+        proof.blocks.append((lem.label, lem.script))
+    return proof

@@ -90,3 +90,17 @@ def test_certificate_rechecks_with_a_second_backend(name: str) -> None:
     assert out.certificate is not None
     answers = recheck(out.certificate, solver="z3", timeout=60)
     assert answers and all(a.agrees for a in answers), [(a.label, a.expected, a.got) for a in answers]
+
+
+def test_volta_alignment_published_row_sides_with_sm70() -> None:
+    """index.html row 5: sm70 gives the hardware's value exactly, the paper's own model the value the hardware did not."""
+    from smtmma.proofs.claims_smt_paper import PUBLISHED_ROW, _paper_volta
+
+    a1, b1, c, hw, other = PUBLISHED_ROW
+    m = _m32()
+    w = Witness((_value("fp16", a1), 0, 0, 0), (_value("fp16", b1), 0, 0, 0), _value("fp32", c))
+    outs, _ = evaluate(m, [tc("sm70", m), _paper_volta()], w)
+    assert float(to_fraction("fp32", outs["sm70"])) == float(hw.split("*")[0]) * 2**29
+    assert float(to_fraction("fp32", outs["SMT paper fp_add(5,3)"])) == float(other.split("*")[0]) * 2**29
+    out = CLAIMS["volta-alignment-vs-smt-paper"].run(CTX)
+    assert out.verdict == "hardware sides with sm70" and out.agrees is False

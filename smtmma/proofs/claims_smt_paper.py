@@ -575,3 +575,58 @@ def subnormal_outputs_model(ctx: Context) -> Outcome:
     return _holds(_outcome("subnormal-outputs-model", "001 §4.4", "unsat", found, _m16(),
                            "unsat for sm70, sm75, sm80: gradual underflow of FP16 results, subnormal FP32 results "
                            "kept.", ctx))
+
+
+# -- 8. the SMT paper's own Volta model against the catalogue's sm70 --------------------------------------
+
+
+def _paper_volta() -> Hyp:
+    """pyxis-roc/tensor_core_semantics smt/fp_add.py ``fp_add(5, 3)``: exact products as normalized FP32 values, aligned
+    at the largest FP32 exponent among them and C, shifted bits discarded, one truncating normalization.
+
+    Built from the catalogue's ops: the exact FP32 product (IEEE multiply, exact), then an FP32-input T-FDPA
+    (F = 23, RZ) of the products times 1.0: its e_max is the largest *normalized* exponent.
+    """
+    m = Model("t-fdpa", "fp32", "fp32", "fp32", "fp32", L=4, F=23, rho="rz-fp32", nan="nvidia")
+    one = 0x3F800000
+    return Hyp("SMT paper fp_add(5,3)", "fp32", lambda alg, a, b, c: run_model(
+        alg, m, [mul_rm(alg, x, y, "fp16", "fp16", "fp32", "rz") for x, y in zip(a, b)], [alg.const(one)] * len(a), c))
+
+
+#: index.html "Rounding of Intermediate Sums", the fifth row: a1, b1, c and the result the hardware matched (RNE)
+#: and the one it did not (RTN).
+PUBLISHED_ROW = ("1.7060546875*2^15", "-1.7646484375*2^13", "1.9970703125*2^8",
+                 "-1.5052924156188965*2^29", "-1.505292534828186*2^29")
+
+
+@claim("volta-alignment-vs-smt-paper", source="001 §5 Alg. 1 and pyxis-roc/tensor_core_semantics (smt/fp_add.py, "
+       "index.html 'Rounding of Intermediate Sums' row 5)", models=("sm70",), expected="the paper's model == hardware",
+       group="smt-paper", summary="an input on which the SMT paper's Volta model and sm70 differ, and the paper's own "
+       "published hardware row that decides between them")
+def volta_alignment(ctx: Context) -> Outcome:
+    m = _m32()
+    hyps = [tc("sm70", m), _paper_volta()]
+    f = ask("sm70 != the SMT paper's fp_add(5,3)", m, 4, hyps, _ne_all("sm70", ["SMT paper fp_add(5,3)"]),
+            domain=Domain(subnormals=False), solver=ctx.solver, timeout=ctx.timeout)
+    a1, b1, c, hw, other = PUBLISHED_ROW
+    w = Witness((_value("fp16", a1), 0, 0, 0), (_value("fp16", b1), 0, 0, 0), _value("fp32", c))
+    outs, _ = evaluate(m, hyps, w)
+    hw_v = Fraction(hw.split("*")[0]) * Fraction(2) ** 29
+    near = {k: abs(to_fraction("fp32", v) - hw_v) for k, v in outs.items()}
+    side = min(near, key=near.__getitem__)
+    verdict = f"hardware sides with {side}"
+    detail = (f"The paper's model aligns at the largest normalized FP32 exponent (a product 1.xx*2^(e+1) when its "
+              f"significand product is >= 2), sm70 (MMA-Sim Alg. 7) at the largest e_a + e_b, keeping one more bit. "
+              f"Published row (index.html, Rounding of Intermediate Sums, row 5: a1={a1}, b1={b1}, c={c}; hardware "
+              f"{hw}, not {other}): sm70 {_show('fp32', outs['sm70'])}, the paper's model "
+              f"{_show('fp32', outs['SMT paper fp_add(5,3)'])}. Carry bits: the paper's '3' counts integer bits above "
+              f"1 (a 27-bit register), smtmma's carry_bits above 2 (so 3 there is carry_bits=2 here).")
+    rec = None
+    if f.witness is not None:
+        detail += (f" Solver's input (normal values): sm70 {_show('fp32', f.outputs['sm70'])}, paper "
+                   f"{_show('fp32', f.outputs['SMT paper fp_add(5,3)'])}.")
+        rec = witness_record(m, f.witness, {k: ("fp32", v) for k, v in f.outputs.items()})
+    blocks = [f.block] if f.block is not None else []
+    return Outcome(verdict, side != "sm70" if f.verdict == "sat" else None, f.solver, rec, detail,
+                   certificate("volta-alignment-vs-smt-paper", "001 / tensor_core_semantics", ["sm70"], verdict,
+                               f.solver, blocks, rec))

@@ -12,19 +12,26 @@ from .terms import input_term, merge_specials, product, value_specials
 __all__ = ["mul", "add", "flush_input"]
 
 
-def mul(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int) -> Int:
-    """Bits of RNE(x * y) in ``out``; with ``ftz`` a subnormal result becomes a zero of the same sign (Alg. 1 lines 4-5)."""
+def mul(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int, mode: str = "rne") -> Int:
+    """Bits of RNE(x * y) in ``out``; with ``ftz`` a subnormal result becomes a zero of the same sign (Alg. 1 lines 4-5).
+
+    ``mode`` (rne, rz, ru, rd): another IEEE rounding, for hypotheses (the SMT paper's Listing 1.1).
+    """
     p, ps = product(alg, x, y)
-    z = round_pack(alg, out, "rne", p.neg, p.sig, alg.sub(p.exp, p.frac))
+    z = round_pack(alg, out, mode, p.neg, p.sig, alg.sub(p.exp, p.frac))
     if ftz:
         z = flush_subnormal(alg, out, z)
     return pack_special(alg, out, nan_bits, *ps.resolved(alg), z)
 
 
-def add(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int) -> Int:
-    """Bits of RNE(x + y) in ``out`` (IEEE zero signs); with ``ftz`` subnormal results flush to signed zero (Alg. 1 line 2)."""
+def add(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int, mode: str = "rne") -> Int:
+    """Bits of RNE(x + y) in ``out`` (IEEE zero signs); with ``ftz`` subnormal results flush to signed zero (Alg. 1 line 2).
+
+    ``mode`` (rne, rz, ru, rd): another IEEE rounding, for hypotheses (the SMT paper's Table 2 ``a (+)_rm b``);
+    an exact zero sum of opposite signs is +0 in every mode (IEEE gives -0 under RD).
+    """
     neg, mag, lsb, sticky = exact_sum2(alg, input_term(x), input_term(y))
-    z = round_pack(alg, out, "rne", neg, mag, lsb, sticky)
+    z = round_pack(alg, out, mode, neg, mag, lsb, sticky)
     if ftz:
         z = flush_subnormal(alg, out, z)
     specials = merge_specials(alg, [value_specials(alg, x), value_specials(alg, y)])

@@ -1,0 +1,106 @@
+"""The SMT paper's Table 4 claims (001): exact verdicts, replayed witnesses, certificates re-checked by a second backend."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from smtmma.formats import from_fraction, to_fraction
+from smtmma.proofs import Context, load_claims, recheck
+from smtmma.proofs.claims_smt_paper import FINAL_ROUNDING_ROWS, _ieee_sum, _m16, _m32, _value
+from smtmma.proofs.hypotheses import evaluate, tc
+from smtmma.queries.distinguish import Witness
+from smtmma.simulate import simulate_dot
+
+CLAIMS = load_claims()
+FAST = ["exact-products", "exact-products-model", "exact-addition-fp16", "fp16-output-rne", "fp16-output-rne-model",
+        "truncation-not-rz", "rounding-of-accumulator", "accumulation-order", "no-normalization",
+        "no-normalization-model", "subnormal-inputs", "subnormal-inputs-model", "subnormal-outputs",
+        "subnormal-outputs-model"]
+SLOW = ["exact-addition-fp16-model", "truncation-not-rz-model", "rounding-of-accumulator-model", "accumulation-order-model"]
+CTX = Context(solver="bitwuzla", timeout=60)
+
+
+def _d(model, a, b, c):  # type: ignore[no-untyped-def]
+    return int(simulate_dot(model, None, np.array([a], dtype=np.uint64), np.array([b], dtype=np.uint64),
+                            np.array([c], dtype=np.uint64), backend="numpy")[0])
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_table4_claim_verdict(name: str) -> None:
+    c = CLAIMS[name]
+    out = c.run(CTX)
+    assert out.verdict == c.expected and out.agrees is True, out.detail
+    assert out.certificate is not None and out.certificate.checks >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW)
+def test_table4_slow_claim_verdict(name: str) -> None:
+    c = CLAIMS[name]
+    out = c.run(CTX)
+    if name == "truncation-not-rz-model":  # the catalogue's alignment at e_a + e_b of a subnormal factor
+        assert out.verdict == "fails (holds for normal inputs)" and out.agrees is False
+    else:
+        assert out.verdict == c.expected and out.agrees is True, out.detail
+
+
+def test_exact_products_witness_is_the_exact_product() -> None:
+    out = CLAIMS["exact-products"].run(CTX)
+    w = out.witness
+    assert w is not None
+    a, b = int(w["a"][0], 16), int(w["b"][0], 16)
+    d = _d(_m32(), [a, 0, 0, 0], [b, 0, 0, 0], 0)
+    assert to_fraction("fp32", d) == to_fraction("fp16", a) * to_fraction("fp16", b)
+    # and the product is not an FP16 value (so an FP16 product would differ in every mode)
+    with pytest.raises(Exception):
+        from_fraction("fp16", to_fraction("fp16", a) * to_fraction("fp16", b))
+
+
+def test_table3_truncation_not_rz() -> None:
+    """001 Table 3: a = 2, b = 1, c = -2^-40: the hardware (and sm70) 2, RZ 2 - 2^-23."""
+    m = _m32()
+    w = Witness((0x4000,), (0x3C00,), from_fraction("fp32", Fraction(-1, 2**40)))
+    outs, _ = evaluate(m, [tc("sm70", m), _ieee_sum("rz")], w)
+    assert outs["sm70"] == 0x40000000
+    assert to_fraction("fp32", outs["ieee-rz"]) == 2 - Fraction(1, 2**23)
+
+
+@pytest.mark.parametrize("a,b,hw", FINAL_ROUNDING_ROWS)
+def test_published_final_rounding_rows(a: str, b: str, hw: str) -> None:
+    """tensor_core_semantics index.html, 'Rounding of Final Result': the hardware's (RNE) values."""
+    assert _d(_m16(), [_value("fp16", a)], [_value("fp16", b)], 0) == _value("fp16", hw)
+
+
+def test_published_accumulation_order_row() -> None:
+    """index.html 'Accumulation Order': both orders give the hardware's 1.0021672248840332*2^15 (as printed, 17 digits)."""
+    m = _m32()
+    x, y = _value("fp16", "1.9990234375*2^-9"), _value("fp16", "1.9990234375*2^-1")
+    c = from_fraction("fp32", Fraction("1.0021368265151978") * 2**15 // Fraction(1, 2**8) * Fraction(1, 2**8))
+    d1, d2 = _d(m, [x, y], [y, y], c), _d(m, [y, x], [y, y], c)
+    assert d1 == d2
+    assert abs(float(to_fraction("fp32", d1)) / 2**15 - 1.0021672248840332) < 1e-15
+
+
+@pytest.mark.parametrize("name", ["exact-products", "subnormal-outputs-model"])
+def test_certificate_rechecks_with_a_second_backend(name: str) -> None:
+    out = CLAIMS[name].run(CTX)
+    assert out.certificate is not None
+    answers = recheck(out.certificate, solver="z3", timeout=60)
+    assert answers and all(a.agrees for a in answers), [(a.label, a.expected, a.got) for a in answers]
+
+
+def test_volta_alignment_published_row_sides_with_sm70() -> None:
+    """index.html row 5: sm70 gives the hardware's value exactly, the paper's own model the value the hardware did not."""
+    from smtmma.proofs.claims_smt_paper import PUBLISHED_ROW, _paper_volta
+
+    a1, b1, c, hw, other = PUBLISHED_ROW
+    m = _m32()
+    w = Witness((_value("fp16", a1), 0, 0, 0), (_value("fp16", b1), 0, 0, 0), _value("fp32", c))
+    outs, _ = evaluate(m, [tc("sm70", m), _paper_volta()], w)
+    assert float(to_fraction("fp32", outs["sm70"])) == float(hw.split("*")[0]) * 2**29
+    assert float(to_fraction("fp32", outs["SMT paper fp_add(5,3)"])) == float(other.split("*")[0]) * 2**29
+    out = CLAIMS["volta-alignment-vs-smt-paper"].run(CTX)
+    assert out.verdict == "hardware sides with sm70" and out.agrees is False

@@ -104,3 +104,66 @@ def test_volta_alignment_published_row_sides_with_sm70() -> None:
     assert float(to_fraction("fp32", outs["SMT paper fp_add(5,3)"])) == float(other.split("*")[0]) * 2**29
     out = CLAIMS["volta-alignment-vs-smt-paper"].run(CTX)
     assert out.verdict == "hardware sides with sm70" and out.agrees is False
+
+
+# -- 001 §6: Ootomo-Yokota vs Markidis (Property 5) ----------------------------------------------------------
+
+
+def _oy_errors(w):  # type: ignore[no-untyped-def]
+    """Both methods on NumPy and their exact errors, recomputed here from the simulator's own sm70 calls."""
+    from smtmma.catalogue import model_of
+    from smtmma.proofs.claims_ootomo import HYPS, _base, property5
+
+    outs, ok = evaluate(_base(), HYPS, w, property5)
+    exact = sum(to_fraction("fp32", a) * to_fraction("fp32", b) for a, b in zip(w.a, w.b)) + to_fraction("fp32", w.c)
+    return outs, ok, {k: abs(to_fraction("fp32", v) - exact) for k, v in outs.items()}, model_of("sm70", "f16f32")
+
+
+def test_ootomo_walkthrough_errors_exact() -> None:
+    """001 §6 walk-through (scaled by 2^10): Markidis exact (1024 + 2^-13), O-Y 1024 (error 2^-13)."""
+    from smtmma.proofs.claims_ootomo import walkthrough
+
+    w = walkthrough()
+    outs, ok, err, m = _oy_errors(w)
+    assert ok
+    assert to_fraction("fp32", outs["Markidis"]) == 1024 + Fraction(1, 2**13)
+    assert to_fraction("fp32", outs["Ootomo-Yokota"]) == 1024
+    assert err == {"Markidis": 0, "Ootomo-Yokota": Fraction(1, 2**13)}
+    # the mechanism, on the simulator directly: the inputs are FP16 values, so O-Y's first call is sm70(a16, b16, 0)
+    a16 = [from_fraction("fp16", to_fraction("fp32", x)) for x in w.a]
+    b16 = [from_fraction("fp16", to_fraction("fp32", x)) for x in w.b]
+    assert to_fraction("fp32", _d(m, a16, b16, 0)) == 1024  # 1024 + 2^-14 truncated by the normalization
+    assert _d(m, a16, b16, w.c) == outs["Markidis"]  # C inside: the register holds 1024 + 2^-13 exactly
+
+
+def test_ootomo_table5_as_printed_does_not_separate() -> None:
+    """001 Table 5's inputs as printed: both methods give the same value (the inputs are FP16 values, C = 2^-24)."""
+    from smtmma.proofs.claims_ootomo import TABLE5, _w
+
+    outs, ok, err, _ = _oy_errors(_w(*TABLE5))
+    assert outs["Markidis"] == outs["Ootomo-Yokota"] and not ok
+    assert err["Markidis"] == err["Ootomo-Yokota"] == Fraction(1, 2**40)
+
+
+def test_ootomo_pinned_certificate_rechecks() -> None:
+    """Property 5's full query with the walk-through pinned: sat with bitwuzla, replayed, and sat again with z3."""
+    from smtmma.proofs.claims_ootomo import HYPS, K, _base, pinned, property5, walkthrough
+    from smtmma.proofs.certificate import Certificate
+    from smtmma.proofs.hypotheses import ask
+
+    w = walkthrough()
+    f = ask("pinned", _base(), K, HYPS, property5, domain=pinned(w), solver="bitwuzla", timeout=60)
+    assert f.verdict == "sat" and f.witness == w and f.block is not None
+    answers = recheck(Certificate({"name": "ootomo-pinned"}, [f.block]), solver="z3", timeout=60)
+    assert answers and all(a.agrees for a in answers)
+
+
+@pytest.mark.slow
+def test_ootomo_vs_markidis_claim() -> None:
+    out = CLAIMS["ootomo-vs-markidis"].run(CTX)
+    assert out.verdict == "sat" and out.agrees is True, out.detail
+    w = out.witness
+    assert w is not None
+    wit = Witness(tuple(int(x, 16) for x in w["a"]), tuple(int(x, 16) for x in w["b"]), int(w["c"], 16))
+    outs, ok, err, _ = _oy_errors(wit)
+    assert ok and err["Markidis"] < err["Ootomo-Yokota"]

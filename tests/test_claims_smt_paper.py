@@ -147,8 +147,15 @@ def test_ootomo_table5_as_printed_does_not_separate() -> None:
 
 def test_ootomo_pinned_certificate_rechecks() -> None:
     """Property 5's full query with the walk-through pinned: sat with bitwuzla, replayed, and sat again with z3."""
-    from smtmma.proofs.claims_ootomo import HYPS, K, _base, pinned, property5, walkthrough
     from smtmma.proofs.certificate import Certificate
+    from smtmma.proofs.claims_ootomo import (
+        HYPS,
+        K,
+        _base,
+        pinned,
+        property5,
+        walkthrough,
+    )
     from smtmma.proofs.hypotheses import ask
 
     w = walkthrough()
@@ -165,5 +172,5 @@ def test_ootomo_vs_markidis_claim() -> None:
     w = out.witness
     assert w is not None
     wit = Witness(tuple(int(x, 16) for x in w["a"]), tuple(int(x, 16) for x in w["b"]), int(w["c"], 16))
-    outs, ok, err, _ = _oy_errors(wit)
+    _, ok, err, _ = _oy_errors(wit)
     assert ok and err["Markidis"] < err["Ootomo-Yokota"]

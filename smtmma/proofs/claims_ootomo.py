@@ -23,8 +23,8 @@ O-Y's Type 1 experiments").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 from ..catalogue import model_of
 from ..encodings.algebra import Algebra, Bool, Int
@@ -37,7 +37,7 @@ from ..queries.formula import Domain
 from ..simulate import run_model
 from .claim import Context, Outcome, claim
 from .evidence import certificate, witness_record
-from .hypotheses import Found, Hyp, Inputs, add_rm, ask, evaluate
+from .hypotheses import Hyp, Inputs, add_rm, ask, evaluate
 
 K = 4
 #: 001 §6: "we restrict the exponent ranges for the inputs to 2^-15 and 2^14"
@@ -138,11 +138,18 @@ def property5(alg: Algebra, x: Inputs, o: dict[str, Int]) -> list[Bool]:
     return conds + [alg.lt(err["Markidis"], err["Ootomo-Yokota"])]
 
 
+def _frac(bits: int) -> Fraction:
+    """The exact value of a finite FP32 pattern."""
+    v = to_fraction("fp32", bits)
+    if not isinstance(v, Fraction):
+        raise TypeError(f"not a finite FP32 value: {bits:#x}")
+    return v
+
+
 def errors(w: Witness, outs: dict[str, int]) -> dict[str, Fraction]:
     """|D - exact| of each method on ``w``, exact rationals (exact = sum a_k*b_k + c of the FP32 values)."""
-    exact = sum((to_fraction("fp32", a) * to_fraction("fp32", b) for a, b in zip(w.a, w.b)), Fraction(0))
-    exact += to_fraction("fp32", w.c)
-    return {k: abs(to_fraction("fp32", v) - exact) for k, v in outs.items()}
+    exact = sum((_frac(a) * _frac(b) for a, b in zip(w.a, w.b)), Fraction(0)) + _frac(w.c)
+    return {k: abs(_frac(v) - exact) for k, v in outs.items()}
 
 
 def _w(a: Sequence[Fraction], b: Sequence[Fraction], c: Fraction) -> Witness:

@@ -86,6 +86,7 @@ class QueryAlgebra(SmtAlgebra):
         self._unpacked: dict[tuple[Format, str], Unpacked] = {}
         self._negation_of: dict[str, tuple[Int, Format]] = {}
         self._decoding = False
+        self.nary: list[tuple[Int, list[Int]]] = []  # every exact sum and maximum of many operands: (result, operands as given)
 
     def _define(self, sort: str, expr: str) -> str:
         key = (sort, expr)
@@ -109,11 +110,17 @@ class QueryAlgebra(SmtAlgebra):
 
     def sum_all(self, xs: Iterable[IntLike]) -> Int:
         """Exact sum (canonical operand order when ``canonical``)."""
-        return super().sum_all(self._ordered([self.lift(x) for x in xs]))
+        given = [self.lift(x) for x in xs]
+        out = super().sum_all(self._ordered(given))
+        self.nary.append((out, given))
+        return out
 
     def max_all(self, xs: Sequence[IntLike]) -> Int:
         """Maximum (canonical operand order when ``canonical``)."""
-        return super().max_all(self._ordered([self.lift(x) for x in xs]))
+        given = [self.lift(x) for x in xs]
+        out = super().max_all(self._ordered(given))
+        self.nary.append((out, given))
+        return out
 
     def any(self, xs: Iterable[BoolLike]) -> Bool:
         """Disjunction (canonical operand order when ``canonical``)."""

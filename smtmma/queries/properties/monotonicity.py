@@ -15,7 +15,10 @@ from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
+from ...proofs.certificate import Block, pin_block
+from . import _monotone_search as _search
 from .common import (
+    _QUICK,
     QueryResult,
     _check_nonempty,
     _expect_same,
@@ -69,6 +72,7 @@ def monotonicity(
     solver: Optional[str] = None,
     timeout: float = 60.0,
     seed: int = 0,
+    search: bool = True,
 ) -> QueryResult:
     """Do larger non-negative finite inputs ever give a smaller output?
 
@@ -78,6 +82,13 @@ def monotonicity(
     sign), so the property holds iff no single move lowers the output: one
     query per input position (``c`` first, then ``a_k``, ``b_k``, scales),
     each small, and complete both for witnesses and for the proof.
+    With ``search`` (and the full domain), structured candidate pairs
+    (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
+    their low bits) are first checked by the simulator; a witness found so
+    is pinned in the query and confirmed by the solver.  Then each
+    position gets a short solver call (a witness), then the full timeout
+    (a proof).  ``blocks``: the pinned witness query (sat), or every
+    position's query (unsat).
     ``witness`` holds the smaller inputs, ``extra["larger"]`` the larger
     ones (hex), ``outputs`` both outputs.
     """
@@ -85,43 +96,104 @@ def monotonicity(
     name, K, domain = _setup(model, name, K, domain, prop)
     if any(sign == "-" for _, sign in domain.signs):
         raise InputError(f"monotonicity is a property of non-negative inputs; drop {', '.join(w + '-' for w, s in domain.signs if s == '-')}")
+    full = domain == Domain() or domain == Domain(nonneg=True)
     domain = replace(domain, nonneg=True, specials=False)
     run = Runner(solver, timeout, seed)
     out = output_container(model)
-    reasons: list[str] = []
-    scripts: list[str] = []
     labels = [label for label, _, _ in _positions(InputSet.of(QueryAlgebra(), model, K), domain)]
-    for label in labels:
+
+    def build(label: str) -> tuple[str, InputSet]:
         alg = QueryAlgebra()
         x = InputSet.of(alg, model, K)
         x.restrict(domain)
         y = _moved(alg, x, label, domain)
-        script = _monotone_script(alg, model, x, y, out)
-        scripts.append(script)
-        r = run.check(script, x.declared + [f"{label}_2", "d", "d_larger"])
-        if r.verdict == "unknown":
-            reasons.append(f"raising {label}: {r.reason}")
-            continue
-        if r.verdict == "unsat":
-            continue
-        w = x.witness(r.values)
-        w2 = _with_input(w, label, r.values[f"{label}_2"])
-        d1, d2 = _replay_one(model, w), _replay_one(model, w2)
-        _expect_same("monotonicity d", r.values["d"], d1, w)
-        _expect_same("monotonicity d_larger", r.values["d_larger"], d2, w2)
-        _check_larger(model, w, w2)
-        v1, v2 = _py_value(out, d1), _py_value(out, d2)
-        if v1 is None or v2 is None or not v2 < v1:
-            raise ReplayError(f"monotonicity witness does not decrease: {d1:#x} -> {d2:#x} on {w} -> {w2}")
-        return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": d1, "d_larger": d2}, smt2=script,
-                       extra={"larger": _hex_witness(model, w2), "raised": label},
-                       reason=f"raising {label} gives a smaller output: {_show(out, d1)} -> {_show(out, d2)}")
+        return _monotone_script(alg, model, x, y, out), x
+
+    # 1. simulation: structured candidates (002 §3.1.4) checked by the NumPy simulator, then pinned in the query
+    if search and full:
+        hit = _search.search(model, K, seed=seed)
+        if hit is not None:
+            label, w, w2 = hit
+            script, x = build(label)
+            pins = _pins(model, w)
+            who, k = _split_label(label)
+            moved = w2.c if who == "c" else getattr(w2, _WITNESS_FIELD[who])[k]
+            pins[f"{label}_2"] = (moved, _format_of(model, who).bits)
+            block = pin_block(f"raising {label} lowers the output (the witness pinned)", script, pins, "sat")
+            r = run.check(block.text, x.declared + [f"{label}_2", "d", "d_larger"])
+            if r.verdict == "sat":
+                return _fails(prop, name, model, K, domain, run, out, label, x.witness(r.values), r.values, script, [block])
+    # 2. a short solver search for a witness per input position, then 3. the proofs (every position unsat)
+    reasons: dict[str, str] = {}
+    proved: dict[str, str] = {}
+    quick = min(_QUICK, timeout)
+    first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
+    passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
+    for limit, todo in passes:
+        for label in todo:
+            if label in proved:
+                continue
+            if limit == timeout and reasons:
+                break  # one position the solver could not decide: the verdict is unknown whatever the others give
+            script, x = build(label)
+            r = run.check(script, x.declared + [f"{label}_2", "d", "d_larger"], timeout=limit)
+            if r.verdict == "unknown":
+                reasons[label] = f"raising {label}: {r.reason}"
+                continue
+            reasons.pop(label, None)
+            if r.verdict == "unsat":
+                proved[label] = script
+                continue
+            w = x.witness(r.values)
+            pins = _pins(model, w)
+            who, k = _split_label(label)
+            pins[f"{label}_2"] = (r.values[f"{label}_2"], _format_of(model, who).bits)
+            block = pin_block(f"raising {label} lowers the output (the witness pinned)", script, pins, "sat")
+            return _fails(prop, name, model, K, domain, run, out, label, w, r.values, script, [block])
+        if limit < timeout:
+            reasons.clear()  # the short pass only looks for witnesses
+    blocks = [Block(f"raising {label} to its next value never lowers the output", s, "unsat") for label, s in proved.items()]
+    first = next(iter(proved.values()), "")
     if reasons:
-        return _unknown(prop, name, model, K, domain, run, "monotonicity", "; ".join(reasons), smt2=scripts[0] if scripts else "")
+        return _unknown(prop, name, model, K, domain, run, "monotonicity", "; ".join(reasons.values()), smt2=first,
+                        extra={"proved": sorted(proved)})
     _check_nonempty(model, K, domain, run, prop)
-    return _result(prop, "holds", name, model, K, domain, run, smt2=scripts[0] if scripts else "", extra={"queries": len(scripts)},
+    return _result(prop, "holds", name, model, K, domain, run, smt2=first, blocks=blocks, extra={"queries": len(proved)},
                    reason=f"raising any one input to the next value never lowers the output, so no larger inputs do "
                    f"({domain.describe()}, K={K})")
+
+
+def _pins(model: Model, w: Witness) -> dict[str, tuple[int, int]]:
+    """The declared inputs of a query (``a0``, ``b0``, ``c``, ``sa0`` ...) -> (pattern, width in bits)."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    pins = {f"a{k}": (x, fa.bits) for k, x in enumerate(w.a)}
+    pins.update({f"b{k}": (y, fb.bits) for k, y in enumerate(w.b)})
+    pins["c"] = (w.c, fc.bits)
+    if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
+        fs = get_format(model.scale_fmt)
+        for j, (u, v) in enumerate(zip(w.scale_a, w.scale_b)):
+            pins[f"sa{j}"], pins[f"sb{j}"] = (u, fs.bits), (v, fs.bits)
+    return pins
+
+
+def _format_of(model: Model, who: str) -> Format:
+    return get_format({"c": model.c_fmt, "a": model.a_fmt, "b": model.b_fmt}.get(who) or model.scale_fmt or "")
+
+
+def _fails(prop: str, name: str, model: Model, K: int, domain: Domain, run: Runner, out: Format, label: str, w: Witness,
+           values: dict[str, int], script: str, blocks: list[Block]) -> QueryResult:
+    """The "fails" result of a witness pair: replayed through the simulator, re-checked in exact arithmetic."""
+    w2 = _with_input(w, label, values[f"{label}_2"])
+    d1, d2 = _replay_one(model, w), _replay_one(model, w2)
+    _expect_same("monotonicity d", values["d"], d1, w)
+    _expect_same("monotonicity d_larger", values["d_larger"], d2, w2)
+    _check_larger(model, w, w2)
+    v1, v2 = _py_value(out, d1), _py_value(out, d2)
+    if v1 is None or v2 is None or not v2 < v1:
+        raise ReplayError(f"monotonicity witness does not decrease: {d1:#x} -> {d2:#x} on {w} -> {w2}")
+    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": d1, "d_larger": d2}, smt2=script,
+                   blocks=blocks, extra={"larger": _hex_witness(model, w2), "raised": label},
+                   reason=f"raising {label} gives a smaller output: {_show(out, d1)} -> {_show(out, d2)}")
 
 
 def _split_label(label: str) -> tuple[str, int]:

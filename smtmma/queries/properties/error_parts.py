@@ -193,18 +193,26 @@ def _conversion_lemma(plan: _Plan, S_range: tuple[int, int], e_range: tuple[int,
     ud = unpack(alg, plan.out, d)
     alg.assert_(_finite(alg, ud))
     m, emin = plan.rfmt.man_bits, plan.rfmt.emin
-    k = alg.sub(alg.sub(ud.exp, ud.frac), alg.sub(E, F))  # output's last place relative to u
-    w = alg.sub(alg.sub(alg.max(ud.exp, emin), m), alg.sub(E, F))  # ulp relative to u
+    # k: the output pattern's last place (its container's: FP32 bits for E8M13) relative to u; w: ulp(d) relative to u
+    k = alg.sub(alg.sub(ud.exp, ud.frac), alg.sub(E, F))
+    w = alg.sub(alg.sub(alg.max(ud.exp, emin), m), alg.sub(E, F))
     sbits = max(S.hi, -S.lo).bit_length()
-    top_k, top_w = max(0, sbits - ud.frac + 1), max(0, sbits - m + 1)  # a finite output is below 2 |S| u
+    # a finite output is below 2 |S| u; its last place is at most the larger of that and the subnormals' (underflow)
+    top_k = max(0, sbits - ud.frac + 1, emin - ud.frac - (e_range[0] - F))
+    top_w = max(0, ud.exp.hi - m - (e_range[0] - F), emin - m - (e_range[0] - F))  # an underflow to 0 has ulp >> u
     sd = signed(alg, ud.neg, ud.sig)
-    D = alg.shl(sd, alg.clamp(k, 0, top_k))
+    # D: d in units u, exact whenever ulp(d) >= u (then d is a multiple of u: checked below)
+    D_full = alg.shift(sd, k, max_left=top_k, max_right=ud.frac + 2)
+    lim = 1 << (sbits + 1)
+    D = alg.clamp(D_full, -lim, lim)  # keeps the composition narrow; near checks nothing was clamped
     W = alg.ite(alg.lt(w, 0), 0, alg.shl(1, alg.clamp(w, 0, top_w)))
     u = plan.ulps
     err = alg.abs(alg.sub(D, S))
-    near = alg.all([alg.le(0, k), alg.le(k, top_k), alg.le(w, top_w), alg.le(0, w),
+    whole = alg.or_(alg.le(0, k), alg.eq(alg.shift(D, alg.neg(k), max_left=ud.frac + 2, max_right=0), sd))
+    near = alg.all([alg.or_(alg.eq(sd, 0), alg.le(k, top_k)), alg.le(w, top_w), alg.eq(D, D_full), alg.le(0, w), whole,
                     alg.le(alg.mul(err, u.denominator), alg.mul(W, u.numerator))])
-    exact = alg.and_(alg.lt(k, 0), alg.eq(alg.shl(S, alg.clamp(alg.neg(k), 0, ud.frac + 2)), sd))
+    exact = alg.all([alg.lt(w, 0), alg.lt(k, 0), alg.eq(alg.shl(S, alg.clamp(alg.neg(k), 0, ud.frac + 2)), sd),
+                     alg.eq(D, S)])
     goal = alg.or_(near, exact)
     label = f"rounding to {plan.rfmt.name} ({plan.mode}) of S*2^(E-{F}), when finite: within {u} ulp, exact where ulp < 2^(E-{F})"
     rng = {"D": (min(D.lo, S.lo), max(D.hi, S.hi)), "W": (0, W.hi)}

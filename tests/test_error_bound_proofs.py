@@ -14,6 +14,7 @@ from smtmma.queries.properties.error_bound import _py_ratio, _table9, error_boun
 from smtmma.simulate import simulate_dot  # noqa: F401  (the replay path used by error_bound)
 
 
+@pytest.mark.slow
 def test_sm70_f16f32_full_domain_holds_and_rechecks_with_z3() -> None:
     model = model_of("sm70", "f16f32")
     r = error_bound(model, K=4, timeout=120)
@@ -24,6 +25,19 @@ def test_sm70_f16f32_full_domain_holds_and_rechecks_with_z3() -> None:
     assert all(b.expect == "unsat" for b in r.blocks)
     answers = recheck(Certificate({"claim": "t"}, list(r.blocks)), solver="z3", timeout=120)
     assert [a.got for a in answers] == ["unsat"] * len(r.blocks)
+
+
+def test_rounding_lemma_underflow_and_e8m13() -> None:
+    """The rounding step's lemma holds where it used to have a counterexample: RNE-FP16 underflowing to 0
+    (ulp >> 2^(e_max-F)) and RZ-E8M13 (FP32 bits below 2^(e_max-F) are not exact)."""
+    from smtmma.queries._twins import Runner
+    from smtmma.queries.properties import error_parts as ep
+
+    run = Runner("bitwuzla", 60, 0)
+    for arch, instr in (("sm80", "f16f16"), ("sm89", "e4m3e4m3f32")):
+        plan = ep._Plan(model_of(arch, instr), 4)
+        lem, _ = ep._conversion_lemma(plan, (-(1 << 30), 1 << 30), (plan.e_lo, plan.e_hi), plan.model.F)
+        assert run.check(lem.script).verdict == "unsat", (arch, instr)
 
 
 def test_too_small_bound_gives_replayed_witness() -> None:
@@ -38,16 +52,31 @@ def test_too_small_bound_gives_replayed_witness() -> None:
 def test_claims_registered() -> None:
     load_claims()
     for name in ("error-bound-sm70-f16f32", "error-bound-sm90-f16f32", "error-bound-gfx942-f16f32",
-                 "error-bound-tight-sm90-f16f32"):
+                 "error-bound-tight-sm90-f16f32", "cdna3-one-sided-bound", "error-bound-sm80-bf16f32"):
         assert name in CLAIMS and CLAIMS[name].group == "error-bound"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["error-bound-sm70-f16f32", "error-bound-sm75-f16f32", "error-bound-sm80-f16f32",
                                   "error-bound-sm90-f16f32", "error-bound-sm90-tf32f32", "error-bound-sm100-f16f32",
-                                  "error-bound-sm120-e4m3e4m3f32"])
+                                  "error-bound-sm120-e4m3e4m3f32", "error-bound-sm80-bf16f32", "error-bound-sm80-f16f16",
+                                  "error-bound-sm89-e4m3e4m3f32", "error-bound-sm90-e4m3e4m3f32-wgmma",
+                                  "error-bound-gfx942-f16f32", "error-bound-gfx942-fp8fp8f32", "cdna3-one-sided-bound"])
 def test_error_bound_claims_hold(name: str) -> None:
     load_claims()
     out = CLAIMS[name].check(Context(timeout=120))
     assert out.verdict == "holds" and out.agrees is True
     assert out.certificate is not None and out.certificate.checks >= 6
+
+
+@pytest.mark.slow
+def test_gfx942_query_answers_on_full_domain_and_rechecks() -> None:
+    """The issue's example (query error-bound --arch gfx942 --instr f16f32): a full-domain proof; z3 re-checks every step."""
+    model = model_of("gfx942", "f16f32")
+    r = error_bound(model, K=8, timeout=120)
+    assert r.verdict == "holds" and r.extra.get("proof", "").startswith("compositional")
+    labels = [b.label for b in r.blocks]
+    assert any(lab.startswith("RD_F2 of T") for lab in labels) and any(lab.startswith("glue (Alg. 10)") for lab in labels)
+    answers = recheck(Certificate({"claim": "t"}, [b for b in r.blocks if not b.label.startswith("rounding")]), solver="z3",
+                      timeout=300)
+    assert [a.got for a in answers] == ["unsat"] * len(answers)

@@ -8,15 +8,16 @@ smtmma/queries/properties/error_parts.py), every one a check-sat of the
 certificate.  ``error-bound-tight-*``: the smallest multiple of the bound the
 solver certifies (bisection: a proof at the constant, a witness below it).
 
-Not covered by a compositional proof yet (their claims run the monolithic
-query, which gives no answer on the full domain within the time limit, and
-say so): T-FDPA rows whose output-rounding lemma is not proved yet (the lemma
-as written has a counterexample for RZ-E8M13, RNE-FP16 and BF16 inputs: sm89 /
-sm90-wgmma FP8, f16f16, bf16f32 -- to be investigated), CDNA3 TR-FDPA / GTR-FDPA (gfx942: two alignment exponents and
-round-down steps), CDNA1 E-FDPA (gfx908).  Out of Table 9's FDPA row
-altogether: FTZ-AddMul (CDNA2: its own bounds, input FTZ), block-scaled
-ST-/GST-FDPA (scale factors), the c_after FP8 mma.sync rows of sm90/sm100
-(two roundings), FMA chains (K roundings).
+CDNA3 TR-FDPA / GTR-FDPA (gfx942, Alg. 10 / 11): Table 9's e_max is E = max(e_max, e_c)
+there (c joins the sum after the products' alignment); the proof adds lemmas for the round-down steps,
+the two groups and the dropped far c.  ``cdna3-one-sided-bound``: the asymmetric interval round-down
+implies, exact - Phi in [-(L 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp] (TR) and
+[-((L+1/2) 2^(E-F) + 1/2 ulp), ...] (GTR: a dropped negative c).
+
+Not covered: CDNA1 E-FDPA (gfx908), FTZ-AddMul (CDNA2: its own bounds, input FTZ), block-scaled
+ST-/GST-FDPA (scale factors), the c_after FP8 mma.sync rows of sm90/sm100 (two roundings), FMA chains
+(K roundings).  The lemmas are proved on their own variables; that the model's terms instantiate
+them is the glue lemma plus a step no solver checks (see error_parts.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from fractions import Fraction
 
 from ..catalogue import model_of
 from ..queries.properties.error_bound import error_bound
-from ..queries.properties.error_parts import supports_parts
+from ..queries._twins import Runner
+from ..queries.properties.error_parts import prove_cdna3, supports_cdna3, supports_parts
 from .claim import Claim, Context, Outcome, add_claim
 from .evidence import certificate, query_blocks, witness_record
 
@@ -34,8 +36,12 @@ MODELS: tuple[tuple[str, str, str | None], ...] = (
     ("sm70", "f16f32", None),
     ("sm75", "f16f32", None),
     ("sm80", "f16f32", None),
+    ("sm80", "bf16f32", None),
+    ("sm80", "f16f16", None),
+    ("sm89", "e4m3e4m3f32", None),
     ("sm90", "f16f32", None),
     ("sm90", "tf32f32", None),
+    ("sm90", "e4m3e4m3f32", "wgmma"),
     ("sm100", "f16f32", None),
     ("sm120", "e4m3e4m3f32", None),
     ("gfx942", "f16f32", None),
@@ -59,7 +65,7 @@ def _bound_claim(arch: str, instr: str, op: str | None) -> Claim:
     def run(ctx: Context) -> Outcome:
         model = model_of(arch, instr, op)
         K = model.L or 1
-        timeout = ctx.timeout if supports_parts(model, K) else min(ctx.timeout, 30.0)
+        timeout = ctx.timeout if supports_parts(model, K) or supports_cdna3(model, K) else min(ctx.timeout, 30.0)
         r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=timeout, seed=ctx.seed)
         agrees = None if r.verdict == "unknown" else r.verdict == "holds"
         wit = witness_record(model, r.witness, {"d": (model.d_fmt, r.outputs["d"])}) if r.witness else None
@@ -101,6 +107,37 @@ def _tight_claim(arch: str, instr: str, op: str | None) -> Claim:
                  run, "error-bound")
 
 
+def _one_sided_claim() -> Claim:
+    name = "cdna3-one-sided-bound"
+    rows = (("gfx942", "f16f32"), ("gfx942", "fp8fp8f32"))
+    models = tuple(_label(a, i, None) for a, i in rows)
+
+    def run(ctx: Context) -> Outcome:
+        from ..proofs.certificate import Block
+
+        blocks, lines, verdict = [], [], "holds"
+        for arch, instr in rows:
+            model = model_of(arch, instr)
+            L = model.L
+            assert L is not None
+            lo = Fraction(L) if model.kind == "tr-fdpa" else Fraction(2 * L + 1, 2)  # GTR: a dropped c < 0 (Alg. 11 l. 24-25)
+            p = prove_cdna3(model, L, Runner(ctx.solver, ctx.timeout, ctx.seed), lo_fused=lo, hi_fused=Fraction(L + 1))
+            lines.append(f"{arch} {instr}: -({lo}*2^(E-{model.F}) + 1/2 ulp) <= exact - Phi <= {L + 1}*2^(E-{model.F}) "
+                         f"+ 1/2 ulp: {p.verdict} ({sum(p.seconds.values()):.1f} s){'; ' + p.reason if p.reason else ''}")
+            blocks += [Block(f"{arch} {instr}: {lab}", text, "unsat") for lab, text in p.blocks]
+            if p.verdict != "holds":
+                verdict = "unknown"
+        detail = ("round-down (RD_F2 of T, RD_F of c; 000 §6.2.4, Alg. 10 l. 14-15 / Alg. 11 l. 15-16, 22-23) only ever "
+                  "pushes Phi below the exact value, so the interval is asymmetric: " + " | ".join(lines))
+        cert = certificate(name, "000 §6.2.4 + Table 9", models, verdict, ctx.solver or "bitwuzla", blocks if verdict == "holds" else [])
+        return Outcome(verdict, None if verdict == "unknown" else True, ctx.solver or "bitwuzla", None, detail, cert)
+
+    return Claim(name, "000 §6.2.4 + Table 9", models, "holds",
+                 "CDNA3's round-down steps give an asymmetric error interval (exact - Phi down to -L, up to L+1 units 2^(E-F))",
+                 run, "error-bound")
+
+
+add_claim(_one_sided_claim())
 for _m in MODELS:
     add_claim(_bound_claim(*_m))
 for _m in TIGHT:

@@ -14,7 +14,7 @@ from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
 from ...simulate import run_model
-from .error_parts import prove_by_parts, supports_parts
+from .error_parts import prove_by_parts, prove_cdna3, supports_cdna3, supports_parts
 from .._twins import (
     InputSet,
     LemmaChain,
@@ -267,7 +267,8 @@ def error_bound(
     formulas = [_ErrorFormula(model, K, domain, bound, narrow=True)]
     chains: list[Optional[LemmaChain]] = [None]
 
-    parts = lemmas and supports_parts(model, K) and bound.fused and bound.F == model.F
+    cdna3 = supports_cdna3(model, K)
+    parts = lemmas and (supports_parts(model, K) or cdna3) and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
 
     def ask(lam: Fraction) -> tuple[str, Any, str]:
@@ -278,7 +279,11 @@ def error_bound(
             if parts and f.narrow:  # one T-FDPA: a short look for a witness, then the compositional proof (full domain)
                 r = run.check(script, f.x.declared + ["d"], timeout=_QUICK)
                 if r.verdict != "sat":
-                    proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
+                    if cdna3:  # Alg. 10 / 11: E = max(e_max, e_c) is Table 9's e_max here (_alignment_exponent)
+                        proof = prove_cdna3(model, K, run, lo_fused=lam * bound.fused, hi_fused=lam * bound.fused,
+                                            ulps=lam * bound.ulps)
+                    else:
+                        proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
                     if proof.verdict == "holds":
                         from ...proofs.certificate import Block
 

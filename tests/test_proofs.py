@@ -154,3 +154,14 @@ def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureF
 def test_check_of_a_missing_folder(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "--check", "/nonexistent/proofs"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_jobs_run_claims_in_processes_and_keep_the_order(tmp_path: Path) -> None:
+    from smtmma.proofs.runner import prove, select
+
+    claims = select(["turing-carry-bits", "volta-carry-bits"])
+    one = prove(claims, Context())
+    two = prove(claims, Context(), jobs=2, save=str(tmp_path))
+    assert [r["name"] for r in two] == ["turing-carry-bits", "volta-carry-bits"]
+    assert [(r["verdict"], r["witness"]) for r in two] == [(r["verdict"], r["witness"]) for r in one]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["turing-carry-bits.smt2", "volta-carry-bits.smt2"]

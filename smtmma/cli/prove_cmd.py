@@ -37,7 +37,7 @@ answer; 2 bad input (unknown claim, malformed certificate); 3 a solver gave up.
 examples:
   smtmma prove --list
   smtmma prove volta-carry-bits ampere-carry-bits
-  smtmma prove --all --save proofs/ --json > claims.json
+  smtmma prove --all --jobs 2 --save proofs/ --json > claims.json
   smtmma prove --group table4
   smtmma prove --check proofs/ --solver z3"""
 
@@ -55,6 +55,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
     p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
     p.add_argument("--save", metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="claims run at once, one process each (default 1; their seconds are then wall times)")
     p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=_cmd_prove)
@@ -137,6 +139,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         raise InputError("name claims to prove, or --all, --group G or --list (see 'smtmma prove --help')")
     if args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout:g}")
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     claims = select(args.claims, all_claims=args.all or args.list and not args.claims, group=args.group)
     if args.list:
         return _list(claims, args.json)
@@ -154,15 +158,17 @@ def _cmd_prove(args: argparse.Namespace) -> int:
 
     def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
         if rec is None:
-            status(f"[{done[0] + 1}/{n}] {c.name}")
+            if args.jobs == 1:
+                status(f"[{done[0] + 1}/{n}] {c.name}")
             return
         done[0] += 1
+        status(f"[{done[0]}/{n}] done: {c.name}")
         if not args.json:
             status.close()
             _print_record(rec)
 
     with status:
-        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress)
+        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress, jobs=args.jobs)
     if args.json:
         print(json.dumps({"claims": records}))
     else:

@@ -81,24 +81,55 @@ def save_certificate(out: Outcome, c: Claim, folder: str) -> Optional[str]:
     return path
 
 
+def _check_by_name(name: str, ctx: Context) -> Outcome:
+    """Run one claim in a worker process (claims are found by name there: the registry is per process)."""
+    return get_claim(name).check(ctx)
+
+
 def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
-          progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None) -> list[dict[str, Any]]:
-    """Run ``claims`` in order; their records (see :func:`record`).
+          progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None, jobs: int = 1) -> list[dict[str, Any]]:
+    """Run ``claims``; their records (see :func:`record`), in the order given.
 
     ``save``: a folder for the certificates; ``progress(claim, None)`` is
-    called before each claim and ``progress(claim, record)`` after it.
+    called when a claim starts and ``progress(claim, record)`` when it ends.
+    ``jobs``: claims run at once, each in a process of its own (their
+    ``seconds`` are then wall times on a shared machine).
     """
-    records = []
-    for c in claims:
-        if progress:
-            progress(c, None)
-        out = c.check(ctx)
-        path = save_certificate(out, c, save) if save else None
-        rec = record(c, out, path)
-        records.append(rec)
-        if progress:
-            progress(c, rec)
-    return records
+    todo = list(claims)
+    if jobs <= 1 or len(todo) <= 1:
+        outcomes: dict[str, Outcome] = {}
+        for c in todo:
+            if progress:
+                progress(c, None)
+            outcomes[c.name] = out = c.check(ctx)
+            if progress:
+                progress(c, _finish(c, out, save))
+        return [_finish(c, outcomes[c.name], save, write=False) for c in todo]
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    method = "fork" if "fork" in mp.get_all_start_methods() else None
+    results: dict[str, Outcome] = {}
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+        futures = {}
+        for c in todo:
+            futures[pool.submit(_check_by_name, c.name, ctx)] = c
+            if progress:
+                progress(c, None)
+        for fut in cf.as_completed(futures):
+            c = futures[fut]
+            results[c.name] = fut.result()
+            if progress:
+                progress(c, _finish(c, results[c.name], save))
+    return [_finish(c, results[c.name], save, write=False) for c in todo]
+
+
+def _finish(c: Claim, out: Outcome, save: Optional[str], *, write: bool = True) -> dict[str, Any]:
+    """The record of one outcome, its certificate written to ``save`` first (once: ``write``)."""
+    path = None
+    if save and out.certificate is not None:
+        path = save_certificate(out, c, save) if write else os.path.join(save, _file_name(c.name))
+    return record(c, out, path)
 
 
 # -- re-checking saved certificates ---------------------------------------------------------------------

@@ -102,8 +102,9 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
             if progress:
                 progress(c, None)
             outcomes[c.name] = out = c.check(ctx)
+            rec = _finish(c, out, save)
             if progress:
-                progress(c, _finish(c, out, save))
+                progress(c, rec)
         return [_finish(c, outcomes[c.name], save, write=False) for c in todo]
     import concurrent.futures as cf
     import multiprocessing as mp
@@ -119,8 +120,9 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
         for fut in cf.as_completed(futures):
             c = futures[fut]
             results[c.name] = fut.result()
+            rec = _finish(c, results[c.name], save)
             if progress:
-                progress(c, _finish(c, results[c.name], save))
+                progress(c, rec)
     return [_finish(c, results[c.name], save, write=False) for c in todo]
 
 

@@ -98,3 +98,42 @@ def test_truncated_models_fail_in_seconds(name: str) -> None:
     load_claims()
     o = CLAIMS[name].check(Context())
     assert o.verdict == "fails" and o.seconds < 60
+
+
+# -- composed proofs (pre-rounding value grows; the final rounding is monotone on fresh variables; composition) --------
+
+TOY_TR = smtmma.Model("tr-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2, F=12, F2=16, rho="rne-fp16")  # Alg. 10, small
+TOY_T32 = smtmma.Model("t-fdpa", "e4m3", "e4m3", "fp32", "fp32", L=2, F=13, rho="rz-fp32")  # Alg. 7 with an FP32 C
+
+
+def _composed(model: smtmma.Model, label: str) -> tuple[str, object, str]:
+    from dataclasses import replace
+
+    from smtmma.queries._twins import Runner, output_container
+    from smtmma.queries.formula import Domain
+    from smtmma.queries.properties._monotone_proof import (
+        composed_position,
+        supports_composed,
+    )
+    from smtmma.queries.properties.monotonicity import _moved
+
+    assert supports_composed(model, 2)
+    dom = replace(Domain(), nonneg=True, specials=False)
+    return composed_position(model, 2, dom, label, Runner("bitwuzla" if "bitwuzla" in available() else None, 30.0, 0), _moved,
+                             output_container(model))
+
+
+def test_composed_proof_of_raising_c_stands_alone() -> None:
+    """TR-FDPA: raising c never lowers D, as three check-sats (lemma 1, rounding lemma, composition) that re-check as unsat."""
+    verdict, block, why = _composed(TOY_TR, "c")
+    assert verdict == "unsat", why
+    assert block is not None and block.text.count("(check-sat)") == 2  # lemmas 1 and 2; the final check is the block's own
+    assert "(declare-const mono_mag1" in block.text  # the rounding lemma is stated on fresh variables
+    answers = recheck(Certificate({"claim": "t"}, [block]))
+    assert [a.got for a in answers] == ["unsat"] * 3
+
+
+def test_composed_proof_refuses_a_truncated_sum_with_fp32_c() -> None:
+    """With an FP32 C the truncated sum itself can drop when c is raised (002 §3.1.4): lemma 1 is sat, no proof."""
+    verdict, block, why = _composed(TOY_T32, "c")
+    assert (verdict, block) == ("sat", None) and "lemma 1" in why

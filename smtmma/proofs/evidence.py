@@ -67,7 +67,12 @@ def query_blocks(r: QueryResult, label: str) -> list[Block]:
             return [chain_block(label, text)]
         return [Block(label, text, "unsat")]
     assert r.witness is not None
-    return [pin_block(label, r.smt2, witness_pins(r.model, r.witness), "sat")]
+    text = r.smt2.rstrip("\n")
+    if text.endswith("(check-sat)"):  # a lemma chain whose property failed: keep the lemmas, pin the witness
+        text = text[: -len("(check-sat)")].rstrip("\n")
+        if text.endswith("; expect: unsat"):
+            text = text[: -len("; expect: unsat")]
+    return [pin_block(label, text, witness_pins(r.model, r.witness), "sat")]
 
 
 def certificate(claim: str, source: str, models: Sequence[str], verdict: str, solver: str, blocks: Sequence[Block],

@@ -169,3 +169,16 @@ def test_jobs_run_claims_in_processes_and_keep_the_order(tmp_path: Path) -> None
     assert [r["name"] for r in two] == ["turing-carry-bits", "volta-carry-bits"]
     assert [(r["verdict"], r["witness"]) for r in two] == [(r["verdict"], r["witness"]) for r in one]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["turing-carry-bits.smt2", "volta-carry-bits.smt2"]
+
+
+def test_large_certificates_are_saved_gzipped_and_recheck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from smtmma.proofs import runner
+
+    monkeypatch.setattr(runner, "COMPRESS_OVER", 0)
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path), "--compress", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["claims"][0]
+    assert rec["certificate"].endswith("volta-carry-bits.smt2.gz") and os.path.isfile(rec["certificate"])
+    assert not (tmp_path / "volta-carry-bits.smt2").exists()
+    assert main(["prove", "--check", str(tmp_path), "--json"]) == 0
+    assert [r["status"] for r in json.loads(capsys.readouterr().out)["certificates"]] == ["ok"]

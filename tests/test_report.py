@@ -15,7 +15,7 @@ import pytest
 from smtmma.catalogue import CATALOGUE, model_of
 from smtmma.cli import main
 from smtmma.report.data import catalogue_groups, load_records, property_of
-from smtmma.report.experiments import cdna3_bias, f16f32_errors, random_f16, random_f32
+from smtmma.report.experiments import cdna3_bias, f16f32_errors
 from smtmma.simulate import simulate_dot
 
 CLAIMS = Path(__file__).parent / "data" / "report_claims.json"

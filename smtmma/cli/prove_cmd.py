@@ -55,6 +55,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
     p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
     p.add_argument("--save", metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--compress", action="store_true",
+                   help="with --save: write certificates over 200 kB gzipped (DIR/<claim>.smt2.gz; zcat F | z3 -in)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="claims run at once, one process each (default 1; their seconds are then wall times)")
     p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
@@ -139,6 +141,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         raise InputError("name claims to prove, or --all, --group G or --list (see 'smtmma prove --help')")
     if args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout:g}")
+    if args.compress and not args.save:
+        raise InputError("--compress applies to the certificates --save DIR writes")
     if args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     claims = select(args.claims, all_claims=args.all or args.list and not args.claims, group=args.group)
@@ -168,7 +172,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
             _print_record(rec)
 
     with status:
-        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress, jobs=args.jobs)
+        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress, jobs=args.jobs,
+                        compress=args.compress)
     if args.json:
         print(json.dumps({"claims": records}))
     else:

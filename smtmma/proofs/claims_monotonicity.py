@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Optional
 
 from ..catalogue import model_of
-from ..formats import get_format
 from ..queries.distinguish import Witness
 from ..queries.properties import check_property
 from ..queries.properties.common import _py_value

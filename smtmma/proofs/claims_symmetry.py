@@ -49,8 +49,15 @@ def _label(e: Entry) -> str:
     return f"{e.arch} {e.instr} {e.op}"
 
 
-def _nvidia_symmetry(ctx: Context, name: str, wide: bool) -> Outcome:
-    """A proof per group of :func:`symmetry_groups` with L <= 16 (``wide`` False) or L >= 32 (True); K = L, finite inputs.
+def _part(model: Model) -> str:
+    """Which symmetry claim proves a group: "narrow" (L <= 16), "wide" (L >= 32, T/ST-FDPA) or "gst" (GST-FDPA)."""
+    if model.kind == "gst-fdpa":
+        return "gst"
+    return "wide" if (model.L or 0) >= 32 else "narrow"
+
+
+def _nvidia_symmetry(ctx: Context, name: str, part: str) -> Outcome:
+    """A proof per group of :func:`symmetry_groups` in ``part`` (see :func:`_part`); K = L, finite inputs.
 
     Rows that chain FDPAs from zero and add C last (``c_after``: the FP8
     ``mma.sync`` rows of sm90/sm100, an experiment of the catalogue) are not
@@ -63,7 +70,7 @@ def _nvidia_symmetry(ctx: Context, name: str, wide: bool) -> Outcome:
     solver = ""
     chained = [g for g in symmetry_groups() if g[0].c_after]
     for model, rows in symmetry_groups():
-        if model.c_after or ((model.L or 0) >= 32) != wide:
+        if model.c_after or _part(model) != part:
             continue
         label = _label(rows[0])
         r = check_property("symmetry", model, name=label, solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed)
@@ -89,7 +96,7 @@ def _nvidia_symmetry(ctx: Context, name: str, wide: bool) -> Outcome:
     detail = (f"{len(proved)} proofs, one per group of models that differ only in their input formats ({n_rows} catalogue "
               f"rows; {n_proved} of them are the very model proved, the others share its algorithm on other input "
               f"formats); " + ("; ".join(failed + unknown) or "every one holds for all finite inputs"))
-    if chained and not wide:
+    if chained and part == "narrow":
         detail += (f". Not covered: the {sum(len(r) for _, r in chained)} c_after rows (sm90/sm100 FP8 mma.sync via FP16), "
                    "which chain FDPAs and add C last")
     cert = certificate(name, "000 §6.2.4", [p["model"] for p in proved], verdict, solver, blocks)  # type: ignore[misc]
@@ -103,16 +110,24 @@ def _nvidia_symmetry(ctx: Context, name: str, wide: bool) -> Outcome:
                "Ada FP8), one FDPA, every finite input", group="symmetry")
 def nvidia_symmetry(ctx: Context) -> Outcome:
     """Symmetry proofs of the NVIDIA fused-sum models with L <= 16."""
-    return _nvidia_symmetry(ctx, "nvidia-symmetry", wide=False)
+    return _nvidia_symmetry(ctx, "nvidia-symmetry", "narrow")
 
 
 @claim("nvidia-symmetry-fp8", source="000 §6.2.4, Table 10 (NVIDIA's sums are symmetric)",
-       models=("NVIDIA T-/ST-/GST-FDPA, L >= 32",), expected="holds",
-       summary="the same for the sums of 32 and 64 products (Hopper wgmma FP8, Blackwell FP8/FP6/FP4, MX and NVF4)",
+       models=("NVIDIA T-/ST-FDPA, L = 32",), expected="holds",
+       summary="the same for the sums of 32 products (Hopper wgmma FP8, Blackwell tcgen05 FP8/FP6/FP4, MX block scales)",
        group="symmetry")
 def nvidia_symmetry_fp8(ctx: Context) -> Outcome:
-    """Symmetry proofs of the NVIDIA fused-sum models with L >= 32 (separate: they take most of the time)."""
-    return _nvidia_symmetry(ctx, "nvidia-symmetry-fp8", wide=True)
+    """Symmetry proofs of the NVIDIA T-FDPA/ST-FDPA models with L = 32 (separate: they take most of the time)."""
+    return _nvidia_symmetry(ctx, "nvidia-symmetry-fp8", "wide")
+
+
+@claim("nvidia-symmetry-fp4", source="000 §6.2.4, Table 10 (NVIDIA's sums are symmetric)",
+       models=("NVIDIA GST-FDPA (mxf4, nvf4)",), expected="holds",
+       summary="the same for Blackwell's group-scaled FP4 sums of 64 products (GST-FDPA, Alg. 9)", group="symmetry")
+def nvidia_symmetry_fp4(ctx: Context) -> Outcome:
+    """Symmetry of the GST-FDPA models: one query each (no lemma decomposition of GST-FDPA yet)."""
+    return _nvidia_symmetry(ctx, "nvidia-symmetry-fp4", "gst")
 
 
 def _nonzero_witness(model: Model, label: str, ctx: Context) -> tuple[QueryResult, Optional[str]]:
@@ -166,4 +181,4 @@ def cdna3_asymmetry(ctx: Context) -> Outcome:
     return Outcome(verdict, agrees, solver, witness, "; ".join(lines), cert)
 
 
-__all__ += ["nvidia_symmetry", "nvidia_symmetry_fp8", "cdna3_asymmetry"]
+__all__ += ["nvidia_symmetry", "nvidia_symmetry_fp8", "nvidia_symmetry_fp4", "cdna3_asymmetry"]

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence
 
 from ..formats import get_format
 from ..models import Model
+from ..queries._twins import witness_pins
 from ..queries.distinguish import Witness
 from ..queries.properties.common import QueryResult, _show
 from .certificate import Block, Certificate, chain_block, pin_block, solver_version
@@ -32,23 +33,6 @@ def witness_record(model: Model, w: Witness, outputs: Optional[dict[str, tuple[s
     if outputs:
         rec["outputs"] = {k: _show(get_format(f), bits) for k, (f, bits) in outputs.items()}
     return rec
-
-
-def witness_pins(model: Model, w: Witness, suffix: str = "") -> dict[str, tuple[int, int]]:
-    """The declared input constants of a query (``a0``, ``b0``, ``c``, ``sa0`` ...) -> (value, width in bits)."""
-    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    pins: dict[str, tuple[int, int]] = {}
-    for k, x in enumerate(w.a):
-        pins[f"a{k}{suffix}"] = (x, fa.bits)
-    for k, y in enumerate(w.b):
-        pins[f"b{k}{suffix}"] = (y, fb.bits)
-    pins[f"c{suffix}"] = (w.c, fc.bits)
-    if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
-        fs = get_format(model.scale_fmt)
-        for j, (u, v) in enumerate(zip(w.scale_a, w.scale_b)):
-            pins[f"sa{j}{suffix}"] = (u, fs.bits)
-            pins[f"sb{j}{suffix}"] = (v, fs.bits)
-    return pins
 
 
 def query_blocks(r: QueryResult, label: str) -> list[Block]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from ..errors import InputError
 from .certificate import CertificateError, CheckAnswer, parse_certificate, recheck
 from .claim import CLAIMS, Claim, Context, Outcome, get_claim
 
-__all__ = ["prove", "record", "select", "save_certificate", "certificate_files", "CertificateCheck", "check_certificates"]
+__all__ = ["prove", "record", "select", "save_certificate", "certificate_files", "read_text", "CertificateCheck",
+           "check_certificates", "COMPRESS_OVER"]
 
 
 def select(names: Sequence[str] = (), *, all_claims: bool = False, group: Optional[str] = None) -> list[Claim]:
@@ -61,8 +63,13 @@ def record(c: Claim, out: Outcome, certificate: Optional[str] = None) -> dict[st
     return rec
 
 
-def save_certificate(out: Outcome, c: Claim, folder: str) -> Optional[str]:
-    """Write the outcome's certificate to ``folder/<claim>.smt2``; its path, or None when it has none."""
+#: Certificates larger than this (bytes of text) are written gzipped by ``save(..., compress=True)``.
+COMPRESS_OVER = 200_000
+
+
+def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = False) -> Optional[str]:
+    """Write the outcome's certificate to ``folder/<claim>.smt2`` (``.smt2.gz`` when ``compress`` and over
+    :data:`COMPRESS_OVER` bytes); its path, or None when it has none."""
     if out.certificate is None:
         return None
     os.makedirs(folder, exist_ok=True)
@@ -76,8 +83,17 @@ def save_certificate(out: Outcome, c: Claim, folder: str) -> Optional[str]:
     rows = _rows_of([*c.models, *cert.meta.get("models", [])])
     if rows:
         cert.meta["rows"] = rows
-    with open(path, "w") as fh:
-        fh.write(cert.text())
+    text = cert.text()
+    for stale in (path, path + ".gz"):  # one file per claim, whichever form it takes now
+        if os.path.exists(stale):
+            os.remove(stale)
+    if compress and len(text) > COMPRESS_OVER:
+        path += ".gz"
+        with gzip.open(path, "wt", encoding="utf-8") as gz:
+            gz.write(text)
+        return path
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
     return path
 
 
@@ -87,13 +103,15 @@ def _check_by_name(name: str, ctx: Context) -> Outcome:
 
 
 def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
-          progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None, jobs: int = 1) -> list[dict[str, Any]]:
+          progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None, jobs: int = 1,
+          compress: bool = False) -> list[dict[str, Any]]:
     """Run ``claims``; their records (see :func:`record`), in the order given.
 
     ``save``: a folder for the certificates; ``progress(claim, None)`` is
     called when a claim starts and ``progress(claim, record)`` when it ends.
     ``jobs``: claims run at once, each in a process of its own (their
-    ``seconds`` are then wall times on a shared machine).
+    ``seconds`` are then wall times on a shared machine).  ``compress``:
+    certificates over :data:`COMPRESS_OVER` bytes are saved gzipped.
     """
     todo = list(claims)
     if jobs <= 1 or len(todo) <= 1:
@@ -102,10 +120,10 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
             if progress:
                 progress(c, None)
             outcomes[c.name] = out = c.check(ctx)
-            rec = _finish(c, out, save)
+            rec = _finish(c, out, save, compress=compress)
             if progress:
                 progress(c, rec)
-        return [_finish(c, outcomes[c.name], save, write=False) for c in todo]
+        return [_finish(c, outcomes[c.name], save, write=False, compress=compress) for c in todo]
     import concurrent.futures as cf
     import multiprocessing as mp
 
@@ -120,17 +138,21 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
         for fut in cf.as_completed(futures):
             c = futures[fut]
             results[c.name] = fut.result()
-            rec = _finish(c, results[c.name], save)
+            rec = _finish(c, results[c.name], save, compress=compress)
             if progress:
                 progress(c, rec)
-    return [_finish(c, results[c.name], save, write=False) for c in todo]
+    return [_finish(c, results[c.name], save, write=False, compress=compress) for c in todo]
 
 
-def _finish(c: Claim, out: Outcome, save: Optional[str], *, write: bool = True) -> dict[str, Any]:
+def _finish(c: Claim, out: Outcome, save: Optional[str], *, write: bool = True, compress: bool = False) -> dict[str, Any]:
     """The record of one outcome, its certificate written to ``save`` first (once: ``write``)."""
     path = None
     if save and out.certificate is not None:
-        path = save_certificate(out, c, save) if write else os.path.join(save, _file_name(c.name))
+        if write:
+            path = save_certificate(out, c, save, compress=compress)
+        else:
+            path = os.path.join(save, _file_name(c.name))
+            path = path if os.path.exists(path) else path + ".gz"
     return record(c, out, path)
 
 
@@ -162,18 +184,27 @@ class CertificateCheck:
         return sum(a.seconds for a in self.answers)
 
 
+def read_text(path: str) -> str:
+    """A certificate file's text (``.gz`` files decompressed)."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as gz:
+            return gz.read()
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
 def certificate_files(paths: Sequence[str]) -> list[str]:
-    """The ``.smt2`` files of ``paths`` (files, or folders searched one level deep), sorted; InputError if none."""
+    """The ``.smt2`` / ``.smt2.gz`` files of ``paths`` (files, or folders searched one level deep), sorted; InputError if none."""
     files: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            files += sorted(str(f) for f in Path(p).glob("*.smt2"))
+            files += sorted(str(f) for f in [*Path(p).glob("*.smt2"), *Path(p).glob("*.smt2.gz")])
         elif os.path.isfile(p):
             files.append(p)
         else:
             raise InputError(f"{p}: no such file or folder")
     if not files:
-        raise InputError(f"no .smt2 certificates in {', '.join(paths)}")
+        raise InputError(f"no .smt2 (or .smt2.gz) certificates in {', '.join(paths)}")
     return files
 
 
@@ -222,9 +253,8 @@ def check_certificates(paths: Sequence[str], *, solver: Optional[str] = None, ti
         if progress:
             progress(path, None)
         try:
-            with open(path) as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as e:
+            text = read_text(path)
+        except (OSError, UnicodeDecodeError, EOFError) as e:
             results.append(CertificateCheck(path, "?", "?", [], f"cannot read {path}: {e}"))
             continue
         try:

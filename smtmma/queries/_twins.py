@@ -55,6 +55,7 @@ __all__ = [
     "declare_output",
     "neg_pattern",
     "output_container",
+    "witness_pins",
 ]
 
 T = TypeVar("T", Int, Bool)  # a term of the algebra
@@ -251,6 +252,23 @@ class InputSet(DotFormula):
         return Witness(
             tuple(values[f"a{k}{s}"] for k in range(self.K)), tuple(values[f"b{k}{s}"] for k in range(self.K)), values[f"c{s}"], sa, sb
         )
+
+
+def witness_pins(model: Model, w: Witness, suffix: str = "") -> dict[str, tuple[int, int]]:
+    """The declared input constants of a query (``a0``, ``b0``, ``c``, ``sa0`` ...) -> (value, width in bits)."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    pins: dict[str, tuple[int, int]] = {}
+    for k, x in enumerate(w.a):
+        pins[f"a{k}{suffix}"] = (x, fa.bits)
+    for k, y in enumerate(w.b):
+        pins[f"b{k}{suffix}"] = (y, fb.bits)
+    pins[f"c{suffix}"] = (w.c, fc.bits)
+    if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
+        fs = get_format(model.scale_fmt)
+        for j, (u, v) in enumerate(zip(w.scale_a, w.scale_b)):
+            pins[f"sa{j}{suffix}"] = (u, fs.bits)
+            pins[f"sb{j}{suffix}"] = (v, fs.bits)
+    return pins
 
 
 def declare_output(alg: SmtAlgebra, name: str, d: Int, bits: int) -> str:

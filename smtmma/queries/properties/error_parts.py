@@ -36,14 +36,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import aligned, max_exponent, signed
 from ...encodings.rounding import convert_fixed
-from ...encodings.terms import Term, input_term, product
-from ...formats import Format, get_format
+from ...encodings.terms import input_term, product
+from ...formats import get_format
 from ...models import Model
 from ...simulate import decode_input, output_format, run_model
 from .._twins import InputSet, QueryAlgebra, Runner, container_format
@@ -490,7 +490,7 @@ def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) ->
     kr = max(0, T.hi.bit_length() + T.lo.bit_length() + 1)
     if gtr:
         lemmas.append(_rd_lemma(plan, t_rng, 0, -(plan.e_hi - plan.e_lo), span,
-                                f"RD_F of a group sum at e_max >= e_g (Alg. 11 lines 15-16): floor(T_g * 2^(e_g-e_max))"))
+                                "RD_F of a group sum at e_max >= e_g (Alg. 11 lines 15-16): floor(T_g * 2^(e_g-e_max))"))
         lemmas.append(_cdna3_products_lemma(L))
         lemmas.append(_far_c_lemma(plan))
     else:

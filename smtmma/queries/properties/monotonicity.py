@@ -12,7 +12,7 @@ from ...errors import InputError
 from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import run_model
-from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key
+from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key, witness_pins
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from ...proofs.certificate import Block, pin_block
@@ -115,7 +115,7 @@ def monotonicity(
         if hit is not None:
             label, w, w2 = hit
             script, x = build(label)
-            pins = _pins(model, w)
+            pins = witness_pins(model, w)
             who, k = _split_label(label)
             moved = w2.c if who == "c" else getattr(w2, _WITNESS_FIELD[who])[k]
             pins[f"{label}_2"] = (moved, _format_of(model, who).bits)
@@ -145,7 +145,7 @@ def monotonicity(
                 proved[label] = script
                 continue
             w = x.witness(r.values)
-            pins = _pins(model, w)
+            pins = witness_pins(model, w)
             who, k = _split_label(label)
             pins[f"{label}_2"] = (r.values[f"{label}_2"], _format_of(model, who).bits)
             block = pin_block(f"raising {label} lowers the output (the witness pinned)", script, pins, "sat")
@@ -161,19 +161,6 @@ def monotonicity(
     return _result(prop, "holds", name, model, K, domain, run, smt2=first, blocks=blocks, extra={"queries": len(proved)},
                    reason=f"raising any one input to the next value never lowers the output, so no larger inputs do "
                    f"({domain.describe()}, K={K})")
-
-
-def _pins(model: Model, w: Witness) -> dict[str, tuple[int, int]]:
-    """The declared inputs of a query (``a0``, ``b0``, ``c``, ``sa0`` ...) -> (pattern, width in bits)."""
-    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    pins = {f"a{k}": (x, fa.bits) for k, x in enumerate(w.a)}
-    pins.update({f"b{k}": (y, fb.bits) for k, y in enumerate(w.b)})
-    pins["c"] = (w.c, fc.bits)
-    if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
-        fs = get_format(model.scale_fmt)
-        for j, (u, v) in enumerate(zip(w.scale_a, w.scale_b)):
-            pins[f"sa{j}"], pins[f"sb{j}"] = (u, fs.bits), (v, fs.bits)
-    return pins
 
 
 def _format_of(model: Model, who: str) -> Format:

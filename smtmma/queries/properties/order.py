@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Optional
 
 from ...encodings.algebra import Bool, Int
-from ...formats import get_format
 from ...models import Model
 from ...proofs.certificate import Block, chain_block, pin_block
 from ...simulate import run_model
-from .._twins import InputSet, LemmaChain, QueryAlgebra, Runner, declare_output, output_container
+from .._twins import InputSet, LemmaChain, QueryAlgebra, Runner, declare_output, output_container, witness_pins
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from .common import (
@@ -109,7 +108,7 @@ def order_independence(
             raise ReplayError(f"order-independence witness {w} gives the same output after swapping lanes {k} and {k + 1}")
         faithful, _, _ = _faithful(model, K, domain, perm)
         block = pin_block(f"swapping lanes {k} and {k + 1} changes the output (the witness pinned; both runs built in their own order)",
-                          faithful.script("(assert (not (= d d_permuted)))"), _pins(model, w), "sat")
+                          faithful.script("(assert (not (= d d_permuted)))"), witness_pins(model, w), "sat")
         return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got, "d_permuted": got_p},
                        smt2=block.text, blocks=[block], extra={"permutation": perm},
                        reason=f"swapping lanes {k} and {k + 1} changes the output: {_show(out, got)} -> {_show(out, got_p)}")
@@ -131,19 +130,6 @@ def order_independence(
                    extra={"transpositions": len(gens), "identical_terms": same_terms},
                    reason=(f"no permutation of the products changes the output ({domain.describe()}, K={K})" if gens
                            else f"nothing to permute (K={K})"))
-
-
-def _pins(model: Model, w: Witness) -> dict[str, tuple[int, int]]:
-    """Input constants -> (pattern, width) of a witness."""
-    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    pins = {f"a{k}": (x, fa.bits) for k, x in enumerate(w.a)}
-    pins.update({f"b{k}": (y, fb.bits) for k, y in enumerate(w.b)})
-    pins["c"] = (w.c, fc.bits)
-    if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
-        fs = get_format(model.scale_fmt)
-        for j, (u, v) in enumerate(zip(w.scale_a, w.scale_b)):
-            pins[f"sa{j}"], pins[f"sb{j}"] = (u, fs.bits), (v, fs.bits)
-    return pins
 
 
 def _faithful(model: Model, K: int, domain: Domain, perm: list[int]) -> tuple[QueryAlgebra, list[tuple[Int, list[Int]]], list[tuple[Int, list[Int]]]]:

@@ -8,7 +8,8 @@ from ..catalogue import model_of
 from ..queries.distinguish import Witness
 from ..queries.properties import check_property
 from ..queries.properties.common import _py_value
-from ..queries.properties.monotonicity import _monotone_script, _moved, _pins
+from ..queries._twins import witness_pins
+from ..queries.properties.monotonicity import _monotone_script, _moved
 from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container
 from ..queries.formula import Domain
 from ..simulate import simulate_dot
@@ -40,7 +41,7 @@ def volta_nonmonotonic(ctx: Context) -> Outcome:
     x = InputSet.of(alg, m, 4)
     x.restrict(dom)
     y = _moved(alg, x, "c", dom)
-    pins = _pins(m, w)
+    pins = witness_pins(m, w)
     pins["c_2"] = (VOLTA_C_LARGER, 32)
     pins["d"], pins["d_larger"] = (d1, out.bits), (d2, out.bits)  # the simulator's outputs: the solver must agree
     block = pin_block("002 §3.1.4: c = 1 - 2^-24 -> 1 lowers d (inputs and both outputs pinned)",

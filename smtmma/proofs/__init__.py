@@ -31,6 +31,13 @@ def load_claims() -> dict[str, Claim]:
         _loaded = True
         names = [m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("claims_")]
         rank = {n: i for i, n in enumerate(_ORDER)}
-        for name in sorted(names, key=lambda n: (rank.get(n, len(rank)), n)):
+        ordered = sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+        for name in ordered:
             importlib.import_module(f"{__name__}.{name}")
+        # a module imported earlier (by a test, a user) registered its claims first: put them in document order
+        where = {f"{__name__}.{n}": i for i, n in enumerate(ordered)}
+        pos = {name: i for i, name in enumerate(CLAIMS)}
+        items = sorted(CLAIMS.items(), key=lambda kv: (where.get(kv[1].run.__module__, len(where)), pos[kv[0]]))
+        CLAIMS.clear()
+        CLAIMS.update(items)
     return CLAIMS

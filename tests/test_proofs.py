@@ -182,3 +182,17 @@ def test_large_certificates_are_saved_gzipped_and_recheck(tmp_path: Path, monkey
     assert not (tmp_path / "volta-carry-bits.smt2").exists()
     assert main(["prove", "--check", str(tmp_path), "--json"]) == 0
     assert [r["status"] for r in json.loads(capsys.readouterr().out)["certificates"]] == ["ok"]
+
+
+def test_query_emit_smt2_writes_a_standalone_order_certificate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 8: the canonical formula wrote d and d_permuted as one term; the emitted file now builds each run itself
+    path = tmp_path / "order.smt2"
+    assert main(["query", "order-independence", "--arch", "sm70", "--instr", "f16f32", "--k", "2", "--emit-smt2", str(path)]) == 0
+    assert "certificate: 1 blocks" in capsys.readouterr().out
+    text = path.read_text()
+    defs = dict(re.findall(r"\(assert \(= (d|d_permuted) (.+)\)\)\n", text))
+    assert set(defs) == {"d", "d_permuted"} and defs["d"] != defs["d_permuted"]  # two terms, not one
+    cert = parse_certificate(text)
+    assert cert.meta["property"] == "order-independence" and cert.meta["verdict"] == "holds"
+    answers = recheck(cert)
+    assert len(answers) > 1 and all(a.agrees for a in answers) and answers[-1].expected == "unsat"

@@ -17,6 +17,7 @@ from .solver_options import (
     _solver_label,
     _unknown_note,
     _write_smt2,
+    _write_text,
 )
 from .common import EXIT_OK, EXIT_TIMEOUT
 from .witness_format import _hexdec, _witness_lines
@@ -93,10 +94,17 @@ def _cmd_query(args: argparse.Namespace) -> int:
     with _Progress(_progress_message(label, args.timeout)):
         rep = query_report(args.property, args.arch, args.instr, op=args.op, model=args.model, k=args.k,
                            domain=args.domain, solver=args.solver, timeout=args.timeout, seed=args.seed,
-                           tight=args.tight, predicate=args.predicate)
+                           tight=args.tight, predicate=args.predicate, certify=bool(args.emit_smt2))
     r, rec, fm, model = rep.result, rep.record, rep.formats, rep.models[0]
     prop, name, K = rec["property"], rec["name"], rec["k"]
-    if args.emit_smt2 and getattr(r, "smt2", ""):
+    if args.emit_smt2 and getattr(r, "blocks", None):  # every check-sat the verdict rests on, each with its answer
+        from ..proofs.certificate import Certificate
+
+        meta = {"claim": f"query {prop} --arch {rec['arch']} --instr {rec['instr']}", "property": prop, "arch": rec["arch"],
+                "instr": rec["instr"], "model": model.describe(), "k": K,
+                "domain": rec["domain"], "verdict": r.verdict, "solver": r.solver}
+        _write_text(args.emit_smt2, Certificate(meta, list(r.blocks)).text())
+    elif args.emit_smt2 and getattr(r, "smt2", ""):
         _write_smt2(args.emit_smt2, r.smt2, [
             f"smtmma query {prop} --arch {rec['arch']} --instr {rec['instr']}" + (f" --model {args.model}" if args.model else ""),
             f"model: {model.describe()}; K={K}; domain: {rec['domain']}",
@@ -127,8 +135,9 @@ def _cmd_query(args: argparse.Namespace) -> int:
             for k, v in outputs.items():
                 print(f"  {str(k).ljust(width)}  {_output_text(fm, v)}")
         print(f"solver: {r.solver}, {float(r.seconds):.2f} s")
-        if args.emit_smt2 and getattr(r, "smt2", ""):
-            print(f"smt2: {args.emit_smt2}")
+        if args.emit_smt2 and (getattr(r, "smt2", "") or getattr(r, "blocks", None)):
+            print(f"smt2: {args.emit_smt2}" + (f" (certificate: {len(r.blocks)} blocks; smtmma prove --check re-runs it)"
+                                               if getattr(r, "blocks", None) else ""))
         if rep.vector_line is not None:
             print("test vector (for 'smtmma check' or hardware):")
             print(rep.vector_line)

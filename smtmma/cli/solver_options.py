@@ -55,7 +55,9 @@ def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
     p.set_defaults(timeout_bounds_command=True)
     p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see below)")
     p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="solver random seed (default 0)")
-    p.add_argument("--emit-smt2", metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE")
+    p.add_argument("--emit-smt2", metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE; for query, the "
+                   "certificate when the property makes one (every check-sat with its expected answer; "
+                   "order-independence then proves each swap on its own terms, which takes longer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -104,6 +106,15 @@ def _write_smt2(path: str, script: str, comments: Sequence[str]) -> None:
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(smt2_file_text(script, comments))
+    except OSError as e:
+        raise InputError(f"--emit-smt2 {path}: cannot write ({e.strerror or e})") from None
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to the ``--emit-smt2`` file (InputError, one line, when it cannot be written)."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
     except OSError as e:
         raise InputError(f"--emit-smt2 {path}: cannot write ({e.strerror or e})") from None
 

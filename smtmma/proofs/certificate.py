@@ -24,7 +24,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 from ..errors import InputError
 
@@ -300,8 +300,3 @@ def solver_version(name: str) -> str:
     except Exception:  # pragma: no cover - a broken install still gets a certificate
         pass
     return base
-
-
-def blocks_of(texts: Sequence[tuple[str, str, str]]) -> list[Block]:
-    """``[(label, text, expect)]`` as blocks."""
-    return [Block(*t) for t in texts]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..formats import get_format
+from ..formats import format_hex, get_format
 from ..models import Model
 from ..queries._twins import witness_pins
 from ..queries.distinguish import Witness
-from ..queries.properties.common import QueryResult, _show
+from ..queries.properties.common import QueryResult, _show, _value_text
 from .certificate import Block, Certificate, chain_block, pin_block, solver_version
 
 __all__ = ["witness_record", "witness_pins", "query_blocks", "certificate"]
@@ -19,17 +19,16 @@ def witness_record(model: Model, w: Witness, outputs: Optional[dict[str, tuple[s
     ``outputs`` name -> ``0x.. (value)`` (``outputs`` maps a name to (format name, bits))."""
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     rec: dict[str, Any] = {
-        "a": [_show(fa, x).split(" ")[0] for x in w.a],
-        "b": [_show(fb, x).split(" ")[0] for x in w.b],
-        "c": _show(fc, w.c).split(" ")[0],
-        "decimal": {"a": [_show(fa, x).split(" ", 1)[1].strip("()") for x in w.a],
-                    "b": [_show(fb, x).split(" ", 1)[1].strip("()") for x in w.b],
-                    "c": _show(fc, w.c).split(" ", 1)[1].strip("()")},
+        "a": [format_hex(fa, x) for x in w.a],
+        "b": [format_hex(fb, x) for x in w.b],
+        "c": format_hex(fc, w.c),
+        "decimal": {"a": [_value_text(fa, x) for x in w.a], "b": [_value_text(fb, x) for x in w.b],
+                    "c": _value_text(fc, w.c)},
     }
     if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
         fs = get_format(model.scale_fmt)
-        rec["scale_a"] = [_show(fs, x).split(" ")[0] for x in w.scale_a]
-        rec["scale_b"] = [_show(fs, x).split(" ")[0] for x in w.scale_b]
+        rec["scale_a"] = [format_hex(fs, x) for x in w.scale_a]
+        rec["scale_b"] = [format_hex(fs, x) for x in w.scale_b]
     if outputs:
         rec["outputs"] = {k: _show(get_format(f), bits) for k, (f, bits) in outputs.items()}
     return rec

@@ -114,21 +114,24 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
     certificates over :data:`COMPRESS_OVER` bytes are saved gzipped.
     """
     todo = list(claims)
+    records: dict[str, dict[str, Any]] = {}
+
+    def finish(c: Claim, out: Outcome) -> None:
+        path = save_certificate(out, c, save, compress=compress) if save else None
+        records[c.name] = record(c, out, path)
+        if progress:
+            progress(c, records[c.name])
+
     if jobs <= 1 or len(todo) <= 1:
-        outcomes: dict[str, Outcome] = {}
         for c in todo:
             if progress:
                 progress(c, None)
-            outcomes[c.name] = out = c.check(ctx)
-            rec = _finish(c, out, save, compress=compress)
-            if progress:
-                progress(c, rec)
-        return [_finish(c, outcomes[c.name], save, write=False, compress=compress) for c in todo]
+            finish(c, c.check(ctx))
+        return [records[c.name] for c in todo]
     import concurrent.futures as cf
     import multiprocessing as mp
 
     method = "fork" if "fork" in mp.get_all_start_methods() else None
-    results: dict[str, Outcome] = {}
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
         futures = {}
         for c in todo:
@@ -136,24 +139,8 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
             if progress:
                 progress(c, None)
         for fut in cf.as_completed(futures):
-            c = futures[fut]
-            results[c.name] = fut.result()
-            rec = _finish(c, results[c.name], save, compress=compress)
-            if progress:
-                progress(c, rec)
-    return [_finish(c, results[c.name], save, write=False, compress=compress) for c in todo]
-
-
-def _finish(c: Claim, out: Outcome, save: Optional[str], *, write: bool = True, compress: bool = False) -> dict[str, Any]:
-    """The record of one outcome, its certificate written to ``save`` first (once: ``write``)."""
-    path = None
-    if save and out.certificate is not None:
-        if write:
-            path = save_certificate(out, c, save, compress=compress)
-        else:
-            path = os.path.join(save, _file_name(c.name))
-            path = path if os.path.exists(path) else path + ".gz"
-    return record(c, out, path)
+            finish(futures[fut], fut.result())
+    return [records[c.name] for c in todo]
 
 
 # -- re-checking saved certificates ---------------------------------------------------------------------

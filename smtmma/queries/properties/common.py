@@ -122,11 +122,15 @@ def _hex_witness(model: Model, w: Witness) -> dict[str, object]:
         out["scale_b"] = [format_hex(model.scale_fmt, x) for x in w.scale_b]
     return out
 
+def _value_text(fmt: Format, bits: int) -> str:
+    """A pattern's exact value as text: decimal (``1``, ``0.0048828125``), ``inf``/``-inf`` or ``nan``."""
+    v = _py_value(fmt, bits)
+    return "nan" if v is None else (str(v) if isinstance(v, float) else _dec(v))
+
+
 def _show(fmt: Format, bits: int) -> str:
     """A pattern as hex and its exact value (``0x3c00 (1)``)."""
-    v = _py_value(fmt, bits)
-    text = "nan" if v is None else (str(v) if isinstance(v, float) else _dec(v))
-    return f"{format_hex(fmt, bits)} ({text})"
+    return f"{format_hex(fmt, bits)} ({_value_text(fmt, bits)})"
 
 
 def _dec(v: Fraction) -> str:

@@ -271,6 +271,21 @@ def error_bound(
     parts = lemmas and (supports_parts(model, K) or cdna3) and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
 
+    def violation(f: _ErrorFormula, values: dict[str, int], lam: Fraction) -> Optional[tuple[Witness, int, Fraction]]:
+        """The solver's witness replayed: (witness, d, ratio) when it breaks ``lam`` * bound; None when it only left
+        the exponent range a narrow formula assumed (the full formula is queued); ReplayError when it breaks nothing."""
+        w = f.x.witness(values)
+        got = _replay_one(model, w)
+        _expect_same("error-bound d", values["d"], got, w)
+        ratio = _py_ratio(model, bound, w, got)
+        if ratio is not None and ratio > lam:
+            return w, got, ratio
+        if not f.narrow:
+            raise ReplayError(f"error-bound witness {w} is within {lam} * bound (ratio {ratio})")
+        formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))  # ask again over the full ranges
+        chains.append(None)
+        return None
+
     def ask(lam: Fraction) -> tuple[str, Any, str]:
         """("holds", None, script) | ("fails", (witness, d, ratio), script) | ("unknown", reason, script)."""
         while True:
@@ -290,14 +305,9 @@ def error_bound(
                         blocks[lam] = [Block(label, text, "unsat") for label, text in proof.blocks]
                         return "holds", None, script
                     return "unknown", proof.reason, script
-                w = f.x.witness(r.values)
-                got = _replay_one(model, w)
-                _expect_same("error-bound d", r.values["d"], got, w)
-                ratio = _py_ratio(model, bound, w, got)
-                if ratio is not None and ratio > lam:
-                    return "fails", (w, got, ratio), script
-                formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))
-                chains.append(None)
+                found = violation(f, r.values, lam)
+                if found is not None:
+                    return "fails", found, script
                 continue
             # a short look for a witness first (fast when the bound is too small); proofs need the lemmas
             r = run.check(script, f.x.declared + ["d"], timeout=_QUICK) if lemmas and chains[-1] is None else None
@@ -313,17 +323,9 @@ def error_bound(
                 return "holds", None, script
             if r.verdict == "unknown":
                 return "unknown", r.reason, script
-            w = f.x.witness(r.values)
-            got = _replay_one(model, w)
-            _expect_same("error-bound d", r.values["d"], got, w)
-            ratio = _py_ratio(model, bound, w, got)
-            if ratio is not None and ratio > lam:
-                return "fails", (w, got, ratio), script
-            if not f.narrow:
-                raise ReplayError(f"error-bound witness {w} is within {lam} * bound (ratio {ratio})")
-            # the output left the exponent range the narrow formula assumed: ask again over the full ranges
-            formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))
-            chains.append(None)
+            found = violation(f, r.values, lam)
+            if found is not None:
+                return "fails", found, script
 
     verdict, info, script = ask(scale)
     extra: dict[str, object] = {"bound": bound.describe(scale), "scale": str(scale)}

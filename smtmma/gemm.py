@@ -78,6 +78,7 @@ def matmul(
     scale_b: object = None,
     backend: str = "auto",
     progress: Optional[Callable[[int, int], None]] = None,
+    device: str = "cpu",
 ) -> np.ndarray:
     """D = A x B + C for any M, N, K, as a GEMM with ``instr`` on ``target`` computes it.
 
@@ -90,6 +91,8 @@ def matmul(
     (default :func:`instruction_k`).  ``jobs``: threads (default: every
     core).  ``backend``: "auto"/"native" (compiled) or "numpy".
     ``progress(done_rows, M)`` is called as rows of D complete.
+    ``device="cuda"``: the same generated code as CUDA C on a GPU through
+    CuPy (the ``smtmma[cuda]`` extra; an error where there is none).
 
     Returns D in D's format: float32 for FP32 (and E8M13 results, which
     live in FP32), float16 for FP16, float64 for FP64; its bit patterns
@@ -98,6 +101,8 @@ def matmul(
     """
     if backend not in ("auto", "native", "numpy"):
         raise InputError(f"backend must be one of auto, native, numpy, got {backend!r}")
+    if device not in ("cpu", "cuda"):
+        raise InputError(f"device must be cpu or cuda, got {device!r}")
     model = model_of(target, instr, op)
     kstep = instruction_k(target, instr, op) if k is None else k
     if not isinstance(kstep, int) or isinstance(kstep, bool) or not 1 <= kstep <= 1024:
@@ -126,6 +131,13 @@ def matmul(
     Bp = np.zeros((nk * kstep, N), dtype_for(fb))
     Bp[:K] = Bm
     SA, SB = _scales(model, scale_a, scale_b, M, N, K, kstep, nk)
+    if device == "cuda":
+        from .native.cuda import gemm_cuda
+
+        acc = gemm_cuda(model, kstep, Ap, Bp, acc, SA, SB)
+        if progress is not None:
+            progress(M, M)
+        return _result(acc, fd, bits, out)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
     run = _native_runner(model, kstep, backend) if backend != "numpy" else None
     if run is None:
@@ -143,6 +155,11 @@ def matmul(
             done += rows
             if progress is not None:
                 progress(done, M)
+    return _result(acc, fd, bits, out)
+
+
+def _result(acc: np.ndarray, fd: Format, bits: bool, out: Optional[np.ndarray]) -> np.ndarray:
+    """D from its patterns ``acc``: values of D's format (patterns with ``bits``), written into ``out`` if given."""
     result = acc if bits else from_patterns(acc, fd.name)
     if out is not None:
         if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != result.dtype:

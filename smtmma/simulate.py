@@ -238,7 +238,8 @@ def _float_hint(name: str, arr: np.ndarray, fmt: Format) -> str:
 
 
 def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
-    """``x`` as a ``ndim``-D int64 (uint64 for 64-bit formats) array of ``fmt`` bit patterns; InputError otherwise."""
+    """``x`` as a ``ndim``-D array of ``fmt`` bit patterns: its own unsigned dtype (no copy), int64 for signed
+    input, uint64 only for 64-bit formats; InputError otherwise."""
     what = "an (N, K) array" if ndim == 2 else "an (N,) array"
     if x is None or isinstance(x, (str, bytes, dict, set)):
         raise InputTypeError(f"{name} must be {what} of {fmt.name} bit patterns (unsigned ints), got {type(x).__name__}")
@@ -252,8 +253,9 @@ def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
         raise InputError(f"{name} must be a {ndim}-D array of {fmt.name} bit patterns, got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "ui":
         raise InputTypeError(f"{name} must hold unsigned integer bit patterns of {fmt.name}, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64) if arr.dtype != np.uint64 else arr
-    if arr.size and arr.dtype != np.uint64 and arr.min() < 0:
+    if arr.dtype.kind != "u":  # signed (or an empty list's float64)
+        arr = arr.astype(np.int64, copy=False)
+    if arr.size and arr.dtype.kind == "i" and arr.min() < 0:
         row = int(np.nonzero((arr.reshape(len(arr), -1) < 0).any(axis=1))[0][0])
         bad = int(arr.reshape(len(arr), -1)[row].min())
         raise InputError(f"{name}: row {row}: {bad} is negative; bit patterns are unsigned "

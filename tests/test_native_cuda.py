@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from smtmma.catalogue import CATALOGUE, Entry, lookup
+from smtmma.gemm import matmul
 from smtmma.encodings.ccode import NotCompilable
 from smtmma.errors import InputError, InputTypeError, NotRepresentableError
 from smtmma.models import Model
@@ -251,6 +252,19 @@ HOST_ROWS = [("sm80", "f16f16"), ("sm90", "e4m3f32"), ("sm100", "mxe4m3f32"), ("
 @pytest.mark.parametrize("arch,instr", HOST_ROWS, ids=[f"{a}-{i}" for a, i in HOST_ROWS])
 def test_kernels_match_the_simulator_on_the_host(host_cupy: None, arch: str, instr: str) -> None:
     _check_rows_and_gemm(_entry(arch, instr), np.random.default_rng(zlib.crc32(f"{arch} {instr}".encode())))
+
+
+def test_matmul_on_the_cuda_device_equals_the_cpu(host_cupy: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """matmul(device="cuda") pads K, chains the instructions and converts D exactly as the CPU path does."""
+    monkeypatch.setenv("SMTMMA_CC_OPT", "-O0")  # the CPU kernels: same bits, faster builds
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((5, 40)).astype(np.float16), rng.standard_normal((40, 7)).astype(np.float16)
+    C = rng.standard_normal((5, 7)).astype(np.float32)
+    want = matmul("sm90", "f16f32", A, B, C)
+    got = matmul("sm90", "f16f32", A, B, C, device="cuda")
+    assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    half = matmul("sm80", "f16f16", A, B, device="cuda")
+    assert half.dtype == np.float16 and np.array_equal(half.view(np.uint16), matmul("sm80", "f16f16", A, B).view(np.uint16))
 
 
 def test_modules_are_cached_per_source(host_cupy: None) -> None:

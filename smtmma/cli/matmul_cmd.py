@@ -54,6 +54,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--round", choices=("rne",), help="round inputs that are not representable (default: refuse them)")
     p.add_argument("--backend", choices=("auto", "native", "numpy"), default="auto",
                    help="compiled kernels (auto, native) or the NumPy reference (numpy); same bits")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: run the generated kernel on a GPU through CuPy (pip install 'smtmma[cuda]')")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=_cmd_matmul)
 
@@ -84,7 +86,8 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with Status() as status:
         D = matmul(args.arch, args.instr, A, B, C, op=args.op, k=k, jobs=args.jobs, bits=args.bits, round=args.round,
-                   backend=args.backend, progress=lambda done, total: status.bar(done, total, " rows of D"))
+                   backend=args.backend, device=args.device,
+                   progress=lambda done, total: status.bar(done, total, " rows of D"))
     seconds = time.perf_counter() - t0
     try:
         np.save(args.output, D)

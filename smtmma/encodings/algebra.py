@@ -288,8 +288,13 @@ class Algebra(ABC):
         lo, hi = min(corners), max(corners)
         return Int(self, self._mul(a, b, lo, hi), lo, hi)
 
-    def shl(self, a: IntLike, k: IntLike) -> Int:
-        """a * 2**k, k >= 0."""
+    def shl(self, a: IntLike, k: IntLike, *, at_most: Optional[int] = None) -> Int:
+        """a * 2**k, k >= 0.
+
+        ``at_most``: an upper bound on the result that the caller knows to hold
+        (e.g. ``(x >> k) << k <= x``); it narrows the term's width, so it must
+        be true for every input.
+        """
         a, k = self.lift(a), self.lift(k)
         assert k.lo >= 0, f"shift amount may be negative: {k}"
         if a.const is not None and k.const is not None:
@@ -298,6 +303,9 @@ class Algebra(ABC):
             return a
         corners = [a.lo << k.lo, a.lo << k.hi, a.hi << k.lo, a.hi << k.hi]
         lo, hi = min(corners), max(corners)
+        if at_most is not None:
+            assert a.lo >= 0 and at_most >= lo, (a, at_most)
+            hi = min(hi, at_most)
         return Int(self, self._shl(a, k, lo, hi), lo, hi)
 
     def shr(self, a: IntLike, k: IntLike) -> Int:

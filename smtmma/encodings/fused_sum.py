@@ -126,7 +126,7 @@ def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:
     def place(t: Term, lt: Int, top: Int) -> tuple[Int, Bool]:
         right = alg.clamp(alg.sub(lmax, lt), 0, window + 1)
         kept = alg.shr(top, right)
-        return signed(alg, t.neg, kept), alg.ne(alg.shl(kept, right), top)
+        return signed(alg, t.neg, kept), alg.ne(alg.shl(kept, right, at_most=top.hi), top)  # (top >> r) << r <= top
 
     ax, sx = place(x, lx, tx)
     ay, sy = place(y, ly, ty)

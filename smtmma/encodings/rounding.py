@@ -47,7 +47,7 @@ def round_pack(
     # drop the bits below the result's last place, 2**(max(lead, emin) - m): at least width - 1 - m >= 1 bits
     right = alg.clamp(alg.add(alg.max(alg.sub(emin, lead), 0), width - 1 - m), 0, width + 1)
     kept = alg.shr(norm, right)
-    rem2 = alg.shl(alg.sub(norm, alg.shl(kept, right)), 1)  # twice the dropped part
+    rem2 = alg.shl(alg.sub(norm, alg.shl(kept, right, at_most=norm.hi)), 1)  # twice the dropped part ((n >> r) << r <= n)
     half2 = alg.shl(1, right)  # twice half a unit of the last place
     if mode == "rne":
         above = alg.or_(alg.lt(half2, rem2), alg.and_(alg.eq(rem2, half2), sticky))

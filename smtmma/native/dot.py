@@ -8,7 +8,7 @@ import numpy as np
 
 from ..formats import get_format
 from ..models import Model
-from .kernels import MAX_K, Kernel, is_built, np_uint, try_kernel
+from .kernels import MAX_K, is_built, np_uint, try_kernel
 
 __all__ = ["run_rows", "chunk_plan", "AUTO_MIN_ROWS"]
 
@@ -56,29 +56,23 @@ def run_rows(model: Model, A: np.ndarray, B: np.ndarray, C: np.ndarray, SA: Opti
         return None
     src = kern.source
     ta, tb, tc, td = (np_uint(bits) for bits in (src.a_bits, src.b_bits, src.c_bits, src.d_bits))
-    pad = klen * calls - K
-    lane_major = lambda x, t: np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad))).T.astype(t))  # noqa: E731
-    a, b = lane_major(A, ta), lane_major(B, tb)
+
+    def rows_of(x: np.ndarray, t: type, width: int, mode: str = "constant") -> np.ndarray:
+        """x as a C-contiguous array of dtype t, padded to ``width`` columns (no copy when it already is one)."""
+        x = np.ascontiguousarray(x, dtype=t)
+        return x if x.shape[1] == width else np.ascontiguousarray(np.pad(x, ((0, 0), (0, width - x.shape[1])), mode=mode))
+
+    a, b = rows_of(A, ta, klen * calls), rows_of(B, tb, klen * calls)
     sa = sb = None
     if SA is not None and SB is not None:
         ts = np_uint(src.s_bits or 8)
-        per = src.scales  # scales of one call
-        need = per * calls
-        grow = lambda s: np.pad(s, ((0, 0), (0, need - s.shape[1])), mode="edge")  # noqa: E731  # padded lanes reuse the last scale
-        sa, sb = np.ascontiguousarray(grow(SA).T.astype(ts)), np.ascontiguousarray(grow(SB).T.astype(ts))
-    acc = np.ascontiguousarray(C.astype(tc))
+        need = src.scales * calls  # padded lanes are zero and reuse the last scale
+        sa, sb = rows_of(SA, ts, need, "edge"), rows_of(SB, ts, need, "edge")
+    acc = np.ascontiguousarray(C, dtype=tc)
     d = np.empty(n, td)
     for j in range(calls):
-        _call(kern, n, a[j * klen:(j + 1) * klen], b[j * klen:(j + 1) * klen], acc if j == 0 else d, d,
-              None if sa is None else sa[j * src.scales:(j + 1) * src.scales],
-              None if sb is None else sb[j * src.scales:(j + 1) * src.scales])
+        kern.rows(n, a[:, j * klen:].ctypes.data, a.shape[1], b[:, j * klen:].ctypes.data, b.shape[1],
+                  (acc if j == 0 else d).ctypes.data, d.ctypes.data,
+                  None if sa is None else sa[:, j * src.scales:].ctypes.data, 0 if sa is None else sa.shape[1],
+                  None if sb is None else sb[:, j * src.scales:].ctypes.data, 0 if sb is None else sb.shape[1])
     return d
-
-
-def _call(kern: Kernel, n: int, a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray,
-          sa: Optional[np.ndarray], sb: Optional[np.ndarray]) -> None:
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    if sa is not None and sb is not None:
-        sa, sb = np.ascontiguousarray(sa), np.ascontiguousarray(sb)
-    kern.rows(n, a.ctypes.data, b.ctypes.data, c.ctypes.data, d.ctypes.data,
-              None if sa is None else sa.ctypes.data, None if sb is None else sb.ctypes.data)

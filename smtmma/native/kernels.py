@@ -34,7 +34,7 @@ def np_uint(bits: int) -> type:
 
 @dataclass(frozen=True)
 class Kernel:
-    """A loaded kernel: ``rows(n, a, b, c, d, sa, sb)`` and ``gemm(M, N, nk, A, lda, B, ldb, acc, ldc, SA, ldsa, SB, ldsb)``."""
+    """A loaded kernel: ``rows(n, a, lda, b, ldb, c, d, sa, ldsa, sb, ldsb)`` and ``gemm(M, N, nk, A, lda, B, ldb, acc, ldc, SA, ldsa, SB, ldsb)``."""
 
     source: KernelSource
     rows: ctypes._CFuncPtr  # type: ignore[name-defined]
@@ -77,7 +77,7 @@ def kernel(model: Model, K: int) -> Kernel:
         src = source_of(model, K)
         lib = load(src.text)
         rows, gemm = lib.smtmma_rows, lib.smtmma_gemm
-        rows.argtypes = [_I64, _P, _P, _P, _P, _P, _P]
+        rows.argtypes = [_I64, _P, _I64, _P, _I64, _P, _P, _P, _I64, _P, _I64]
         rows.restype = None
         gemm.argtypes = [_I64, _I64, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _I64, _P, _I64]
         gemm.restype = None

@@ -4,9 +4,9 @@ The generated unit has one ``static inline`` function computing a single
 dot product ``d = c + sum_k a_k b_k`` (bit patterns in and out, every input
 read through a stride) and two exported batch loops over it:
 
-* ``smtmma_rows(n, a, b, c, d, sa, sb)``: n independent dot products, lane
-  major (``a[k * n + i]``: the k-th value of row i), so consecutive
-  iterations read consecutive memory;
+* ``smtmma_rows(n, a, lda, b, ldb, c, d, sa, ldsa, sb, ldsb)``: n
+  independent dot products of row-major arrays (``a[i * lda + k]``: the
+  k-th value of row i), ``d[i]`` the i-th result;
 * ``smtmma_gemm(M, N, nk, A, lda, B, ldb, acc, ldc, SA, ldsa, SB, ldsb)``:
   ``nk`` chained instructions over an M x N block of D (row-major arrays;
   ``acc`` holds C on entry and D on return, in D's format), the
@@ -29,7 +29,7 @@ from ..models import Model
 __all__ = ["KernelSource", "kernel_source", "dot_function", "GENERATOR_VERSION", "uint_bits"]
 
 #: Bumped whenever the generated code changes for the same model (part of the cache key with the source itself).
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 
 def uint_bits(bits: int) -> int:
@@ -52,6 +52,7 @@ class KernelSource:
     s_bits: Optional[int]  # scale patterns (block-scaled models), else None
     scales: int  # scale values per row: ceil(K / block), 0 when unscaled
     max_width: int  # widest C integer type used (bits)
+    lanes: int = 0  # dot products per vector step of the loops (0: scalar loops)
 
 
 def _inputs(alg: CAlgebra, model: Model, K: int) -> tuple[list[Int], list[Int], Int, Optional[list[Int]], Optional[list[Int]]]:
@@ -150,31 +151,44 @@ typedef {ts} ts_t;
     return text, KernelSource(text, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)
 
 
-def kernel_source(model: Model, K: int) -> KernelSource:
-    """The C translation unit of ``model``'s dot product of length ``K`` (see module docstring)."""
+def kernel_source(model: Model, K: int, *, lanes: Optional[int] = None) -> KernelSource:
+    """The C translation unit of ``model``'s dot product of length ``K`` (see module docstring).
+
+    The loops run several dot products per step through the vector
+    interpretation where every term fits 64 bits (:mod:`.lanes`; ``lanes``:
+    how many instead of its choice, 0 for the scalar loops only).
+    """
+    from .lanes import lane_loops
+
     func, info = dot_function(model, K)
-    text = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
+    bits = tuple(uint_bits(x) for x in (info.a_bits, info.b_bits, info.c_bits, info.d_bits, info.s_bits or 8))
+    loops = lane_loops(model, K, bits, info.scales, f"dot1_full{_SIGNATURE}" in func, lanes) if lanes != 0 else None
+    head = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
 #include <stdint.h>
 {func}
-void smtmma_rows(int64_t n, const ta_t *a, const tb_t *b, const tc_t *c, td_t *d, const ts_t *sa, const ts_t *sb)
-{{
-    for (int64_t i = 0; i < n; i++)
-        d[i] = dot1(a + i, n, b + i, n, c[i], sa + i, n, sb + i, n);
-}}
-
 #define KSTEP {K}
 #define NSCALE {info.scales}
 #define TILE_I 16
 #define TILE_J 512
+"""
+    if loops is not None:
+        return replace(info, text=head + loops[0], lanes=loops[1])
+    text = head + """void smtmma_rows(int64_t n, const ta_t *a, int64_t lda, const tb_t *b, int64_t ldb, const tc_t *c, td_t *d,
+                 const ts_t *sa, int64_t ldsa, const ts_t *sb, int64_t ldsb)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = dot1(a + i * lda, 1, b + i * ldb, 1, c[i], sa + i * ldsa, 1, sb + i * ldsb, 1);
+}
+
 /* acc[i, j] <- dot(A[i, s*KSTEP:(s+1)*KSTEP], B[s*KSTEP:(s+1)*KSTEP, j], acc[i, j]) for s = 0..nk-1: nk chained
    instructions on an M x N tile of D, tiled so that a B panel stays in cache across rows */
 void smtmma_gemm(int64_t M, int64_t N, int64_t nk, const ta_t *A, int64_t lda, const tb_t *B, int64_t ldb,
                  td_t *acc, int64_t ldc, const ts_t *SA, int64_t ldsa, const ts_t *SB, int64_t ldsb)
-{{
+{
     for (int64_t i0 = 0; i0 < M; i0 += TILE_I)
         for (int64_t j0 = 0; j0 < N; j0 += TILE_J)
             for (int64_t s = 0; s < nk; s++)
-                for (int64_t i = i0; i < (i0 + TILE_I < M ? i0 + TILE_I : M); i++) {{
+                for (int64_t i = i0; i < (i0 + TILE_I < M ? i0 + TILE_I : M); i++) {
                     const ta_t *arow = A + i * lda + s * KSTEP;
                     const tb_t *bk = B + s * KSTEP * ldb;
                     const ts_t *sarow = SA ? SA + i * ldsa + s * NSCALE : 0;
@@ -183,7 +197,7 @@ void smtmma_gemm(int64_t M, int64_t N, int64_t nk, const ta_t *A, int64_t lda, c
                     const int64_t jend = j0 + TILE_J < N ? j0 + TILE_J : N;
                     for (int64_t j = j0; j < jend; j++)
                         crow[j] = dot1(arow, 1, bk + j, ldb, (tc_t)crow[j], sarow, 1, sbk ? sbk + j : 0, ldsb);
-                }}
-}}
+                }
+}
 """
-    return replace(info, text=text)
+    return replace(info, text=text, lanes=0)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Iterator
-
 import numpy as np
 import pytest
 
@@ -16,14 +14,6 @@ from smtmma.native.source import kernel_source
 from smtmma.simulate import simulate_dot
 
 pytestmark = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fast_builds() -> Iterator[None]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SMTMMA_CC_OPT", "-O0")  # same bits, faster builds
-    yield
-    mp.undo()
 
 
 def _bit_lengths(values: list[int], helper: str) -> list[int]:
@@ -86,6 +76,23 @@ def test_one_special_lane_in_a_group(arch: str, instr: str) -> None:
     got = simulate_dot(model, None, A, B, C, backend="native", **kw)
     assert np.array_equal(got, want)
     assert {int(got[i]) & 0x7F800000 for i in (3, 20, 40, n - 1)} == {0x7F800000}  # inf or NaN came through
+
+
+def test_default_build_flags_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    """The kernel as users build it (-O3 -march=native, no override) against NumPy, on finite and special rows."""
+    monkeypatch.delenv("SMTMMA_CC_OPT", raising=False)
+    monkeypatch.setenv("SMTMMA_CACHE", str(tmp_path))
+    assert build.flags("SMTMMA_VLANES")[0] == "-O3" and build.flags("")[0] == "-O1"
+    model = lookup("sm90", "f16f32").model
+    rng = np.random.default_rng(11)
+    A = rng.integers(0, 1 << 16, (4099, 16), dtype=np.uint16)
+    A[:2048] &= 0xBFFF  # finite half (exponent field below all-ones)
+    B = rng.integers(0, 1 << 16, (4099, 16), dtype=np.uint16)
+    B[:2048] &= 0xBFFF
+    C = rng.integers(0, 1 << 32, 4099, dtype=np.uint32)
+    C[:2048] &= 0xBFFFFFFF
+    got = simulate_dot(model, None, A, B, C, backend="native")
+    assert np.array_equal(got, simulate_dot(model, None, A, B, C, backend="numpy"))
 
 
 def test_gemm_with_an_infinity_in_one_column() -> None:

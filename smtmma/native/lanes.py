@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..encodings.cvector import NotVectorizable, VecCAlgebra, vector_prelude
-from ..formats import get_format
 from ..models import Model
+from .source import any_special, model_inputs
 
 __all__ = ["lane_loops", "choose_lanes", "LANES"]
 
@@ -40,29 +40,13 @@ def _vtypes(a: int, b: int, c: int, d: int, s: int, lanes: int) -> str:
 
 def _dotv(model: Model, K: int, finite: bool, *, special: bool = False) -> tuple[list[str], str]:
     """(lines, result) of the vector dot product (``special``: the any-input-special mask instead)."""
-    from ..encodings.fields import unpack
     from ..simulate import run_model  # late: simulate imports the catalogue
 
     alg = VecCAlgebra(finite_inputs=finite)
-    fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
-    a = [alg.input(f"a[{k}]", 0, (1 << fa.bits) - 1) for k in range(K)]
-    b = [alg.input(f"b[{k}]", 0, (1 << fb.bits) - 1) for k in range(K)]
-    c = alg.input("c", 0, (1 << fc.bits) - 1)
-    sa = sb = None
-    if model.scale_fmt is not None:
-        top = (1 << get_format(model.scale_fmt).bits) - 1
-        n = -(-K // (model.block or K))
-        sa = [alg.input(f"sa[{j}]", 0, top) for j in range(n)]
-        sb = [alg.input(f"sb[{j}]", 0, top) for j in range(n)]
+    inputs = model_inputs(alg, model, K, strided=False)
     if special:
-        named = [(model.a_fmt, x) for x in a] + [(model.b_fmt, x) for x in b] + [(model.c_fmt, c)]
-        named += [(model.scale_fmt, x) for x in (sa or []) + (sb or [])]
-        flags = []
-        for fmt, x in named:
-            u = unpack(alg, get_format(fmt), x)
-            flags.append(alg.or_(u.is_inf, u.is_nan))
-        return alg.lines, alg.bexpr(alg.any(flags))
-    d = run_model(alg, model, a, b, c, sa, sb)
+        return alg.lines, alg.bexpr(any_special(alg, model, inputs))
+    d = run_model(alg, model, *inputs)
     return alg.lines, f"__builtin_convertvector({alg.expr(d, 64)}, vtd_t)"
 
 

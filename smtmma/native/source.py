@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from ..encodings.algebra import Int
+from ..encodings.algebra import Bool, Int
 from ..encodings.ccode import CLZ_MACROS, CAlgebra
 from ..encodings.cwide import wide_prelude
 from ..encodings.fields import unpack
@@ -55,19 +55,34 @@ class KernelSource:
     lanes: int = 0  # dot products per vector step of the loops (0: scalar loops)
 
 
-def _inputs(alg: CAlgebra, model: Model, K: int) -> tuple[list[Int], list[Int], Int, Optional[list[Int]], Optional[list[Int]]]:
-    """Input terms of one dot product read through the strided pointers: (a, b, c, scale_a, scale_b)."""
+def model_inputs(alg: CAlgebra, model: Model, K: int, *, strided: bool = True
+                 ) -> tuple[list[Int], list[Int], Int, Optional[list[Int]], Optional[list[Int]]]:
+    """Input terms of one dot product, (a, b, c, scale_a, scale_b): ``a[k * as]``... read through the strided
+    pointers, or ``a[k]``... (elements of arrays of vectors, ``strided=False``)."""
+    at = (lambda arr, i, stride: f"{arr}[{i} * {stride}]") if strided else (lambda arr, i, stride: f"{arr}[{i}]")
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
-    a = [alg.input(f"a[{k} * as]", 0, (1 << fa.bits) - 1) for k in range(K)]
-    b = [alg.input(f"b[{k} * bs]", 0, (1 << fb.bits) - 1) for k in range(K)]
+    a = [alg.input(at("a", k, "as"), 0, (1 << fa.bits) - 1) for k in range(K)]
+    b = [alg.input(at("b", k, "bs"), 0, (1 << fb.bits) - 1) for k in range(K)]
     c = alg.input("c", 0, (1 << fc.bits) - 1)
     sa = sb = None
     if model.scale_fmt is not None:
         top = (1 << get_format(model.scale_fmt).bits) - 1
         n = -(-K // (model.block or K))
-        sa = [alg.input(f"sa[{j} * sas]", 0, top) for j in range(n)]
-        sb = [alg.input(f"sb[{j} * sbs]", 0, top) for j in range(n)]
+        sa = [alg.input(at("sa", j, "sas"), 0, top) for j in range(n)]
+        sb = [alg.input(at("sb", j, "sbs"), 0, top) for j in range(n)]
     return a, b, c, sa, sb
+
+
+def any_special(alg: CAlgebra, model: Model, inputs: tuple) -> Bool:
+    """Whether any of ``inputs`` (from :func:`model_inputs`) is an infinity or a NaN (by ``unpack``, the same definition)."""
+    a, b, c, sa, sb = inputs
+    named = [(model.a_fmt, x) for x in a] + [(model.b_fmt, x) for x in b] + [(model.c_fmt, c)]
+    named += [(model.scale_fmt, x) for x in (sa or []) + (sb or [])]
+    flags = []
+    for fmt, x in named:
+        u = unpack(alg, get_format(fmt), x)
+        flags.append(alg.or_(u.is_inf, u.is_nan))
+    return alg.any(flags)
 
 
 def _body(model: Model, K: int, finite: bool) -> tuple[CAlgebra, str]:
@@ -75,23 +90,17 @@ def _body(model: Model, K: int, finite: bool) -> tuple[CAlgebra, str]:
     from ..simulate import output_format, run_model  # late: simulate imports the catalogue
 
     alg = CAlgebra(finite_inputs=finite)
-    d = run_model(alg, model, *_inputs(alg, model, K))
+    d = run_model(alg, model, *model_inputs(alg, model, K))
     dfmt = output_format(model)
     width = 128 if get_format(dfmt.container or dfmt.name).bits >= 64 else 64
     return alg, alg.expr(d, width)
 
 
 def _special(model: Model, K: int) -> tuple[list[str], str]:
-    """(lines, int expression): whether any input pattern is an infinity or a NaN (by ``unpack``, the same definition)."""
+    """(lines, int expression): whether any input pattern is an infinity or a NaN."""
     alg = CAlgebra()
-    a, b, c, sa, sb = _inputs(alg, model, K)
-    named = [(model.a_fmt, x) for x in a] + [(model.b_fmt, x) for x in b] + [(model.c_fmt, c)]
-    named += [(model.scale_fmt, x) for x in (sa or []) + (sb or [])]
-    flags = []
-    for fmt, x in named:
-        u = unpack(alg, get_format(fmt), x)
-        flags.append(alg.or_(u.is_inf, u.is_nan))
-    return alg.lines, alg.bexpr(alg.any(flags))
+    flag = any_special(alg, model, model_inputs(alg, model, K))
+    return alg.lines, alg.bexpr(flag)
 
 
 _SIGNATURE = "(const ta_t *a, int64_t as, const tb_t *b, int64_t bs, tc_t c, const ts_t *sa, int64_t sas, const ts_t *sb, int64_t sbs)"

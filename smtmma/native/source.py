@@ -26,10 +26,10 @@ from ..encodings.fields import unpack
 from ..formats import get_format
 from ..models import Model
 
-__all__ = ["KernelSource", "kernel_source", "dot_function", "GENERATOR_VERSION", "uint_bits"]
+__all__ = ["KernelSource", "kernel_source", "batch_loops", "dot_function", "GENERATOR_VERSION", "uint_bits"]
 
 #: Bumped whenever the generated code changes for the same model (part of the cache key with the source itself).
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 
 def uint_bits(bits: int) -> int:
@@ -171,8 +171,8 @@ def kernel_source(model: Model, K: int, *, lanes: Optional[int] = None) -> Kerne
 
     func, info = dot_function(model, K)
     bits = tuple(uint_bits(x) for x in (info.a_bits, info.b_bits, info.c_bits, info.d_bits, info.s_bits or 8))
-    loops = lane_loops(model, K, bits, info.scales, f"dot1_full{_SIGNATURE}" in func, lanes) if lanes != 0 else None
-    head = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
+    vec = lane_loops(model, K, bits, info.scales, f"dot1_full{_SIGNATURE}" in func, lanes) if lanes != 0 else None
+    text = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
 #include <stdint.h>
 {func}
 #define KSTEP {K}
@@ -180,33 +180,42 @@ def kernel_source(model: Model, K: int, *, lanes: Optional[int] = None) -> Kerne
 #define TILE_I 16
 #define TILE_J 512
 """
-    if loops is not None:
-        return replace(info, text=head + loops[0], lanes=loops[1])
-    text = head + """void smtmma_rows(int64_t n, const ta_t *a, int64_t lda, const tb_t *b, int64_t ldb, const tc_t *c, td_t *d,
+    if vec is None:
+        return replace(info, text=text + batch_loops("", ""), lanes=0)
+    return replace(info, text=text + vec.definitions + batch_loops(vec.rows_step, vec.gemm_step), lanes=vec.lanes)
+
+
+def batch_loops(rows_step: str, gemm_step: str) -> str:
+    """C text of ``smtmma_rows`` and ``smtmma_gemm`` over ``dot1``: each runs its optional vector step first (whole
+    groups of lanes, advancing ``i`` over rows or ``j`` over columns of D; "" for none), then ``dot1`` on the rest."""
+    return f"""void smtmma_rows(int64_t n, const ta_t *a, int64_t lda, const tb_t *b, int64_t ldb, const tc_t *c, td_t *d,
                  const ts_t *sa, int64_t ldsa, const ts_t *sb, int64_t ldsb)
-{
-    for (int64_t i = 0; i < n; i++)
+{{
+    int64_t i = 0;
+    {rows_step}
+    for (; i < n; i++)
         d[i] = dot1(a + i * lda, 1, b + i * ldb, 1, c[i], sa + i * ldsa, 1, sb + i * ldsb, 1);
-}
+}}
 
 /* acc[i, j] <- dot(A[i, s*KSTEP:(s+1)*KSTEP], B[s*KSTEP:(s+1)*KSTEP, j], acc[i, j]) for s = 0..nk-1: nk chained
    instructions on an M x N tile of D, tiled so that a B panel stays in cache across rows */
 void smtmma_gemm(int64_t M, int64_t N, int64_t nk, const ta_t *A, int64_t lda, const tb_t *B, int64_t ldb,
                  td_t *acc, int64_t ldc, const ts_t *SA, int64_t ldsa, const ts_t *SB, int64_t ldsb)
-{
+{{
     for (int64_t i0 = 0; i0 < M; i0 += TILE_I)
         for (int64_t j0 = 0; j0 < N; j0 += TILE_J)
             for (int64_t s = 0; s < nk; s++)
-                for (int64_t i = i0; i < (i0 + TILE_I < M ? i0 + TILE_I : M); i++) {
+                for (int64_t i = i0; i < (i0 + TILE_I < M ? i0 + TILE_I : M); i++) {{
                     const ta_t *arow = A + i * lda + s * KSTEP;
                     const tb_t *bk = B + s * KSTEP * ldb;
                     const ts_t *sarow = SA ? SA + i * ldsa + s * NSCALE : 0;
                     const ts_t *sbk = SB ? SB + s * NSCALE * ldsb : 0;
                     td_t *crow = acc + i * ldc;
                     const int64_t jend = j0 + TILE_J < N ? j0 + TILE_J : N;
-                    for (int64_t j = j0; j < jend; j++)
+                    int64_t j = j0;
+                    {gemm_step}
+                    for (; j < jend; j++)
                         crow[j] = dot1(arow, 1, bk + j, ldb, (tc_t)crow[j], sarow, 1, sbk ? sbk + j : 0, ldsb);
-                }
-}
+                }}
+}}
 """
-    return replace(info, text=text, lanes=0)

@@ -143,6 +143,16 @@ class _Plan:
         self.R = min(lsb, self.e_lo - max(F, F2) - 1, self.rfmt.emin - self.rfmt.man_bits)
 
 
+def _glue_inputs(plan: _Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:
+    """(algebra, inputs, decoded a's, decoded b's, decoded c, the model's output term) of the glue lemma's query."""
+    g = QueryAlgebra()
+    x = InputSet.of(g, plan.model, plan.K)
+    ua = [unpack(g, plan.fa, v) for v in x.a]
+    ub = [unpack(g, plan.fb, v) for v in x.b]
+    uc = decode_input(g, plan.fc, x.c, plan.fd.name)
+    return g, x, ua, ub, uc, run_model(g, plan.model, x.a, x.b, x.c)
+
+
 def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[_Lemma, dict[str, tuple[int, int]]]:
     """One summand aligned at any E >= its exponent, in units u = 2**(E-F) (the summand's own variables and E).
 
@@ -274,12 +284,7 @@ def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[F
     cl, rc = _summand_lemma(plan, "c")
     n = K + 1
     # the glue: the model's output is rho(sum of aligned summands at its e_max); e_max bounds every summand
-    g = QueryAlgebra()
-    x = InputSet.of(g, model, K)
-    ua = [unpack(g, plan.fa, v) for v in x.a]
-    ub = [unpack(g, plan.fb, v) for v in x.b]
-    uc = decode_input(g, plan.fc, x.c, plan.fd.name)
-    d = run_model(g, model, x.a, x.b, x.c)
+    g, x, ua, ub, uc, d = _glue_inputs(plan)
     terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
     e_max = max_exponent(g, terms)
     if model.emax_floor is not None:
@@ -446,12 +451,7 @@ def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) ->
     gtr = model.kind == "gtr-fdpa"
     prod, rp = _summand_lemma(plan, "ab")
     # the glue: the model's output is rho(S * 2^(E-F2)) with S from its own steps; the exponents bound their summands
-    g = QueryAlgebra()
-    x = InputSet.of(g, model, K)
-    ua = [unpack(g, plan.fa, v) for v in x.a]
-    ub = [unpack(g, plan.fb, v) for v in x.b]
-    uc = decode_input(g, plan.fc, x.c, plan.fd.name)
-    d = run_model(g, model, x.a, x.b, x.c)
+    g, x, ua, ub, uc, d = _glue_inputs(plan)
     ud = unpack(g, plan.out, d)
     terms, _ = overflowing_products(g, ua, ub)
     ct = input_term(uc)

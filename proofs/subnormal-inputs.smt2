@@ -1,5 +1,5 @@
 ; smtmma-certificate 1
-; meta: {"claim":"subnormal-inputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["02d5"],"b":["c15e"],"c":"0000","decimal":{"a":["4.32133675e-05"],"b":["-2.68359375"],"c":"0"},"outputs":{"input FTZ":"0000 (0)","sm70":"879a (-0.000115990639)"}}}
+; meta: {"claim":"subnormal-inputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["00fe"],"b":["ca17"],"c":"0000","decimal":{"a":["1.51395798e-05"],"b":["-12.1796875"],"c":"0"},"outputs":{"input FTZ":"0000 (0)","sm70":"8a0b (-0.000184416771)"}}}
 ; claim: subnormal-inputs
 ; source: 001 Table 4
 ; verdict: sat
@@ -128,13 +128,13 @@
 (define-fun t114 () Bool (bvslt t113 (_ bv27 7)))
 (define-fun t115 () (_ BitVec 6) (ite t114 ((_ extract 5 0) t113) (_ bv27 6)))
 (define-fun t116 () (_ BitVec 12) ((_ extract 11 0) (bvashr t107 ((_ sign_extend 21) t115))))
-(define-fun t117 () (_ BitVec 39) (bvshl ((_ sign_extend 27) t116) ((_ sign_extend 33) t115)))
-(define-fun t118 () (_ BitVec 39) (bvsub ((_ sign_extend 12) t107) t117))
-(define-fun t119 () (_ BitVec 40) (bvshl ((_ sign_extend 1) t118) (_ bv1 40)))
+(define-fun t117 () (_ BitVec 27) (bvshl ((_ sign_extend 15) t116) ((_ sign_extend 21) t115)))
+(define-fun t118 () (_ BitVec 27) (bvsub t107 t117))
+(define-fun t119 () (_ BitVec 28) (bvshl ((_ sign_extend 1) t118) (_ bv1 28)))
 (define-fun t120 () (_ BitVec 29) (bvshl (_ bv1 29) ((_ sign_extend 23) t115)))
-(define-fun t121 () Bool (bvslt ((_ sign_extend 11) t120) t119))
-(define-fun t122 () Bool (= t119 ((_ sign_extend 11) t120)))
-(define-fun t123 () Bool (= t119 ((_ sign_extend 11) t120)))
+(define-fun t121 () Bool (bvslt t120 ((_ sign_extend 1) t119)))
+(define-fun t122 () Bool (= ((_ sign_extend 1) t119) t120))
+(define-fun t123 () Bool (= ((_ sign_extend 1) t119) t120))
 (define-fun t124 () (_ BitVec 2) ((_ zero_extend 1) ((_ extract 0 0) t116)))
 (define-fun t125 () Bool (= t124 (_ bv1 2)))
 (define-fun t126 () Bool (and t123 t125))
@@ -297,13 +297,13 @@
 (define-fun t283 () Bool (bvslt t282 (_ bv27 7)))
 (define-fun t284 () (_ BitVec 6) (ite t283 ((_ extract 5 0) t282) (_ bv27 6)))
 (define-fun t285 () (_ BitVec 12) ((_ extract 11 0) (bvashr t276 ((_ sign_extend 21) t284))))
-(define-fun t286 () (_ BitVec 39) (bvshl ((_ sign_extend 27) t285) ((_ sign_extend 33) t284)))
-(define-fun t287 () (_ BitVec 39) (bvsub ((_ sign_extend 12) t276) t286))
-(define-fun t288 () (_ BitVec 40) (bvshl ((_ sign_extend 1) t287) (_ bv1 40)))
+(define-fun t286 () (_ BitVec 27) (bvshl ((_ sign_extend 15) t285) ((_ sign_extend 21) t284)))
+(define-fun t287 () (_ BitVec 27) (bvsub t276 t286))
+(define-fun t288 () (_ BitVec 28) (bvshl ((_ sign_extend 1) t287) (_ bv1 28)))
 (define-fun t289 () (_ BitVec 29) (bvshl (_ bv1 29) ((_ sign_extend 23) t284)))
-(define-fun t290 () Bool (bvslt ((_ sign_extend 11) t289) t288))
-(define-fun t291 () Bool (= t288 ((_ sign_extend 11) t289)))
-(define-fun t292 () Bool (= t288 ((_ sign_extend 11) t289)))
+(define-fun t290 () Bool (bvslt t289 ((_ sign_extend 1) t288)))
+(define-fun t291 () Bool (= ((_ sign_extend 1) t288) t289))
+(define-fun t292 () Bool (= ((_ sign_extend 1) t288) t289))
 (define-fun t293 () (_ BitVec 2) ((_ zero_extend 1) ((_ extract 0 0) t285)))
 (define-fun t294 () Bool (= t293 (_ bv1 2)))
 (define-fun t295 () Bool (and t292 t294))
@@ -447,8 +447,8 @@
 (assert t423)
 (assert t425)
 ; the witness
-(assert (= a0 (_ bv725 16)))
-(assert (= b0 (_ bv49502 16)))
+(assert (= a0 (_ bv254 16)))
+(assert (= b0 (_ bv51735 16)))
 (assert (= c (_ bv0 16)))
 ; expect: sat
 (check-sat)

@@ -1,5 +1,5 @@
 ; smtmma-certificate 1
-; meta: {"claim":"subnormal-outputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["2aa5"],"b":["0821"],"c":"0000","decimal":{"a":["0.0519104004"],"b":["0.000126004219"],"c":"0"},"outputs":{"output FTZ":"0000 (0)","sm70":"006e (6.55651093e-06)"}}}
+; meta: {"claim":"subnormal-outputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["acf4"],"b":["9100"],"c":"0000","decimal":{"a":["-0.0773925781"],"b":["-0.000610351562"],"c":"0"},"outputs":{"output FTZ":"0000 (0)","sm70":"0318 (4.72068787e-05)"}}}
 ; claim: subnormal-outputs
 ; source: 001 Table 4
 ; verdict: sat
@@ -128,13 +128,13 @@
 (define-fun t114 () Bool (bvslt t113 (_ bv27 7)))
 (define-fun t115 () (_ BitVec 6) (ite t114 ((_ extract 5 0) t113) (_ bv27 6)))
 (define-fun t116 () (_ BitVec 12) ((_ extract 11 0) (bvashr t107 ((_ sign_extend 21) t115))))
-(define-fun t117 () (_ BitVec 39) (bvshl ((_ sign_extend 27) t116) ((_ sign_extend 33) t115)))
-(define-fun t118 () (_ BitVec 39) (bvsub ((_ sign_extend 12) t107) t117))
-(define-fun t119 () (_ BitVec 40) (bvshl ((_ sign_extend 1) t118) (_ bv1 40)))
+(define-fun t117 () (_ BitVec 27) (bvshl ((_ sign_extend 15) t116) ((_ sign_extend 21) t115)))
+(define-fun t118 () (_ BitVec 27) (bvsub t107 t117))
+(define-fun t119 () (_ BitVec 28) (bvshl ((_ sign_extend 1) t118) (_ bv1 28)))
 (define-fun t120 () (_ BitVec 29) (bvshl (_ bv1 29) ((_ sign_extend 23) t115)))
-(define-fun t121 () Bool (bvslt ((_ sign_extend 11) t120) t119))
-(define-fun t122 () Bool (= t119 ((_ sign_extend 11) t120)))
-(define-fun t123 () Bool (= t119 ((_ sign_extend 11) t120)))
+(define-fun t121 () Bool (bvslt t120 ((_ sign_extend 1) t119)))
+(define-fun t122 () Bool (= ((_ sign_extend 1) t119) t120))
+(define-fun t123 () Bool (= ((_ sign_extend 1) t119) t120))
 (define-fun t124 () (_ BitVec 2) ((_ zero_extend 1) ((_ extract 0 0) t116)))
 (define-fun t125 () Bool (= t124 (_ bv1 2)))
 (define-fun t126 () Bool (and t123 t125))
@@ -277,13 +277,13 @@
 (define-fun t263 () Bool (bvslt t262 (_ bv27 7)))
 (define-fun t264 () (_ BitVec 6) (ite t263 ((_ extract 5 0) t262) (_ bv27 6)))
 (define-fun t265 () (_ BitVec 12) ((_ extract 11 0) (bvashr t256 ((_ sign_extend 21) t264))))
-(define-fun t266 () (_ BitVec 39) (bvshl ((_ sign_extend 27) t265) ((_ sign_extend 33) t264)))
-(define-fun t267 () (_ BitVec 39) (bvsub ((_ sign_extend 12) t256) t266))
-(define-fun t268 () (_ BitVec 40) (bvshl ((_ sign_extend 1) t267) (_ bv1 40)))
+(define-fun t266 () (_ BitVec 27) (bvshl ((_ sign_extend 15) t265) ((_ sign_extend 21) t264)))
+(define-fun t267 () (_ BitVec 27) (bvsub t256 t266))
+(define-fun t268 () (_ BitVec 28) (bvshl ((_ sign_extend 1) t267) (_ bv1 28)))
 (define-fun t269 () (_ BitVec 29) (bvshl (_ bv1 29) ((_ sign_extend 23) t264)))
-(define-fun t270 () Bool (bvslt ((_ sign_extend 11) t269) t268))
-(define-fun t271 () Bool (= t268 ((_ sign_extend 11) t269)))
-(define-fun t272 () Bool (= t268 ((_ sign_extend 11) t269)))
+(define-fun t270 () Bool (bvslt t269 ((_ sign_extend 1) t268)))
+(define-fun t271 () Bool (= ((_ sign_extend 1) t268) t269))
+(define-fun t272 () Bool (= ((_ sign_extend 1) t268) t269))
 (define-fun t273 () (_ BitVec 2) ((_ zero_extend 1) ((_ extract 0 0) t265)))
 (define-fun t274 () Bool (= t273 (_ bv1 2)))
 (define-fun t275 () Bool (and t272 t274))
@@ -455,8 +455,8 @@
 (assert t430)
 (assert t432)
 ; the witness
-(assert (= a0 (_ bv10917 16)))
-(assert (= b0 (_ bv2081 16)))
+(assert (= a0 (_ bv44276 16)))
+(assert (= b0 (_ bv37120 16)))
 (assert (= c (_ bv0 16)))
 ; expect: sat
 (check-sat)

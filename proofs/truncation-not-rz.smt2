@@ -1,5 +1,5 @@
 ; smtmma-certificate 1
-; meta: {"claim":"truncation-not-rz","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.2","verdict":"sat","witness":{"a":["6e39"],"b":["83cd"],"c":"2d9c2c5d","decimal":{"a":["6372"],"b":["-5.79953194e-05"],"c":"1.77548479e-11"},"outputs":{"ieee-rz":"bebd3527 (-0.369546145)","sm70":"bebd3528 (-0.369546175)"}}}
+; meta: {"claim":"truncation-not-rz","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.2","verdict":"sat","witness":{"a":["827a"],"b":["3aa4"],"c":"7845204a","decimal":{"a":["-3.77893448e-05"],"b":["0.830078125"],"c":"1.59927716e+34"},"outputs":{"ieee-rz":"78452049 (1.59927703e+34)","sm70":"7845204a (1.59927716e+34)"}}}
 ; claim: truncation-not-rz
 ; source: 001 §4.2
 ; verdict: sat
@@ -125,9 +125,9 @@
 (define-fun t111 () (_ BitVec 6) (ite t110 (_ bv0 6) ((_ extract 5 0) t109)))
 (define-fun t112 () (_ BitVec 6) (bvadd t111 (_ bv2 6)))
 (define-fun t113 () (_ BitVec 25) ((_ extract 24 0) (bvashr t106 ((_ sign_extend 21) t112))))
-(define-fun t114 () (_ BitVec 52) (bvshl ((_ sign_extend 27) t113) ((_ sign_extend 46) t112)))
-(define-fun t115 () (_ BitVec 52) (bvsub ((_ sign_extend 25) t106) t114))
-(define-fun t116 () (_ BitVec 53) (bvshl ((_ sign_extend 1) t115) (_ bv1 53)))
+(define-fun t114 () (_ BitVec 27) (bvshl ((_ sign_extend 2) t113) ((_ sign_extend 21) t112)))
+(define-fun t115 () (_ BitVec 27) (bvsub t106 t114))
+(define-fun t116 () (_ BitVec 28) (bvshl ((_ sign_extend 1) t115) (_ bv1 28)))
 (define-fun t117 () (_ BitVec 29) (bvshl (_ bv1 29) ((_ sign_extend 23) t112)))
 (define-fun t118 () Bool (bvslt t108 (_ bv386 9)))
 (define-fun t119 () (_ BitVec 9) (ite t118 (_ bv386 9) t108))
@@ -291,8 +291,8 @@
 (define-fun t277 () (_ BitVec 52) (bvashr t257 ((_ sign_extend 45) t276)))
 (define-fun t278 () (_ BitVec 52) (bvsub (_ bv0 52) t277))
 (define-fun t279 () (_ BitVec 52) (ite t222 t278 t277))
-(define-fun t280 () (_ BitVec 104) (bvshl ((_ sign_extend 52) t277) ((_ sign_extend 97) t276)))
-(define-fun t281 () Bool (= t280 ((_ sign_extend 52) t257)))
+(define-fun t280 () (_ BitVec 52) (bvshl t277 ((_ sign_extend 45) t276)))
+(define-fun t281 () Bool (= t280 t257))
 (define-fun t282 () Bool (not t281))
 (define-fun t283 () (_ BitVec 10) (bvsub ((_ sign_extend 1) t271) ((_ sign_extend 1) t269)))
 (define-fun t284 () Bool (bvslt t283 (_ bv0 10)))
@@ -302,8 +302,8 @@
 (define-fun t288 () (_ BitVec 52) (bvashr t265 ((_ sign_extend 45) t287)))
 (define-fun t289 () (_ BitVec 52) (bvsub (_ bv0 52) t288))
 (define-fun t290 () (_ BitVec 52) (ite t240 t289 t288))
-(define-fun t291 () (_ BitVec 104) (bvshl ((_ sign_extend 52) t288) ((_ sign_extend 97) t287)))
-(define-fun t292 () Bool (= t291 ((_ sign_extend 52) t265)))
+(define-fun t291 () (_ BitVec 52) (bvshl t288 ((_ sign_extend 45) t287)))
+(define-fun t292 () Bool (= t291 t265))
 (define-fun t293 () Bool (not t292))
 (define-fun t294 () (_ BitVec 53) (bvadd ((_ sign_extend 1) t279) ((_ sign_extend 1) t290)))
 (define-fun t295 () Bool (or t282 t293))
@@ -341,9 +341,9 @@
 (define-fun t327 () Bool (bvslt t326 (_ bv53 9)))
 (define-fun t328 () (_ BitVec 7) (ite t327 ((_ extract 6 0) t326) (_ bv53 7)))
 (define-fun t329 () (_ BitVec 25) ((_ extract 24 0) (bvashr t320 ((_ sign_extend 46) t328))))
-(define-fun t330 () (_ BitVec 78) (bvshl ((_ sign_extend 53) t329) ((_ sign_extend 71) t328)))
-(define-fun t331 () (_ BitVec 78) (bvsub ((_ sign_extend 25) t320) t330))
-(define-fun t332 () (_ BitVec 79) (bvshl ((_ sign_extend 1) t331) (_ bv1 79)))
+(define-fun t330 () (_ BitVec 53) (bvshl ((_ sign_extend 28) t329) ((_ sign_extend 46) t328)))
+(define-fun t331 () (_ BitVec 53) (bvsub t320 t330))
+(define-fun t332 () (_ BitVec 54) (bvshl ((_ sign_extend 1) t331) (_ bv1 54)))
 (define-fun t333 () (_ BitVec 55) (bvshl (_ bv1 55) ((_ sign_extend 48) t328)))
 (define-fun t334 () Bool (bvslt t322 (_ bv386 9)))
 (define-fun t335 () (_ BitVec 9) (ite t334 (_ bv386 9) t322))
@@ -483,9 +483,9 @@
 (assert t422)
 (assert t464)
 ; the witness
-(assert (= a0 (_ bv28217 16)))
-(assert (= b0 (_ bv33741 16)))
-(assert (= c (_ bv765209693 32)))
+(assert (= a0 (_ bv33402 16)))
+(assert (= b0 (_ bv15012 16)))
+(assert (= c (_ bv2017796170 32)))
 ; expect: sat
 (check-sat)
 (pop 1)

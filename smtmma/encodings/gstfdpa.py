@@ -11,7 +11,41 @@ from .fused_sum import signed, truncated_sum
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["gstfdpa"]
+__all__ = ["gstfdpa", "gst_terms"]
+
+
+def gst_terms(
+    alg: Algebra,
+    a: Sequence[Unpacked],
+    b: Sequence[Unpacked],
+    c: Unpacked,
+    scale_a: Optional[Sequence[Unpacked]],
+    scale_b: Optional[Sequence[Unpacked]],
+    G: int,
+) -> tuple[list[Term], list[Specials], list[Int]]:
+    """(summands, special states, group dots) of Alg. 9 lines 1-8: one scaled summand per group of G lanes, then c.
+
+    A group's dot is its exact fixed-point sum of products (line 3), in units
+    of 2**lsb, lsb the smallest last place its products can have.
+    """
+    assert scale_a is not None and scale_b is not None, "GST-FDPA needs scales"
+    terms: list[Term] = []
+    dots: list[Int] = []
+    specials: list[Specials] = [value_specials(alg, c)]
+    for g0 in range(0, len(a), G):
+        prods = [product(alg, x, y) for x, y in zip(a[g0 : g0 + G], b[g0 : g0 + G])]
+        lsb = min(t.exp.lo - t.frac for t, _ in prods)
+        # Alg. 9 line 3: exact fixed-point dot product of the group, in units of 2**lsb
+        p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t, _ in prods)
+        sa, sb = scale_a[g0], scale_b[g0]
+        sig = alg.mul(alg.abs(p), alg.mul(sa.sig, sb.sig))  # line 4: times the scales' significands
+        exp = alg.add(sa.exp, sb.exp)  # line 5: sum of the scales' exponents
+        terms.append(Term(alg.lt(p, 0), sig, exp, sa.frac + sb.frac - lsb))
+        dots.append(p)
+        specials.extend(s for _, s in prods)
+        specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
+    terms.append(input_term(c))  # lines 7-8
+    return terms, specials, dots
 
 
 def gstfdpa(
@@ -31,21 +65,7 @@ def gstfdpa(
     emax_floor: Optional[int] = None,
 ) -> Int:
     """Bits of rho(S * 2**(e_max - F)) for Alg. 9; ``scale_a``/``scale_b`` give each lane its block's scale."""
-    assert scale_a is not None and scale_b is not None, "GST-FDPA needs scales"
-    terms: list[Term] = []
-    specials: list[Specials] = [value_specials(alg, c)]
-    for g0 in range(0, len(a), G):
-        prods = [product(alg, x, y) for x, y in zip(a[g0 : g0 + G], b[g0 : g0 + G])]
-        lsb = min(t.exp.lo - t.frac for t, _ in prods)
-        # Alg. 9 line 3: exact fixed-point dot product of the group, in units of 2**lsb
-        p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t, _ in prods)
-        sa, sb = scale_a[g0], scale_b[g0]
-        sig = alg.mul(alg.abs(p), alg.mul(sa.sig, sb.sig))  # line 4: times the scales' significands
-        exp = alg.add(sa.exp, sb.exp)  # line 5: sum of the scales' exponents
-        terms.append(Term(alg.lt(p, 0), sig, exp, sa.frac + sb.frac - lsb))
-        specials.extend(s for _, s in prods)
-        specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
-    terms.append(input_term(c))  # lines 7-8
+    terms, specials, _ = gst_terms(alg, a, b, c, scale_a, scale_b, G)
     total, e_max = truncated_sum(alg, terms, F, carry_bits, emax_floor)  # lines 9-12
     alg.note("alignment exponent e_max", e_max)
     alg.note("truncated fused sum, before rounding", total, exp=e_max, shift=-F)

@@ -32,6 +32,7 @@ from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent, truncated_sum, wrap_carry
 from ..encodings.symbolic import SmtAlgebra
 from ..encodings.terms import Term
+from ..encodings.gstfdpa import gst_terms
 from ..encodings.tfdpa import tfdpa_terms
 from ..errors import InputError, SmtmmaError
 from ..formats import Format, get_format
@@ -335,21 +336,33 @@ class Runner:
 
 @dataclass
 class LemmaChain:
-    """Lemmas about internal terms, each proved by a solver before it is asserted.
+    """Lemmas about internal terms, each proved by a solver before it is used.
 
     ``prove(label, goal)`` asks whether ``goal`` can be false under the
     assertions so far (domain and earlier lemmas); on unsat the goal is
-    valid and is asserted, which can only help later queries.  On sat or
-    unknown the chain stops (later lemmas may build on the failed one).
+    valid and is asserted, which can only help later queries.  With
+    ``uses`` (indices of earlier lemmas, :attr:`last` after each proof) the
+    lemma is checked under those lemmas only, not every earlier one: fewer
+    hypotheses prove the same (valid) goal, and the solver then bit-blasts
+    only their terms (a running-sum lemma of an L = 32 sum: 0.13 s instead
+    of 4 s).  On sat or unknown the chain stops (later lemmas may build on
+    the failed one).
     """
 
     alg: QueryAlgebra
     runner: Runner
-    proven: list[tuple[str, str]] = field(default_factory=list)  # (label, raw goal)
+    proven: list[tuple[str, str, Optional[tuple[int, ...]]]] = field(default_factory=list)  # (label, raw goal, uses)
     stopped: str = ""
+    last: Optional[int] = None  # index in ``proven`` of the last lemma proved (None when it was trivially true)
 
-    def prove(self, label: str, goal: Bool) -> bool:
-        """True when ``goal`` is proved (and now asserted)."""
+    def _context(self) -> list[str]:
+        """The assertions that are not lemmas (domain, output definitions)."""
+        lemma_lines = {f"(assert {raw})" for _, raw, _ in self.proven}
+        return [a for a in self.alg.asserts if a not in lemma_lines]
+
+    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
+        """True when ``goal`` is proved (and now asserted); ``uses``: the earlier lemmas it needs (None entries skipped)."""
+        self.last = None
         if self.stopped:
             return False
         if goal.const is True:
@@ -358,27 +371,42 @@ class LemmaChain:
             self.stopped = f"lemma {label} is false"
             return False
         raw = self.alg.raw_bool(goal)
-        r = self.runner.check(self.alg.script(f"(assert (not {raw}))"))
+        deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
+        if deps is None:
+            script = self.alg.script(f"(assert (not {raw}))")
+        else:
+            alg = self.alg
+            premises = [f"(assert {self.proven[i][1]})" for i in deps]
+            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *premises,
+                                 f"(assert (not {raw}))"]) + "\n"
+        r = self.runner.check(script)
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False
         self.alg.asserts.append(f"(assert {raw})")
-        self.proven.append((label, raw))
+        self.proven.append((label, raw, deps))
+        self.last = len(self.proven) - 1
         return True
 
     def certificate(self, base_asserts: int, final: str) -> str:
         """An incremental SMT-LIB2 script proving every lemma, then the final query, each ``check-sat`` after ``; expect: unsat``.
 
-        ``base_asserts``: number of assertions made before the first lemma
-        (the domain); ``final``: the final query's assertion text.
+        Each lemma is checked in its own scope under the lemmas it uses (all
+        earlier ones unless it named them); the final query runs under every
+        lemma.  ``base_asserts``: number of assertions made before the first
+        lemma (the domain); ``final``: the final query's assertion text.
         """
         alg = self.alg
-        lemma_lines = {f"(assert {raw})" for _, raw in self.proven}
+        lemma_lines = {f"(assert {raw})" for _, raw, _ in self.proven}
         others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
         lines = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
-        for i, (label, raw) in enumerate(self.proven):
-            lines += [f"; lemma {i + 1}: {label}", "(push 1)", f"(assert (not {raw}))", "; expect: unsat", "(check-sat)", "(pop 1)",
-                      f"(assert {raw})"]
+        for i, (label, raw, deps) in enumerate(self.proven):
+            used = range(i) if deps is None else deps
+            names = "every earlier lemma" if deps is None else (", ".join(str(j + 1) for j in deps) or "none")
+            lines += [f"; lemma {i + 1}: {label} (uses: {names})", "(push 1)",
+                      *(f"(assert {self.proven[j][1]})" for j in used),
+                      f"(assert (not {raw}))", "; expect: unsat", "(check-sat)", "(pop 1)"]
+        lines += ["; every lemma, proved above", *(f"(assert {raw})" for _, raw, _ in self.proven)]
         lines += ["; the property", final, "; expect: unsat", "(check-sat)"]
         return "\n".join(lines) + "\n"
 
@@ -387,8 +415,8 @@ class LemmaChain:
 
 
 def supports_fused_parts(model: Model, K: int) -> bool:
-    """Whether :func:`fused_parts` rebuilds the model's sums: one T-FDPA or ST-FDPA (K <= L), C inside the sum."""
-    return model.kind in ("t-fdpa", "st-fdpa") and model.L is not None and K <= model.L and not model.c_after
+    """Whether :func:`fused_parts` rebuilds the model's sums: one T-/ST-/GST-FDPA (K <= L), C inside the sum."""
+    return model.kind in ("t-fdpa", "st-fdpa", "gst-fdpa") and model.L is not None and K <= model.L and not model.c_after
 
 
 @dataclass
@@ -400,6 +428,7 @@ class FusedParts:
     aligned: list[Int]
     prefix: list[Int]  # prefix[j] = aligned[0] + ... + aligned[j], summed in the model's order
     total: Int  # the exact sum of the aligned summands (unbounded register)
+    dots: list[Int] = field(default_factory=list)  # GST-FDPA: each group's exact dot product (Alg. 9 line 3)
 
     def wrapped(self, alg: SmtAlgebra, F: int, carry_bits: Optional[int]) -> Int:
         """The sum held in a register of 2 + carry_bits integer bits."""
@@ -437,10 +466,13 @@ def fused_parts(
         last = len(dec_sa) - 1
         lanes_sa = [dec_sa[min(k // model.block, last)] for k in range(len(a))]
         lanes_sb = [dec_sb[min(k // model.block, last)] for k in range(len(a))]
-    terms, _ = tfdpa_terms(  # the op's own summands (Alg. 7 step 1), inputs decoded as the model reads them
-        alg, [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b],
-        unpack(alg, fc, c), lanes_sa, lanes_sb,
-    )
+    dec_a, dec_b = [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b]
+    dots: list[Int] = []
+    if model.kind == "gst-fdpa":  # Alg. 9 lines 1-8: one scaled summand per group
+        assert model.G is not None
+        terms, _, dots = gst_terms(alg, dec_a, dec_b, unpack(alg, fc, c), lanes_sa, lanes_sb, model.G)
+    else:  # the op's own summands (Alg. 7 step 1), inputs decoded as the model reads them
+        terms, _ = tfdpa_terms(alg, dec_a, dec_b, unpack(alg, fc, c), lanes_sa, lanes_sb)
     total, e_max = truncated_sum(alg, terms, model.F, None, model.emax_floor)
     # the same summands and running sums truncated_sum adds up (identical definitions, so the same terms)
     e_ref = max_exponent(alg, terms)
@@ -452,7 +484,7 @@ def fused_parts(
     for x in xs:
         run = alg.add(run, x)
         prefix.append(run)
-    return FusedParts(terms, e_max, xs, prefix, total)
+    return FusedParts(terms, e_max, xs, prefix, total, dots)
 
 
 def output_container(model: Model) -> Format:

@@ -83,7 +83,7 @@ def carry_bits(
             return "unknown", f"can {n} carry bits lose a carry: {r.reason}", ""
         chain = LemmaChain(alg, run)
         if r.verdict == "unsat":
-            chain.proven.append((f"{n} carry bits never lose a carry", alg.raw_bool(same_sum)))
+            chain.proven.append((f"{n} carry bits never lose a carry", alg.raw_bool(same_sum), None))
             alg.assert_(same_sum)
         d_n = run_model(alg, limited, x.a, x.b, x.c, x.scale_a, x.scale_b)
         d_inf = run_model(alg, unbounded, x.a, x.b, x.c, x.scale_a, x.scale_b)

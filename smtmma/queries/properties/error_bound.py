@@ -81,7 +81,7 @@ def _table9(model: Model, K: int) -> _Bound:
 def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: list[Term]) -> Int:
     """e_max of Table 9: the exponent the fused sum aligns at (T-FDPA: the model's own, floor included)."""
     if supports_fused_parts(model, x.K):
-        return fused_parts(alg, model, x.a, x.b, x.c).e_max
+        return fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b).e_max
     return max_exponent(alg, terms)  # TR-/GTR-FDPA: E = max over the non-zero products and c (Alg. 10 step 3)
 
 
@@ -188,7 +188,7 @@ class _ErrorFormula:
         chain = LemmaChain(alg, run)
         if not (self.bound.fused and supports_fused_parts(model, x.K)) or model.F is None:
             return chain
-        p = fused_parts(alg, model, x.a, x.b, x.c)
+        p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         sh = alg.sub(self.e_max, model.F + self.R)
         unit = self.unit_fused
         shifted = [alg.shl(v, sh) for v in p.aligned]

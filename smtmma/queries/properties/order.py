@@ -165,7 +165,7 @@ def _certify(model: Model, K: int, domain: Domain, perm: list[int], run: Runner)
         r = run.check(alg.script(f"(assert (not {raw}))"), timeout=_QUICK)
         if r.verdict == "unsat":
             alg.asserts.append(f"(assert {raw})")
-            chain.proven.append((label, raw))
+            chain.proven.append((label, raw, None))
 
     for i, ((t1, ops1), (t2, ops2)) in enumerate(zip(first, second)):
         if t1.raw == t2.raw and t1.const == t2.const:

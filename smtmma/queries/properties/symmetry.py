@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
+from ...encodings.algebra import Int
 from ...errors import InputError
 from ...formats import get_format
 from ...models import Model
@@ -52,7 +53,8 @@ def symmetry(
     The model runs twice in one formula, on ``(A, B, C)`` and on the
     negated patterns; the second run decodes the same significands.  For
     one T-FDPA/ST-FDPA (K <= L) with ``lemmas``, the solver first proves,
-    summand by summand and running sum by running sum, that the fused sum
+    summand by summand (group dot by group dot for GST-FDPA) and running
+    sum by running sum, that the fused sum
     of the negated inputs is the negated sum; the proved lemmas then make
     the final query easy (bitwuzla, L = 4: 1.5 s instead of 16 s).
     ``smt2`` is then an incremental script that proves every lemma, then
@@ -73,20 +75,48 @@ def symmetry(
     nc = alg.negate(x.c, fc)
     chain = LemmaChain(alg, run)
     # the negated inputs share the originals' decoded fields: prove it, so the certificate trusts nothing
+    decoded: list[Optional[int]] = []
     for k, v in enumerate(na):
-        chain.prove(f"decoding -a{k} gives the fields of a{k}, sign flipped", alg.decoding_lemma(v, fa))
-    chain.prove("decoding -c gives the fields of c, sign flipped", alg.decoding_lemma(nc, fc))
+        chain.prove(f"decoding -a{k} gives the fields of a{k}, sign flipped", alg.decoding_lemma(v, fa), uses=())
+        decoded.append(chain.last)
+    chain.prove("decoding -c gives the fields of c, sign flipped", alg.decoding_lemma(nc, fc), uses=())
+    decoded_c = chain.last
     if lemmas and supports_fused_parts(model, K):
+        # each lemma names the lemmas it rests on, so the solver blasts only their terms
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         q = fused_parts(alg, model, na, x.b, nc, x.scale_a, x.scale_b)
+        G = model.G or 0
+        groups: list[Optional[int]] = []
+        for g, (pd, qd) in enumerate(zip(p.dots, q.dots)):  # GST-FDPA: each group's exact dot (Alg. 9 line 3), then its term
+            _negated_sum(chain, alg, pd, qd, decoded[g * G:(g + 1) * G], f"group {g}'s dot product")
+            dot = chain.last
+            chain.prove(f"group {g}'s dot product of the negated inputs has the same magnitude", alg.eq(alg.abs(qd), alg.abs(pd)),
+                        uses=[dot])
+            chain.prove(f"group {g}'s scaled summand of the negated inputs has the same significand",
+                        alg.eq(q.terms[g].sig, p.terms[g].sig), uses=[chain.last])
+            same_sig = chain.last
+            chain.prove(f"group {g}'s scaled summand of the negated inputs has the opposite sign (or is zero)",
+                        alg.or_(alg.eq(p.terms[g].sig, 0), alg.xor(q.terms[g].neg, p.terms[g].neg)), uses=[same_sig, dot])
+            groups += [same_sig, chain.last]
+        lanes = [*([groups[i:i + 2] for i in range(0, len(groups), 2)] if p.dots else [[i] for i in decoded]), [decoded_c]]
+        # (what each summand is built from, c last)
+        chain.prove("the negated inputs align at the same e_max", alg.eq(q.e_max, p.e_max), uses=[i for ls in lanes for i in ls])
+        same_emax = chain.last
+        running: Optional[int] = None
         for j in range(len(p.aligned)):
-            chain.prove(f"summand {j} of the negated inputs is minus summand {j}", alg.eq(q.aligned[j], alg.neg(p.aligned[j])))
-            chain.prove(f"running sum {j} of the negated inputs is minus running sum {j}", alg.eq(q.prefix[j], alg.neg(p.prefix[j])))
-        chain.prove("the fused sum of the negated inputs is minus the fused sum", alg.eq(q.total, alg.neg(p.total)))
+            chain.prove(f"summand {j} of the negated inputs is minus summand {j}", alg.eq(q.aligned[j], alg.neg(p.aligned[j])),
+                        uses=[*lanes[j], same_emax])
+            summand = chain.last
+            chain.prove(f"running sum {j} of the negated inputs is minus running sum {j}", alg.eq(q.prefix[j], alg.neg(p.prefix[j])),
+                        uses=[summand, running])
+            running = chain.last
+        chain.prove("the fused sum of the negated inputs is minus the fused sum", alg.eq(q.total, alg.neg(p.total)),
+                    uses=[running])
         if model.carry_bits is not None:
             assert model.F is not None
             chain.prove("the carry-limited register is negated too",
-                        alg.eq(q.wrapped(alg, model.F, model.carry_bits), alg.neg(p.wrapped(alg, model.F, model.carry_bits))))
+                        alg.eq(q.wrapped(alg, model.F, model.carry_bits), alg.neg(p.wrapped(alg, model.F, model.carry_bits))),
+                        uses=[chain.last])
     out = output_container(model)
     d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
     dn = run_model(alg, model, na, x.b, nc, x.scale_a, x.scale_b)
@@ -116,3 +146,27 @@ def symmetry(
 
 
 
+
+
+def _negated_sum(chain: LemmaChain, alg: QueryAlgebra, total: Int, neg_total: Int, lanes: Sequence[Optional[int]],
+                 what: str) -> None:
+    """Prove ``neg_total = -total`` operand by operand and running sum by running sum (the order ``sum_all`` added them).
+
+    ``lanes``: the lemma behind each operand pair (its decoding); :attr:`LemmaChain.last` is the final lemma.
+    """
+    terms = next((g for o, g in alg.nary if o.raw == total.raw), None)
+    neg_terms = next((g for o, g in alg.nary if o.raw == neg_total.raw), None)
+    if terms is None or neg_terms is None or len(terms) != len(neg_terms) or alg.canonical:
+        chain.prove(f"{what} of the negated inputs is minus {what}", alg.eq(neg_total, alg.neg(total)), uses=lanes)
+        return
+    run = neg_run = alg.const(0)
+    running: Optional[int] = None
+    for k, (x, y) in enumerate(zip(terms, neg_terms)):
+        chain.prove(f"{what}: operand {k} of the negated inputs is minus operand {k}", alg.eq(y, alg.neg(x)),
+                    uses=[lanes[k] if k < len(lanes) else None])
+        operand = chain.last
+        run, neg_run = alg.add(run, x), alg.add(neg_run, y)  # the very terms sum_all built
+        chain.prove(f"{what}: running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
+                    uses=[operand, running])
+        running = chain.last
+    chain.prove(f"{what} of the negated inputs is minus {what}", alg.eq(neg_total, alg.neg(total)), uses=[running])

@@ -90,6 +90,8 @@ _WIDE_OPS = {"+": "add", "-": "sub", "*": "mul"}
 class CAlgebra(Algebra):
     """Builds the body of a C function: each term is a local variable (or a literal for constants)."""
 
+    BOOL_TYPE = "int"  # the C type of a boolean local
+
     def __init__(self, prefix: str = "t", *, finite_inputs: bool = False) -> None:
         self.prefix = prefix
         self.lines: list[str] = []
@@ -130,7 +132,7 @@ class CAlgebra(Algebra):
     def _bdefine(self, expr: str) -> str:
         self._n += 1
         name = f"{self.prefix}{self._n}"
-        self.lines.append(f"const int {name} = {expr};")
+        self.lines.append(f"const {self.BOOL_TYPE} {name} = {expr};")
         return name
 
     def input(self, expr: str, lo: int, hi: int) -> Int:

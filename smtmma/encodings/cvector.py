@@ -71,17 +71,13 @@ def _splat(value: int, width: int) -> str:
 class VecCAlgebra(CAlgebra):
     """Builds the body of a lane-parallel C function: each term a ``v32``/``v64`` local, each boolean a ``v32`` mask."""
 
+    BOOL_TYPE = "v32"
+
     def _define(self, width: int, expr: str) -> str:
         self._n += 1
         name = f"{self.prefix}{self._n}"
         self.max_width = max(self.max_width, width)
         self.lines.append(f"const {_vtype(width)} {name} = {expr};")
-        return name
-
-    def _bdefine(self, expr: str) -> str:
-        self._n += 1
-        name = f"{self.prefix}{self._n}"
-        self.lines.append(f"const v32 {name} = {expr};")
         return name
 
     def input(self, expr: str, lo: int, hi: int) -> Int:

@@ -355,9 +355,13 @@ class LemmaChain:
     stopped: str = ""
     last: Optional[int] = None  # index in ``proven`` of the last lemma proved (None when it was trivially true)
 
+    def _lemma_lines(self) -> set[str]:
+        """The ``(assert ...)`` lines of the lemmas proved so far."""
+        return {f"(assert {raw})" for _, raw, _ in self.proven}
+
     def _context(self) -> list[str]:
         """The assertions that are not lemmas (domain, output definitions)."""
-        lemma_lines = {f"(assert {raw})" for _, raw, _ in self.proven}
+        lemma_lines = self._lemma_lines()
         return [a for a in self.alg.asserts if a not in lemma_lines]
 
     def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
@@ -397,7 +401,7 @@ class LemmaChain:
         lemma (the domain); ``final``: the final query's assertion text.
         """
         alg = self.alg
-        lemma_lines = {f"(assert {raw})" for _, raw, _ in self.proven}
+        lemma_lines = self._lemma_lines()
         others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
         lines = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
         for i, (label, raw, deps) in enumerate(self.proven):

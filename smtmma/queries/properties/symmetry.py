@@ -86,9 +86,11 @@ def symmetry(
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         q = fused_parts(alg, model, na, x.b, nc, x.scale_a, x.scale_b)
         G = model.G or 0
-        groups: list[Optional[int]] = []
+        groups: list[list[Optional[int]]] = []  # per group: the lemmas its summand rests on
         for g, (pd, qd) in enumerate(zip(p.dots, q.dots)):  # GST-FDPA: each group's exact dot (Alg. 9 line 3), then its term
-            _negated_sum(chain, alg, pd, qd, decoded[g * G:(g + 1) * G], f"group {g}'s dot product")
+            what = f"group {g}'s dot product"
+            _negated_sum(chain, alg, _operands(alg, pd), _operands(alg, qd), pd, qd,
+                         [[i] for i in decoded[g * G:(g + 1) * G]], operand="operand", whole=what, prefix=f"{what}: ")
             dot = chain.last
             chain.prove(f"group {g}'s dot product of the negated inputs has the same magnitude", alg.eq(alg.abs(qd), alg.abs(pd)),
                         uses=[dot])
@@ -97,21 +99,12 @@ def symmetry(
             same_sig = chain.last
             chain.prove(f"group {g}'s scaled summand of the negated inputs has the opposite sign (or is zero)",
                         alg.or_(alg.eq(p.terms[g].sig, 0), alg.xor(q.terms[g].neg, p.terms[g].neg)), uses=[same_sig, dot])
-            groups += [same_sig, chain.last]
-        lanes = [*([groups[i:i + 2] for i in range(0, len(groups), 2)] if p.dots else [[i] for i in decoded]), [decoded_c]]
-        # (what each summand is built from, c last)
+            groups.append([same_sig, chain.last])
+        lanes = [*(groups if p.dots else [[i] for i in decoded]), [decoded_c]]  # what each summand is built from, c last
         chain.prove("the negated inputs align at the same e_max", alg.eq(q.e_max, p.e_max), uses=[i for ls in lanes for i in ls])
         same_emax = chain.last
-        running: Optional[int] = None
-        for j in range(len(p.aligned)):
-            chain.prove(f"summand {j} of the negated inputs is minus summand {j}", alg.eq(q.aligned[j], alg.neg(p.aligned[j])),
-                        uses=[*lanes[j], same_emax])
-            summand = chain.last
-            chain.prove(f"running sum {j} of the negated inputs is minus running sum {j}", alg.eq(q.prefix[j], alg.neg(p.prefix[j])),
-                        uses=[summand, running])
-            running = chain.last
-        chain.prove("the fused sum of the negated inputs is minus the fused sum", alg.eq(q.total, alg.neg(p.total)),
-                    uses=[running])
+        _negated_sum(chain, alg, p.aligned, q.aligned, p.total, q.total, [[*ls, same_emax] for ls in lanes],
+                     operand="summand", whole="the fused sum")
         if model.carry_bits is not None:
             assert model.F is not None
             chain.prove("the carry-limited register is negated too",
@@ -148,25 +141,35 @@ def symmetry(
 
 
 
-def _negated_sum(chain: LemmaChain, alg: QueryAlgebra, total: Int, neg_total: Int, lanes: Sequence[Optional[int]],
-                 what: str) -> None:
-    """Prove ``neg_total = -total`` operand by operand and running sum by running sum (the order ``sum_all`` added them).
+def _operands(alg: QueryAlgebra, total: Int) -> Optional[list[Int]]:
+    """The operands ``sum_all`` added up to ``total``, in its order (None when not found, or reordered: ``canonical``)."""
+    if alg.canonical:
+        return None
+    return next((list(g) for o, g in alg.nary if o.raw == total.raw), None)
 
-    ``lanes``: the lemma behind each operand pair (its decoding); :attr:`LemmaChain.last` is the final lemma.
+
+def _negated_sum(chain: LemmaChain, alg: QueryAlgebra, terms: Optional[Sequence[Int]], neg_terms: Optional[Sequence[Int]],
+                 total: Int, neg_total: Int, uses: Sequence[Sequence[Optional[int]]], *, operand: str, whole: str,
+                 prefix: str = "") -> None:
+    """Prove ``neg_total = -total`` operand by operand and running sum by running sum (left to right, as ``sum_all``).
+
+    ``uses[k]``: the lemmas operand k rests on; the running sums are rebuilt
+    from 0 by the same additions, so they are the very terms of the sum.
+    Labels: "<prefix><operand> k ...", "<prefix>running sum k ...", "<whole> ...".
+    :attr:`LemmaChain.last` is the final lemma.
     """
-    terms = next((g for o, g in alg.nary if o.raw == total.raw), None)
-    neg_terms = next((g for o, g in alg.nary if o.raw == neg_total.raw), None)
-    if terms is None or neg_terms is None or len(terms) != len(neg_terms) or alg.canonical:
-        chain.prove(f"{what} of the negated inputs is minus {what}", alg.eq(neg_total, alg.neg(total)), uses=lanes)
+    if terms is None or neg_terms is None or len(terms) != len(neg_terms):
+        chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)),
+                    uses=[i for u in uses for i in u])
         return
     run = neg_run = alg.const(0)
-    running: Optional[int] = None
+    last: Optional[int] = None
     for k, (x, y) in enumerate(zip(terms, neg_terms)):
-        chain.prove(f"{what}: operand {k} of the negated inputs is minus operand {k}", alg.eq(y, alg.neg(x)),
-                    uses=[lanes[k] if k < len(lanes) else None])
-        operand = chain.last
-        run, neg_run = alg.add(run, x), alg.add(neg_run, y)  # the very terms sum_all built
-        chain.prove(f"{what}: running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
-                    uses=[operand, running])
-        running = chain.last
-    chain.prove(f"{what} of the negated inputs is minus {what}", alg.eq(neg_total, alg.neg(total)), uses=[running])
+        chain.prove(f"{prefix}{operand} {k} of the negated inputs is minus {operand} {k}", alg.eq(y, alg.neg(x)),
+                    uses=uses[k] if k < len(uses) else [])
+        this = chain.last
+        run, neg_run = alg.add(run, x), alg.add(neg_run, y)
+        chain.prove(f"{prefix}running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
+                    uses=[this, last])
+        last = chain.last
+    chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)), uses=[last])

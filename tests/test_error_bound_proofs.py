@@ -80,3 +80,35 @@ def test_gfx942_query_answers_on_full_domain_and_rechecks() -> None:
     answers = recheck(Certificate({"claim": "t"}, [b for b in r.blocks if not b.label.startswith("rounding")]), solver="z3",
                       timeout=300)
     assert [a.got for a in answers] == ["unsat"] * len(answers)
+
+
+@pytest.mark.parametrize("arch,instr", [("sm70", "f16f32"), ("sm80", "bf16f32")])
+def test_simulated_search_finds_a_large_error_below_the_proved_bound(arch: str, instr: str) -> None:
+    """The witness of a tight constant: its output replays bit for bit, its exact ratio is what the search says,
+    above 1/2 (the Table 9 bound is within a factor 2 of the worst error) and never above 1 (the proved bound)."""
+    from smtmma.queries.properties._error_search import search
+    from smtmma.simulate import simulate_dot
+    import numpy as np
+
+    model = model_of(arch, instr)
+    K = model.L
+    bound = _table9(model, K)
+    found = search(model, K, lambda w, d: _py_ratio(model, bound, w, d), seed=0, draws=800, climbs=4, batch=200)
+    assert found is not None
+    w, d, ratio = found
+    got = simulate_dot(model, None, np.array([w.a]), np.array([w.b]), np.array([w.c]), backend="numpy")
+    assert int(got[0]) == d
+    assert _py_ratio(model, bound, w, d) == ratio
+    assert Fraction(1, 2) < ratio <= 1
+
+
+@pytest.mark.slow
+def test_tight_constant_has_a_confirmed_witness_below() -> None:
+    """--tight on the full domain: proof at 1, a simulated witness the solver confirms (a pinned sat block) just below."""
+    model = model_of("sm70", "f16f32")
+    r = error_bound(model, K=4, tight=True, resolution=Fraction(1, 8), timeout=60)
+    assert r.verdict == "holds" and r.extra["tight"] == "1"
+    assert Fraction(1, 2) < Fraction(str(r.extra["attained"])) < 1
+    sat = [b for b in r.blocks if b.expect == "sat"]
+    assert len(sat) == 1 and "found by simulation" in sat[0].label
+    assert set(r.extra["attained_witness"]) == {"a", "b", "c"}

@@ -96,8 +96,15 @@ def _tight_claim(arch: str, instr: str, op: str | None) -> Claim:
         proof = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed,
                             scale=Fraction(str(tight)))
         blocks = query_blocks(proof, name) if proof.verdict == "holds" else []
-        detail = (f"smallest scale certified: {tight} x ({r.extra.get('bound')}) (proof); a witness reaches "
-                  f"{r.extra.get('attained')} x the bound (ratio error/bound); resolution 1/8")
+        blocks += [b for b in r.blocks if b.expect == "sat"]  # the witness just below, pinned (error/bound > attained)
+        attained = Fraction(str(r.extra.get("attained")))
+        detail = (f"smallest scale certified: {tight} x ({r.extra.get('bound')}) (proof); the largest error found "
+                  f"reaches {float(attained):.4f} x the bound")
+        if "attained_witness" in r.extra:
+            detail += f" (a simulated input, confirmed by the solver: {r.extra['attained_witness']})"
+        if r.extra.get("tight_reason"):
+            detail += f"; bisection stopped, {r.extra['tight_reason']}"
+        detail += "; resolution 1/8"
         verdict = f"scale {tight}"
         cert = certificate(name, SOURCE, models, verdict, r.solver, blocks)
         return Outcome(verdict, Fraction(str(tight)) <= 1, r.solver, None, detail, cert,

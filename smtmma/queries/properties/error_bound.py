@@ -24,6 +24,7 @@ from .._twins import (
     fused_parts,
     output_container,
     supports_fused_parts,
+    witness_pins,
 )
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
@@ -32,6 +33,7 @@ from .common import (
     _QUICK,
     _check_nonempty,
     _expect_same,
+    _hex_witness,
     _py_value,
     _replay_one,
     _result,
@@ -260,6 +262,7 @@ def error_bound(
         bound = replace(bound, fused=Fraction(fused))
     if ulps is not None:
         bound = replace(bound, ulps=Fraction(ulps))
+    full_domain = domain == Domain()
     scale, resolution = Fraction(scale), Fraction(resolution)
     if scale < 0 or resolution <= 0:
         raise InputError("error-bound: scale must be >= 0 and resolution > 0")
@@ -336,7 +339,15 @@ def error_bound(
     else:
         extra["ratio"] = str(info[2])
     if tight:
-        extra.update(_bisect(ask, scale, verdict, info, resolution))
+        seeded = _search_witness(model, K, domain, bound, formulas, run, seed) if full_domain else None
+        if seeded is not None:
+            w_best, _, r_best, block = seeded
+            extra["attained_witness"] = _hex_witness(model, w_best)
+            if verdict == "holds":
+                blocks.setdefault(scale, []).append(block)
+            if verdict == "holds":
+                info = (w_best, None, r_best)
+        extra.update(_bisect(ask, scale, verdict, info, resolution, seeded[2] if seeded else Fraction(0)))
     if verdict == "holds":
         if scale in blocks:
             extra["proof"] = "compositional (full domain: every finite input)"
@@ -347,10 +358,11 @@ def error_bound(
                    reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")
 
 
-def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, verdict: str, info: Any, resolution: Fraction) -> dict[str, object]:
-    """Smallest scale that holds (to ``resolution``) and the largest ratio a witness attained."""
+def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, verdict: str, info: Any, resolution: Fraction,
+            attained: Fraction = Fraction(0)) -> dict[str, object]:
+    """Smallest scale that holds (to ``resolution``) and the largest ratio a witness attained (``attained``: one already found)."""
     hi: Optional[Fraction] = scale if verdict == "holds" else None
-    lo = info[2] if verdict == "fails" else Fraction(0)  # every scale below lo fails (lo itself may hold)
+    lo = max(attained, info[2] if verdict == "fails" else Fraction(0))  # every scale below lo fails (lo itself may hold)
     guess = max(scale, Fraction(1)) * 2
     while hi is None:  # find a scale that holds
         if guess > 1 << 20:
@@ -370,12 +382,49 @@ def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, ve
             break
         v, i, _ = ask(mid)
         if v == "unknown":
-            return {"tight": str(hi), "attained": str(lo), "tight_reason": f"bisection stopped, solver gave up: {i}"}
+            return {"tight": str(hi), "attained": str(lo), "tight_reason": f"neither a proof nor a witness at {mid}: {i}"}
         if v == "holds":
             hi = mid
         else:
             lo = max(lo, i[2])
     return {"tight": str(hi), "attained": str(lo)}
+
+
+def _search_witness(model: Model, K: int, domain: Domain, bound: _Bound, formulas: list[_ErrorFormula], run: Runner,
+                    seed: int) -> Optional[tuple[Witness, int, Fraction, Any]]:
+    """A simulated input with a large ratio error/bound (:mod:`._error_search`), confirmed by the solver.
+
+    Returns (witness, D, ratio, block): the block pins the witness in the
+    query "error > lam * bound", lam the ratio rounded down to 1/1024, and
+    the solver answered sat on it.  None when the search found no finite
+    output or the model is not a one-FDPA with a known alignment exponent.
+    """
+    from ...proofs.certificate import pin_block
+    from ._error_search import search
+
+    if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa") or model.scale_fmt is not None:
+        return None
+
+    def ratio(w: Witness, d: int) -> Optional[Fraction]:
+        fmts = [(model.a_fmt, x) for x in w.a] + [(model.b_fmt, y) for y in w.b] + [(model.c_fmt, w.c)]
+        if any(not isinstance(to_fraction(get_format(f), x), Fraction) for f, x in fmts):
+            return None
+        return _py_ratio(model, bound, w, d)
+
+    found = search(model, K, ratio, seed=seed)
+    if found is None or found[2] <= 0:
+        return None
+    w, d, r = found
+    lam = Fraction(int(r * 1024), 1024)
+    if lam == r:
+        lam -= Fraction(1, 1024)
+    f = formulas[-1]
+    block = pin_block(f"an input whose error exceeds {lam} x the bound (found by simulation, ratio {float(r):.6f})",
+                      f.script(lam), witness_pins(model, w), "sat")
+    got = run.check(block.text, f.x.declared + ["d"])
+    if got.verdict != "sat" or got.values.get("d") != d:
+        raise ReplayError(f"error-bound: the solver does not confirm the simulated witness {w} (ratio {r}): {got.verdict}")
+    return w, d, r, block
 
 
 def _py_ratio(model: Model, bound: _Bound, w: Witness, d: int) -> Optional[Fraction]:

@@ -248,7 +248,10 @@ def error_bound(
     smallest quantum of the domain, so keep exponent ranges (``exp``,
     ``cexp``) narrow for wide formats.  ``tight=True`` bisects the scale:
     ``extra["tight"]`` is the smallest scale proved (to ``resolution``),
-    ``extra["attained"]`` the largest ratio error/bound a witness reached.
+    ``extra["attained"]`` the largest ratio error/bound a witness reached;
+    on the full domain the search starts from a simulated worst-case input
+    the solver confirms (``extra["attained_witness"]``, hex; its pinned
+    sat block joins ``blocks``).
 
     For one T-FDPA with ``lemmas``, a proof goes in steps the solver checks
     one by one (each summand's alignment error, each running sum's, the
@@ -422,6 +425,8 @@ def _search_witness(model: Model, K: int, domain: Domain, bound: _Bound, formula
     block = pin_block(f"an input whose error exceeds {lam} x the bound (found by simulation, ratio {float(r):.6f})",
                       f.script(lam), witness_pins(model, w), "sat")
     got = run.check(block.text, f.x.declared + ["d"])
+    if got.verdict == "unknown":
+        return None  # the bisection then starts from what the solver finds itself
     if got.verdict != "sat" or got.values.get("d") != d:
         raise ReplayError(f"error-bound: the solver does not confirm the simulated witness {w} (ratio {r}): {got.verdict}")
     return w, d, r, block

@@ -265,7 +265,6 @@ def error_bound(
         bound = replace(bound, fused=Fraction(fused))
     if ulps is not None:
         bound = replace(bound, ulps=Fraction(ulps))
-    full_domain = domain == Domain()
     scale, resolution = Fraction(scale), Fraction(resolution)
     if scale < 0 or resolution <= 0:
         raise InputError("error-bound: scale must be >= 0 and resolution > 0")
@@ -342,14 +341,11 @@ def error_bound(
     else:
         extra["ratio"] = str(info[2])
     if tight:
-        seeded = _search_witness(model, K, domain, bound, formulas, run, seed) if full_domain else None
+        seeded = _search_witness(model, K, bound, formulas, run, seed) if domain == Domain() else None
         if seeded is not None:
-            w_best, _, r_best, block = seeded
-            extra["attained_witness"] = _hex_witness(model, w_best)
+            extra["attained_witness"] = _hex_witness(model, seeded[0])
             if verdict == "holds":
-                blocks.setdefault(scale, []).append(block)
-            if verdict == "holds":
-                info = (w_best, None, r_best)
+                blocks.setdefault(scale, []).append(seeded[3])
         extra.update(_bisect(ask, scale, verdict, info, resolution, seeded[2] if seeded else Fraction(0)))
     if verdict == "holds":
         if scale in blocks:
@@ -393,7 +389,7 @@ def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, ve
     return {"tight": str(hi), "attained": str(lo)}
 
 
-def _search_witness(model: Model, K: int, domain: Domain, bound: _Bound, formulas: list[_ErrorFormula], run: Runner,
+def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFormula], run: Runner,
                     seed: int) -> Optional[tuple[Witness, int, Fraction, Any]]:
     """A simulated input with a large ratio error/bound (:mod:`._error_search`), confirmed by the solver.
 

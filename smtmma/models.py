@@ -148,6 +148,14 @@ class Model:
             raise InputError(f"interleave={self.interleave} must divide L={self.L}")
         if self.rho is not None and self.rho not in RHOS:
             raise UnknownNameError(unknown_name("conversion rho", self.rho, RHOS))
+        if self.rho is not None:  # rho (Table 2) writes D: its format must be D's (or live in D's container)
+            rf = get_format(RHOS[self.rho].fmt)
+            if (rf.container or rf.name) != get_format(self.d_fmt).name:
+                raise InputError(f"rho={self.rho} rounds to {rf.name}, but D is {self.d_fmt}")
+        if self.P is not None and self.P not in (2, 4):
+            raise InputError(f"P={self.P}: FTZ-AddMul (Alg. 2) adds products in pairs (P=2) or fours (P=4)")
+        if self.F is not None and self.F2 is not None and self.F2 < self.F:
+            raise InputError(f"F2={self.F2} < F={self.F}: Alg. 10/11 round the F-bit sum down to F2 >= F fraction bits")
         if self.nan not in NAN_STYLES:
             raise UnknownNameError(unknown_name("NaN style nan", self.nan, NAN_STYLES))
         if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
@@ -204,6 +212,8 @@ NAN_STYLES = ("ieee", "nvidia")
 
 def _param_range(p: str) -> str:
     """What parameter ``p`` accepts, for error messages: ``(1..128)`` or ``(rz-fp32, rne-fp32, ...)``."""
+    if p == "P":
+        return "(2 or 4)"
     return f"({PARAM_RANGES[p][0]}..{PARAM_RANGES[p][1]})" if p in PARAM_RANGES else f"({choices(RHOS)})"
 
 
@@ -267,8 +277,8 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             except UnknownNameError as e:
                 raise UnknownNameError(f"via: {e}") from None
         else:
-            if val.lower() not in ("none", "inf") and not re.fullmatch(r"[+-]?\d{1,9}", val):
-                what = "out of range" if re.fullmatch(r"[+-]?\d+", val) else "not an integer"
+            if val.lower() not in ("none", "inf") and not re.fullmatch(r"[+-]?\d{1,9}", val, re.ASCII):
+                what = "out of range" if re.fullmatch(r"[+-]?\d+", val, re.ASCII) else "not an integer"
                 rng = f" {_param_range(key)}" if key in PARAM_RANGES else ""
                 raise InputError(f"parameter {key}={clip(val, quote=False)}: {what}{rng}")
             changes[key] = None if val.lower() in ("none", "inf") else int(val)

@@ -45,8 +45,8 @@ def test_ctrl_c_during_a_solve_ends_the_command_and_its_solver_processes(solver:
 
 
 def test_timeout_bounds_building_the_formula_too(capsys) -> None:
-    # K = 100000 takes minutes to build; --timeout 2 ends the command after 2 s with status 3.
-    code, out, err = run(capsys, "distinguish", "sm80", "sm90", "--instr", "f16f32", "--k", "100000", "--timeout", "2")
+    # K = 65536 (the largest --k) takes minutes to build; --timeout 2 ends the command after 2 s with status 3.
+    code, out, err = run(capsys, "distinguish", "sm80", "sm90", "--instr", "f16f32", "--k", "65536", "--timeout", "2")
     assert code == EXIT_TIMEOUT and out == ""
     assert err == "smtmma: error: no answer: --timeout (2 s) ran out before an answer\n"
 

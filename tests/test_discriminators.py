@@ -13,7 +13,7 @@ from smtmma.catalogue import entries, lookup, model_of
 from smtmma.discriminators.candidates import (
     STRUCTURAL, catalogue_space, explicit_space, grid_space, inconsistency, model_by_name, parse_grid)
 from smtmma.discriminators.classes import discover_classes, evaluate_pool, partition, suite_length
-from smtmma.discriminators.identify import identify
+from smtmma.discriminators.identify import CONFIRM_VECTORS, identify
 from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, padding_zero, place
 from smtmma.queries.pool import OperandFormats, draw_pool, restrict
 from smtmma.discriminators.selection import select, unseparated
@@ -299,6 +299,16 @@ def test_identify_reports_none_with_the_vector_no_candidate_explains() -> None:
     assert v.d == device.run([v])[0] and v.d not in v.expect.values()
     rec = r.to_dict()
     assert rec["vectors_run"] == len(rec["transcript"]) == 1 and rec["transcript"][0]["survivors"] == []
+
+
+def test_one_candidate_is_checked_on_the_device_not_named_untested() -> None:
+    # one class from the start: no vector splits it, yet the device must match the pool vectors that are run
+    space = explicit_space(["sm80"], "f16f32")
+    wrong = identify(open_device("sim:gfx942"), space)
+    assert wrong.verdict == "none" and 1 <= len(wrong.rounds) <= CONFIRM_VECTORS
+    assert {r.source for r in wrong.rounds} == {"confirmation"} and wrong.rounds[-1].survivors == []
+    right = identify(open_device("sim:sm80"), space)
+    assert right.verdict == "identified" and right.models == ["sm80"] and len(right.rounds) == CONFIRM_VECTORS
 
 
 def _padding_rows() -> list:

@@ -145,3 +145,18 @@ def test_cli_matmul(tmp_path, capsys) -> None:
     assert main(["matmul", "--arch", "sm90", "--instr", "f16f32", str(tmp_path / "missing.npy"), str(tmp_path / "B.npy"),
                  "-o", str(out)]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_cli_matmul_writes_the_file_named_and_refuses_others(tmp_path, capsys) -> None:
+    np.save(tmp_path / "A.npy", np.ones((2, 16), dtype=np.float16))
+    np.save(tmp_path / "B.npy", np.ones((16, 3), dtype=np.float16))
+    args = ["matmul", "--arch", "sm90", "--instr", "f16f32", str(tmp_path / "A.npy"), str(tmp_path / "B.npy"), "-o"]
+    assert main([*args, str(tmp_path / "D.txt")]) == 0  # np.save(path) would have written D.txt.npy
+    capsys.readouterr()
+    assert np.array_equal(np.load(tmp_path / "D.txt"), np.full((2, 3), 16, dtype=np.float32))
+    assert not (tmp_path / "D.txt.npy").exists()
+    for bad, message in [("", "-o is empty"), (str(tmp_path), "is a directory"),
+                         (str(tmp_path / "nodir" / "D.npy"), "no such directory")]:
+        assert main([*args, bad]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1

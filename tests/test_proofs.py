@@ -76,6 +76,18 @@ def test_prove_needs_a_claim(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--all" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, message", [
+    (["--timeout", "nan"], "expected a positive number of seconds"),
+    (["--timeout", "inf"], "expected a positive number of seconds"),
+    (["--seed", "-1"], "expected a seed in 0..4294967295"),
+    (["--jobs", "0"], "expected a positive integer"),
+])
+def test_bad_numbers_fail_before_any_claim_runs(capsys: pytest.CaptureFixture[str], option: list[str], message: str) -> None:
+    assert main(["prove", "exact-products", *option]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def test_prove_list_json_names_every_claim(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "--list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["claims"]
@@ -143,7 +155,9 @@ def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys:
     path.write_text(path.read_text().replace("rz-fp32", "rne-fp32"))
     capsys.readouterr()
     assert main(["prove", "--check", str(path)]) == 2
-    assert "make it again" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "make it again" in out
+    assert err.startswith("smtmma: error: 1 of 1 certificates could not be re-checked") and err.count("\n") == 1
 
 
 def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -344,6 +344,10 @@ def test_custom_predicate_errors(tmp_path: Path) -> None:
         check_property("custom", M("sm80"), K=2, predicate=str(none))
     with pytest.raises(InputError, match="does not exist"):
         check_property("custom", M("sm80"), K=2, predicate=str(tmp_path / "missing.py"))
+    quits = tmp_path / "quits.py"
+    quits.write_text("import sys\nsys.exit(0)\n")  # would have ended smtmma with status 0 and no output
+    with pytest.raises(InputError, match="loading .* failed: SystemExit"):
+        check_property("custom", M("sm80"), K=2, predicate=str(quits))
 
 
 def test_custom_predicate_across_two_models() -> None:

@@ -193,12 +193,28 @@ def test_bad_claims_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], con
 @pytest.mark.parametrize("args, message", [
     (["-o", "r.pdf", "--no-claims"], "suffix: .html or .md"),
     (["-o", "nodir/r.html", "--no-claims", "--no-plots"], "no such directory"),
-    (["-o", "r.html", "--samples", "0"], "expected a positive integer"),
+    (["-o", "r.html", "--samples", "0"], "expected a number of random inputs in 1..1000000"),
+    (["-o", "r.html", "--samples", "99999999999"], "expected a number of random inputs in 1..1000000"),
+    (["-o", "r.html", "--seed", "-1", "--no-claims"], "expected a seed in 0..4294967295"),
+    (["-o", "r.html", "--timeout", "inf", "--only", "exact-products"], "expected a positive number of seconds"),
     (["-o", "r.html", "--only", " , "], "--only is empty"),
+    (["-o", "folder.html", "--no-claims", "--no-plots"], "is a directory"),
 ])
 def test_bad_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                      args: list[str], message: str) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder.html").mkdir()
     assert main(["report", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_unwritable_output_fails_before_the_claims_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import smtmma.report as report
+
+    def no_claims(*args: object, **kwargs: object) -> None:
+        raise AssertionError("claims ran before the output path was checked")
+    monkeypatch.setattr(report, "run_claims", no_claims)
+    assert main(["report", "-o", str(tmp_path / "nodir" / "r.html"), "--only", "volta-nonmonotonic"]) == 2
+    assert "no such directory" in capsys.readouterr().err

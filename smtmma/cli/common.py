@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, Optional
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -26,20 +26,59 @@ def _print_error(message: str) -> None:
     print(f"smtmma: error: {one_line}", file=sys.stderr)
 
 
-def _int_at_least(lo: int, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``lo`` (``what`` names it in the error, e.g. "a positive integer")."""
+def _int_at_least(lo: int, what: str, hi: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``lo`` (and <= ``hi``); ``what`` names it in the error ("a positive integer")."""
 
     def parse(text: str) -> int:
+        t = text.strip()
+        if not t.isascii():
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         try:
-            n = int(text)
+            n = int(t)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if n < lo:
+        if n < lo or (hi is not None and n > hi):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return n
 
     return parse
 
 
+#: the longest dot product a command accepts (--k): 2^16 lanes
+MAX_K = 1 << 16
+#: the most random inputs drawn at once (--pool, --samples)
+MAX_DRAWS = 1_000_000
+#: the longest time limit, in seconds (--timeout, --time-limit): about 11 days
+MAX_SECONDS = 1e6
+
 _non_negative = _int_at_least(0, "a non-negative integer")
 _positive_int = _int_at_least(1, "a positive integer")
+_k_length = _int_at_least(1, f"a dot-product length in 1..{MAX_K}", MAX_K)
+_draws = _int_at_least(0, f"a number of random inputs in 0..{MAX_DRAWS}", MAX_DRAWS)
+_positive_draws = _int_at_least(1, f"a number of random inputs in 1..{MAX_DRAWS}", MAX_DRAWS)
+_seed = _int_at_least(0, "a seed in 0..4294967295", (1 << 32) - 1)
+
+
+def _path(text: str) -> str:
+    """An argparse type: a file or folder name that is not empty (an empty one would write to the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file or folder name, got an empty one")
+    return text
+
+
+def _model_spec(text: str) -> str:
+    """An argparse type: a model spec that is not empty (an empty one would quietly keep the catalogue's model)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a model spec such as t-fdpa:F=26, got an empty one")
+    return text
+
+
+def _positive_float(text: str) -> float:
+    """An argparse type: seconds, a finite number in (0, MAX_SECONDS]."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < x <= MAX_SECONDS:  # NaN and inf fail here too
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds up to {MAX_SECONDS:g}, got {text!r}")
+    return x

@@ -22,6 +22,9 @@ cannot split them), keeps the candidates whose output equals the device's, and
 stops with one class (every survivor identical to, or proved equivalent with, the
 others on the domain) or with none: then the last vector, which no candidate
 explains, is printed as a test-vector line -- the start of a model revision.
+When the candidates form one class before any vector (one candidate, or all
+equivalent), up to 8 pool vectors ("confirmation") still run: the device must
+match them, or the verdict is none.
 
 {DEVICE_HELP}
 
@@ -29,7 +32,7 @@ explains, is printed as a test-vector line -- the start of a model revision.
 
 --json prints one object:
   {{"verdict": "identified"|"none"|"undecided", "models": [MODEL, ...], "vectors_run": N,
-   "transcript": [{{"vector": LINE, "d": HEX, "survivors": [MODEL, ...], "source": "pool"|"solver"}}],
+   "transcript": [{{"vector": LINE, "d": HEX, "survivors": [MODEL, ...], "source": "pool"|"solver"|"confirmation"}}],
    "evidence": [{{"rep", "member", "verdict", "solver", "seconds"}}], "seconds", "last_vector"}}
   (catalogue candidates are named ARCH or ARCH/OP, others by their model spec)
 

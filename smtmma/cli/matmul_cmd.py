@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,12 +74,24 @@ def _load(path: str, what: str) -> np.ndarray:
     return arr
 
 
+def _check_output(path: str) -> None:
+    """InputError, before any work, when ``path`` cannot be D's file: empty, a folder, or in no existing folder."""
+    if not path.strip():
+        raise InputError("-o is empty; give the file D is written to (D.npy)")
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"-o {path} is a directory; give the file D is written to (D.npy)")
+    if not p.parent.is_dir():
+        raise InputError(f"-o {path}: no such directory {str(p.parent)!r}")
+
+
 def _cmd_matmul(args: argparse.Namespace) -> int:
     from ..gemm import instruction_k, matmul
     from ..catalogue import lookup
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+    _check_output(args.output)
     entry = lookup(args.arch, args.instr, args.op)
     A, B = _load(args.A, "A"), _load(args.B, "B")
     C = _load(args.C, "C") if args.C else None
@@ -90,7 +103,8 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
                    progress=lambda done, total: status.bar(done, total, " rows of D"))
     seconds = time.perf_counter() - t0
     try:
-        np.save(args.output, D)
+        with open(args.output, "wb") as fh:  # the name as given: np.save(path) would append .npy to D.txt
+            np.save(fh, D)
     except OSError as e:
         raise InputError(f"cannot write {args.output}: {e.strerror or e}") from None
     M, N = D.shape

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from ..errors import InputError
 from ..proofs.claim import Claim
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _path, _positive_float, _positive_int, _print_error, _seed
 from .progress import Status
 
 _EPILOG = """\
@@ -52,12 +52,12 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--list", action="store_true", help="list the claims (name, source, models, expected verdict)")
     p.add_argument("--group", help="only the claims of one group (table4, carry-bits, symmetry, ...)")
     p.add_argument("--solver", help="bitwuzla, z3, cvc5 or portfolio (default: the first installed)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
-    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
-    p.add_argument("--save", metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
+    p.add_argument("--seed", type=_seed, default=0, help="solver seed (default 0)")
+    p.add_argument("--save", type=_path, metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
     p.add_argument("--compress", action="store_true",
                    help="with --save: write certificates over 200 kB gzipped (DIR/<claim>.smt2.gz; zcat F | z3 -in)")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
                    help="claims run at once, one process each (default 1; their seconds are then wall times)")
     p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -120,11 +120,16 @@ def _check(args: argparse.Namespace) -> int:
             print(f"{r.status:8} {r.claim} ({r.verdict}): {what}, {solver}, {r.seconds:.2f} s  [{r.path}]")
         ok = sum(r.status == "ok" for r in results)
         print(f"{ok}/{len(results)} certificates re-checked")
-    if any(r.status == "error" for r in results):
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        _print_error(f"{len(errors)} of {len(results)} certificates could not be re-checked (first: {errors[0].error})")
         return 2
     if any(r.status == "mismatch" for r in results):
         return EXIT_MISMATCH
-    if any(r.status == "unknown" for r in results):
+    unknown = [r for r in results if r.status == "unknown"]
+    if unknown:
+        _print_error(f"{len(unknown)} of {len(results)} certificates got no answer from the solver (first: {unknown[0].path}); "
+                     "try a larger --timeout or another --solver")
         return EXIT_TIMEOUT
     return EXIT_OK
 
@@ -139,12 +144,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         return _check(args)
     if not (args.claims or args.all or args.list or args.group):
         raise InputError("name claims to prove, or --all, --group G or --list (see 'smtmma prove --help')")
-    if args.timeout <= 0:
-        raise InputError(f"--timeout must be positive, got {args.timeout:g}")
     if args.compress and not args.save:
         raise InputError("--compress applies to the certificates --save DIR writes")
-    if args.jobs < 1:
-        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     claims = select(args.claims, all_claims=args.all or args.list and not args.claims, group=args.group)
     if args.list:
         return _list(claims, args.json)

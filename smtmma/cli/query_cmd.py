@@ -19,7 +19,7 @@ from .solver_options import (
     _write_smt2,
     _write_text,
 )
-from .common import EXIT_OK, EXIT_TIMEOUT
+from .common import EXIT_OK, EXIT_TIMEOUT, _model_spec
 from .witness_format import _hexdec, _witness_lines
 
 _PROPERTIES_HELP = """\
@@ -78,7 +78,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     pq.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
                     "--op names a full instruction whose types fix it")
     pq.add_argument("--op", help="op family or an instruction name; default: the catalogue's default")
-    pq.add_argument("--model", metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
+    pq.add_argument("--model", type=_model_spec, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
     pq.add_argument("--tight", action="store_true", help="error-bound: bisect for the smallest multiple of the bound that holds")
     pq.add_argument("--predicate", metavar="FILE", help="custom: the file defining the predicate")
     _add_solver_options(pq, "dot-product length (default: the property's, usually one FDPA: K = L)")

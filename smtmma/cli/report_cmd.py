@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..errors import InputError
-from .common import EXIT_OK, _positive_int
+from .common import EXIT_OK, _positive_draws, _positive_float, _seed
 from .progress import Status
 
 _EPILOG = """\
@@ -50,21 +50,19 @@ def add_parser(sub: Any, fmt: type) -> None:
     src.add_argument("--only", metavar="NAME,...", help="run only these claims now (default: all)")
     src.add_argument("--no-claims", action="store_true", help="no claims: catalogue and plots only")
     p.add_argument("--solver", help="backend for claims run now (default: the preferred one)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per solver call for claims run now (default 60)")
-    p.add_argument("--samples", type=_positive_int, default=None,
+    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per solver call for claims run now (default 60)")
+    p.add_argument("--samples", type=_positive_draws, default=None,
                    help="dot products of the bias experiment (default 60000; the f16f32 comparison uses a third)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--no-plots", action="store_true", help="leave the plots out (no matplotlib needed)")
     p.add_argument("--json", action="store_true", help="print a JSON summary (files written, claims, seconds)")
     p.set_defaults(func=_cmd_report)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..report import DEFAULT_SAMPLES, build, load_records, report_format, run_claims, write_report
+    from ..report import DEFAULT_SAMPLES, build, check_output, load_records, run_claims, write_report
 
-    report_format(args.output)  # a bad suffix fails before any work
-    if args.timeout <= 0:
-        raise InputError(f"--timeout must be positive, got {args.timeout:g}")
+    check_output(args.output)  # a bad suffix or a folder that is not there fails before any work
     t0 = time.perf_counter()
     if args.claims:
         records, origin = load_records(args.claims), args.claims

@@ -14,7 +14,7 @@ from ..models import parse_model_spec
 from ..simulate import simulate_dot
 from ..trace import trace_dot
 from ..vectors import vector_formats
-from .common import EXIT_OK
+from .common import EXIT_OK, _model_spec
 from .values import _check_ambiguous, _display, _parse_tokens, _tokens
 from ..queries.records import value_text as _value_text
 
@@ -66,7 +66,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     ps.add_argument("--op", help="op family (mma, wgmma, tcgen05, mfma, mfma_1k) or an instruction name (PTX "
                     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, MMA-Sim m16n8k16.f32.f16.f16.f32, v_mfma_f32_16x16x16_f16); "
                     "default: the catalogue's default")
-    ps.add_argument("--model", metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26 "
+    ps.add_argument("--model", type=_model_spec, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26 "
                     "(parameters not given keep the catalogue's values)")
     ps.add_argument("--a", required=True, metavar="V1,V2,...", help="the K values of A (format of the instruction's A)")
     ps.add_argument("--b", required=True, metavar="V1,V2,...", help="the K values of B")

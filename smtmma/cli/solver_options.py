@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from ..errors import InputError
 from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
 from ..queries.distinguish import smt2_file_text
-from .common import _non_negative, _positive_int, _print_error
+from .common import _k_length, _path, _positive_float, _print_error, _seed
 
 _DOMAIN_HELP = """\
 domain (--domain, comma-separated items; default: finite inputs):
@@ -35,18 +35,8 @@ it at once.  A sat witness is always replayed through the simulator before it
 is printed."""
 
 
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not x > 0 or x != x or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return x
-
-
 def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
-    p.add_argument("--k", type=_positive_int, metavar="K", help=k_help)
+    p.add_argument("--k", type=_k_length, metavar="K", help=k_help)
     p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S",
                    help="bitwuzla, z3, cvc5 or portfolio (default: the first installed of bitwuzla, z3, cvc5)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC",
@@ -54,8 +44,8 @@ def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
                    "call; exit status 3 when it runs out")
     p.set_defaults(timeout_bounds_command=True)
     p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see below)")
-    p.add_argument("--seed", type=_non_negative, default=0, metavar="N", help="solver random seed (default 0)")
-    p.add_argument("--emit-smt2", metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE; for query, the "
+    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="solver random seed (default 0)")
+    p.add_argument("--emit-smt2", type=_path, metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE; for query, the "
                    "certificate when the property makes one (every check-sat with its expected answer; "
                    "order-independence then proves each swap on its own terms, which takes longer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from ..discriminators.suite import Suite, build_suite
 from ..errors import InputError
 from ..queries.formula import parse_domain
-from .common import EXIT_OK, EXIT_TIMEOUT, _print_error
+from .common import EXIT_OK, EXIT_TIMEOUT, _path, _print_error
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
 
@@ -59,7 +59,7 @@ def add_parser(sub: Any, fmt: type) -> None:
                        "(the catalogue of an instruction type, a list of models, or a parameter grid).",
                        epilog=_SUITE_EPILOG, formatter_class=fmt)
     add_space_options(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write the suite (JSON Lines) to FILE (default: standard output)")
+    p.add_argument("-o", "--output", type=_path, metavar="FILE", help="write the suite (JSON Lines) to FILE (default: standard output)")
     p.set_defaults(func=_cmd_suite)
 
 

@@ -195,10 +195,6 @@ def inconsistency(model: Model, instr: str) -> Optional[str]:
         return ("ignores the block scales of " + i.name) if i.scale_fmt else f"needs block scales; {i.name} has none"
     if model.scale_fmt is not None and model.scale_fmt != i.scale_fmt:
         return f"reads {model.scale_fmt} scales, {i.name} has {i.scale_fmt}"
-    if model.rho is not None:
-        rf = get_format(model.conversion.fmt)
-        if (rf.container or rf.name) != i.d_fmt:
-            return f"rho={model.rho} rounds to {rf.name}, but D is {i.d_fmt}"
     if model.kind == "ftz-addmul" and (i.c_fmt, i.d_fmt) != ("fp32", "fp32"):
         return "FTZ-AddMul accumulates in fp32; D is " + i.d_fmt
     if model.via is not None:

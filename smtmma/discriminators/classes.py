@@ -73,6 +73,7 @@ def evaluate_pool(space: Space, *, K: Optional[int] = None, domain: Optional[Dom
     """Draw a pool of about ``pool_size`` inputs of length K (default :func:`suite_length`) and run every model on it."""
     domain = domain or Domain()
     K = K or suite_length(space)
+    domain.check_lanes(K)
     names_of: dict[Model, list[str]] = {}
     for c in space.candidates:
         names_of.setdefault(c.model, []).append(c.name)

@@ -39,6 +39,10 @@ class Runner(Protocol):
     def run(self, vectors: Sequence[TestVector]) -> list[int]: ...
 
 
+#: pool vectors run when the candidates form one class before any vector: the device must match them all
+CONFIRM_VECTORS = 8
+
+
 @dataclass(frozen=True)
 class Round:
     """One vector run: the line (JSON, with every survivor's ``expect``), the device's D, the survivors after it."""
@@ -46,7 +50,7 @@ class Round:
     vector: str
     d: int
     survivors: list[str]
-    source: str  # "pool" or "solver"
+    source: str  # "pool", "solver", or "confirmation" (one class from the start: a pool vector checks the device is it)
 
 
 @dataclass
@@ -112,9 +116,13 @@ def identify(
     result = Identification("identified", [], [], d_hex=lambda x: format_hex(fm.d, x))
     proved: dict[Model, Evidence] = {}  # survivors proved equivalent to the first survivor
     domain_checked = False
+    confirming = True  # no vector has split the candidates yet
     while True:
         open_ = [m for m in alive[1:] if m not in proved]
-        if not open_:
+        # one class left before any vector ran (one candidate, or all equivalent): still run a few pool vectors, so
+        # that a device that is none of them is caught rather than named without a test
+        confirm = not open_ and confirming and len(result.rounds) < min(CONFIRM_VECTORS, outputs.shape[1])
+        if not open_ and not confirm:
             break
         if len(result.rounds) >= max_vectors:
             result.verdict = "undecided"
@@ -122,7 +130,11 @@ def identify(
         labels = np.zeros(len(alive), dtype=np.int64)
         gains = [separated_pairs(labels, outputs[:, j]) for j in range(outputs.shape[1])] if outputs.shape[1] else []
         source = "pool"
-        if gains and max(gains) > 0:
+        if confirm:
+            source = "confirmation"
+            row = pool.take([len(result.rounds)])
+            column = outputs[:, len(result.rounds)]
+        elif gains and max(gains) > 0:
             j = int(np.argmax(gains))
             row = pool.take([j])
             column = outputs[:, j]
@@ -141,6 +153,7 @@ def identify(
             row = Inputs.single(w.a, w.b, w.c, w.scale_a, w.scale_b)
             column = np.array([model_outputs(m, row)[0] for m in alive], dtype=np.uint64)
             source = "solver"
+        confirming = confirming and confirm
         expect = {n: int(x) for m, x in zip(alive, column) for n in names_of[m]}
         a_, b_, c_, sa, sb = row.row(0)
         line = dump_vector(space.base_arch, space.instr, a_, b_, c_, None, scale_a=sa, scale_b=sb, expect=expect)

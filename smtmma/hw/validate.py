@@ -153,6 +153,10 @@ def shrink(device: Device, model: Model, arch: str, instr: str, op: Optional[str
     return ShrinkResult(tuple(int(x) for x in a), tuple(int(x) for x in b), int(c), steps, device_d, model_d)
 
 
+#: operand values drawn per batch at most (rows x K): bounds the memory of a long K
+BATCH_VALUES = 1 << 22
+
+
 def validate(
     device: Device,
     arch: str,
@@ -180,6 +184,7 @@ def validate(
     rng = np.random.default_rng(seed)
     name = entry_name(e) if not op or op == e.op else f"{e.arch}/{op}"
     batch = max(1, min(batch, -(-n // len(VALIDATION_KINDS))))  # every kind gets a share of a small n
+    batch = max(1, min(batch, BATCH_VALUES // K))  # a long K: fewer rows per batch, the same memory
     done, turn = 0, 0
     while done < n:
         kind = VALIDATION_KINDS[turn % len(VALIDATION_KINDS)]

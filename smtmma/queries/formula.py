@@ -51,6 +51,14 @@ class Domain:
     signs: tuple[tuple[str, str], ...] = ()
     fixed: tuple[tuple[str, int], ...] = ()
 
+    def check_lanes(self, K: int) -> None:
+        """InputError when the domain names lanes a dot product of ``K`` lanes does not have (``lanes=N``, ``a<k>=``)."""
+        if self.lanes is not None and self.lanes > K:
+            raise InputError(f"domain: lanes={self.lanes} but the dot product has only K={K} lanes")
+        for name, _ in self.fixed:
+            if name[0] in "ab" and int(name[1:]) >= K:
+                raise InputError(f"domain: {name} is not an input of this query (K={K})")
+
     def describe(self) -> str:
         """One line stating the domain, e.g. ``finite inputs, exponents of a,b in [-8, 8]``."""
         parts = ["NaN/Inf allowed" if self.specials else "finite inputs"]
@@ -77,9 +85,19 @@ def parse_domain(spec: Optional[str]) -> Domain:
     kw: dict[str, object] = {}
     fixed: list[tuple[str, int]] = []
     signs: dict[str, str] = {}
+    if spec is not None and not spec.strip(" ,"):
+        raise InputError("domain is empty; give items such as exp=-8:8,lanes=4, or leave --domain out")
+    seen: dict[str, str] = {}
     for tok in filter(None, (t.strip() for t in (spec or "").split(","))):
         key, eq, val = tok.partition("=")
         key = key.lower()
+        if not tok.isascii():
+            raise InputError(f"domain: bad item {clip(tok)}: only ASCII letters, digits and signs")
+        # an item given twice, or finite with specials, would silently leave only the last one in force
+        slot = "specials" if key in ("finite", "specials") else "subnormals" if key in ("normal", "nosubnormals") else key
+        if slot in seen and not re.match(r"^[abc][+-]$", key):
+            raise InputError(f"domain: {clip(seen[slot])} and {clip(tok)} both set {slot}; give it once")
+        seen[slot] = tok
         if key == "finite" and not eq:
             kw["specials"] = False
         elif key == "specials" and not eq:
@@ -173,8 +191,7 @@ class DotFormula:
     def restrict(self, domain: Domain) -> None:
         """Assert ``domain`` on the inputs."""
         alg = self.alg
-        if domain.lanes is not None and domain.lanes > self.K:
-            raise InputError(f"domain: lanes={domain.lanes} but the dot product has only K={self.K} lanes")
+        domain.check_lanes(self.K)
         by_name = dict(zip(self.input_names, self.a + self.b + [self.c] + (self.scale_a or []) + (self.scale_b or [])))
         widths = {n: (self.a_fmt if n[0] == "a" else self.b_fmt if n[0] == "b" else self.c_fmt) for n in by_name if n[0] in "abc"}
         for name, value in domain.fixed:

@@ -9,13 +9,14 @@ behind the plots, NumPy only), ``plots`` (matplotlib), ``html``, ``markdown``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import InputError
 from .content import DEFAULT_SAMPLES, Report, build
 from .data import load_records, run_claims
 
-__all__ = ["Report", "build", "write_report", "load_records", "run_claims", "report_format", "DEFAULT_SAMPLES"]
+__all__ = ["Report", "build", "write_report", "load_records", "run_claims", "report_format", "check_output", "DEFAULT_SAMPLES"]
 
 _FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
 
@@ -28,12 +29,23 @@ def report_format(path: str) -> str:
     return fmt
 
 
-def write_report(rep: Report, path: str) -> list[Path]:
-    """Write ``rep`` to ``path`` (HTML or Markdown by suffix); returns the files written (the report first)."""
+def check_output(path: str) -> str:
+    """The report's format ("html" or "md") after checking ``path`` can be written: InputError before any work if not."""
     fmt = report_format(path)
     p = Path(path)
     if not p.parent.is_dir():
         raise InputError(f"{path}: no such directory {str(p.parent)!r}")
+    if p.is_dir():
+        raise InputError(f"{path} is a directory; give the report's file name (report.html or report.md)")
+    if not os.access(p if p.exists() else p.parent, os.W_OK):
+        raise InputError(f"{path}: not writable")
+    return fmt
+
+
+def write_report(rep: Report, path: str) -> list[Path]:
+    """Write ``rep`` to ``path`` (HTML or Markdown by suffix); returns the files written (the report first)."""
+    fmt = check_output(path)
+    p = Path(path)
     if fmt == "html":
         from .html import render_html
 

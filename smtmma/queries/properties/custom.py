@@ -34,7 +34,7 @@ def load_predicate(source: Union[str, "os.PathLike[str]", Predicate]) -> Predica
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # sys.exit() in the file must not end smtmma with the file's status
         raise InputError(f"custom: loading {path} failed: {type(e).__name__}: {e}") from None
     fn = getattr(module, "predicate", None)
     if not callable(fn):
@@ -45,7 +45,7 @@ def load_predicate(source: Union[str, "os.PathLike[str]", Predicate]) -> Predica
 def _call_predicate(fn: Predicate, alg: Algebra, inputs: dict[str, Int], outputs: dict[str, Int]) -> Bool:
     try:
         value = fn(alg, inputs, outputs)
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         raise InputError(f"custom: the predicate raised {type(e).__name__}: {e}") from None
     if isinstance(value, (bool, np.bool_)):
         return alg.bconst(bool(value))

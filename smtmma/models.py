@@ -150,7 +150,7 @@ class Model:
             raise UnknownNameError(unknown_name("conversion rho", self.rho, RHOS))
         if self.rho is not None:  # rho (Table 2) writes D: its format must be D's (or live in D's container)
             rf = get_format(RHOS[self.rho].fmt)
-            if (rf.container or rf.name) != get_format(self.d_fmt).name:
+            if get_format(self.d_fmt).name not in (rf.name, rf.container):
                 raise InputError(f"rho={self.rho} rounds to {rf.name}, but D is {self.d_fmt}")
         if self.P is not None and self.P not in (2, 4):
             raise InputError(f"P={self.P}: FTZ-AddMul (Alg. 2) adds products in pairs (P=2) or fours (P=4)")

@@ -34,7 +34,7 @@ import numpy as np
 
 from .catalogue import model_of
 from .discriminators.candidates import model_by_name
-from .errors import InputError, SmtmmaError
+from .errors import InputError, InputTypeError, SmtmmaError
 from .formats import Format, format_hex, to_float
 from .models import Model
 from .simulate import simulate_dot
@@ -437,6 +437,8 @@ def check_files(
     progress: Optional[Callable[[str, int], None]] = None,
 ) -> CheckReport:
     """:func:`check_file` for each path (in order); a file that cannot be read never stops the others."""
+    if isinstance(paths, (str, Path)):  # one path, not its characters
+        raise InputTypeError(f"paths is a list of files; for one file use check_file({str(paths)!r}) or [{str(paths)!r}]")
     reports = []
     for p in paths:
         cb = (lambda n, _p=str(p): progress(_p, n)) if progress is not None else None

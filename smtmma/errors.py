@@ -59,7 +59,7 @@ def close_names(name: object, names: Iterable[str], n: int = 3) -> list[str]:
     """
     pool = list(dict.fromkeys(str(x) for x in names))
     key = str(name).strip().lower()
-    if not key:
+    if not key or len(key) > 4 * _NAME_SHOWN:  # no valid name is that long: nothing is close
         return []
     lower = {x.lower(): x for x in pool}
     prefix = [x for x in pool if len(key) >= 2 and (x.lower().startswith(key) or key.startswith(x.lower()) and len(x) >= 2)]
@@ -76,6 +76,10 @@ def did_you_mean(name: object, names: Iterable[str], n: int = 3) -> str:
     return "did you mean " + (near[0] if len(near) == 1 else ", ".join(near[:-1]) + " or " + near[-1]) + "?"
 
 
+#: longest name an error message echoes whole (repr, quotes included)
+_NAME_SHOWN = 48
+
+
 def unknown_name(what: str, name: object, names: Iterable[str], *, aliases: Iterable[str] = (),
                  see: str = "", limit: int = 12) -> str:
     """One-line message for an unknown ``name``: ``unknown architecture 'hoper'; did you mean hopper? valid: ...``.
@@ -86,8 +90,12 @@ def unknown_name(what: str, name: object, names: Iterable[str], *, aliases: Iter
     """
     pool = list(dict.fromkeys(names))
     alias_list = list(aliases)
-    hint = did_you_mean(name, [*pool, *alias_list]) if len(pool) + len(alias_list) > 5 else ""
-    msg = f"unknown {what} {name!r}" + (f"; {hint}" if hint else "")
+    shown = repr(name)
+    long = len(shown) > _NAME_SHOWN
+    if long:  # a megabyte of name: neither echoed whole nor compared with every valid one
+        shown = f"{shown[:_NAME_SHOWN - 8]}... ({len(str(name))} characters)"
+    hint = did_you_mean(name, [*pool, *alias_list]) if len(pool) + len(alias_list) > 5 and not long else ""
+    msg = f"unknown {what} {shown}" + (f"; {hint}" if hint else "")
     if len(pool) <= limit or not see:
         msg += ("" if hint else ";") + f" valid: {choices(pool)}"
         return msg + (f" (and aliases: see {see})" if see and alias_list else "")

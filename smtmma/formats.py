@@ -229,12 +229,24 @@ class Special:
     NINF = "-inf"
 
 
+def pattern(fmt: Format, bits: object) -> int:
+    """``bits`` as a bit pattern of ``fmt`` (an int in [0, 2**fmt.bits)); InputTypeError / NotRepresentableError if not.
+
+    A float, a bool or a string is refused rather than truncated to an int.
+    """
+    if not isinstance(bits, numbers.Integral) or isinstance(bits, (bool, np.bool_)):
+        raise InputTypeError(f"a {fmt.name} bit pattern must be an int, got {type(bits).__name__} "
+                             f"{clip(repr(bits), quote=False)}")
+    b = int(bits)
+    if b < 0:
+        raise NotRepresentableError(f"{b} is negative: a {fmt.name} bit pattern is an unsigned int of {fmt.bits} bits")
+    if b >> fmt.bits:
+        raise NotRepresentableError(f"{b:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+    return b
+
+
 def _fields(fmt: Format, bits: int) -> tuple[int, int, int]:
-    bits = int(bits)
-    if not 0 <= bits < (1 << fmt.bits):
-        raise NotRepresentableError(
-            f"{bits:#x} has more bits than {fmt.name} ({fmt.bits} bits)"
-        )
+    bits = pattern(fmt, bits)
     sign = (bits >> (fmt.bits - 1)) & 1 if fmt.signed and not fmt.sign_ignored else 0
     mag = bits & ((1 << (fmt.exp_bits + fmt.man_bits)) - 1)
     return sign, mag >> fmt.man_bits, mag & ((1 << fmt.man_bits) - 1)
@@ -255,8 +267,7 @@ def to_fraction(fmt: Union[str, Format], bits: int) -> Union[Fraction, str]:
     Zero keeps no sign here; use :func:`is_negative_zero` for that.
     """
     fmt = get_format(fmt)
-    bits = int(bits)
-    _fields(fmt, bits)
+    bits = pattern(fmt, bits)
     if fmt.is_nan_bits(bits):
         return Special.NAN
     if fmt.is_inf_bits(bits):
@@ -275,7 +286,7 @@ def is_negative_zero(fmt: Union[str, Format], bits: int) -> bool:
 def to_float(fmt: Union[str, Format], bits: int) -> float:
     """The pattern's value as a Python float (for display; exact when it fits binary64)."""
     fmt = get_format(fmt)
-    bits = int(bits)
+    bits = pattern(fmt, bits)
     v = to_fraction(fmt, bits)
     if v == Special.NAN:
         return math.nan
@@ -591,7 +602,7 @@ def parse_value(fmt: Union[str, Format], text: str, *, field: str = "value") -> 
 def format_hex(fmt: Union[str, Format], bits: int) -> str:
     """The pattern as zero-padded lowercase hex without prefix (test-vector spelling)."""
     fmt = get_format(fmt)
-    return f"{int(bits):0{fmt.hex_digits}x}"
+    return f"{pattern(fmt, bits):0{fmt.hex_digits}x}"
 
 
 # -- vectorized decode / encode / classify (through the algebra's NumPy interpretation) ------------
@@ -606,14 +617,32 @@ def _unpack_np(fmt: Format, bits: object):  # type: ignore[no-untyped-def]
     from .encodings.concrete import NumpyAlgebra
     from .encodings.fields import unpack
 
-    arr = np.asarray(bits)
-    flat = arr.reshape(-1).astype(object if fmt.bits > 62 else np.int64)
-    if flat.size and (int(flat.min()) < 0 or int(flat.max()) >> fmt.bits):
-        raise NotRepresentableError(f"pattern {int(flat.max()):#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+    arr = _int_array(bits, f"{fmt.name} bit patterns")
+    wide = arr.reshape(-1).astype(object)  # checked as Python ints: no overflow on the way
+    if wide.size and int(wide.min()) < 0:
+        raise NotRepresentableError(f"pattern {int(wide.min())} is negative: {fmt.name} bit patterns are unsigned")
+    if wide.size and int(wide.max()) >> fmt.bits:
+        raise NotRepresentableError(f"pattern {int(wide.max()):#x} has more bits than {fmt.name} ({fmt.bits} bits)")
+    flat = wide if fmt.bits > 62 else arr.reshape(-1).astype(np.int64)
     alg = NumpyAlgebra()
     u = unpack(alg, fmt, alg.input(flat, 0, (1 << fmt.bits) - 1))
     n = flat.size
     return alg, u, n, arr.shape
+
+
+def _int_array(x: object, what: str) -> "np.ndarray":  # noqa: F821
+    """``x`` as an integer array (ints, or Python ints in an object array); InputTypeError for anything else."""
+    import numpy as np
+
+    try:
+        arr = np.asarray(x)
+    except ValueError as e:  # ragged nested lists
+        raise InputTypeError(f"{what} must form a rectangular array of ints ({e})") from None
+    ok = np.issubdtype(arr.dtype, np.integer) or (arr.dtype == object and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.reshape(-1)))
+    if not ok or arr.dtype == np.bool_:
+        raise InputTypeError(f"{what} must be ints, got an array of {arr.dtype}")
+    return arr
 
 
 def decode(fmt: Union[str, Format], bits: object) -> tuple["np.ndarray", "np.ndarray", "np.ndarray"]:  # noqa: F821
@@ -660,10 +689,26 @@ def encode(fmt: Union[str, Format], sign: object, exp: object, sig: object) -> "
     from .encodings.rounding import round_pack
 
     fmt = get_format(fmt)
-    s = np.asarray(sign).reshape(-1).astype(bool)
-    e = np.asarray(exp).reshape(-1).astype(np.int64)
-    g = np.asarray(sig).reshape(-1).astype(object if fmt.bits > 62 else np.int64)
-    shape = np.asarray(sig).shape
+    sign_a = _int_array(sign, "signs") if not np.asarray(sign).dtype == np.bool_ else np.asarray(sign)
+    exp_a, sig_a = _int_array(exp, "exponents"), _int_array(sig, "significands")
+    if sign_a.size and not np.isin(sign_a.astype(np.int64), (0, 1)).all():
+        raise InputError("signs must be 0 or 1 (or bools)")
+    if sig_a.size and int(sig_a.reshape(-1).min()) < 0:
+        raise InputError("significands must be non-negative ints (the sign is its own argument)")
+    try:
+        sign_a, exp_a, sig_a = np.broadcast_arrays(sign_a, exp_a, sig_a)
+    except ValueError:
+        raise InputError(f"sign, exp and sig have shapes {np.shape(sign)}, {np.shape(exp)}, {np.shape(sig)} "
+                         "that do not broadcast together") from None
+    if sig_a.size and (max(abs(int(v)) for v in exp_a.reshape(-1)) > 1 << 20
+                       or max(int(v) for v in sig_a.reshape(-1)) >> (62 if fmt.bits <= 62 else 4096)):
+        raise NotRepresentableError(f"a value of sign, exp, sig is far outside {fmt.name}")
+    if (not fmt.signed or fmt.sign_ignored) and sig_a.size and (sign_a.astype(bool) & (sig_a != 0)).any():
+        raise NotRepresentableError(f"{fmt.name} has no negative values")
+    s = sign_a.reshape(-1).astype(bool)
+    e = exp_a.reshape(-1).astype(np.int64)
+    g = sig_a.reshape(-1).astype(object if fmt.bits > 62 else np.int64)
+    shape = sig_a.shape
     if g.size == 0:
         return np.zeros(shape, dtype=np.uint64)
     alg = NumpyAlgebra()

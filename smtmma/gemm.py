@@ -10,6 +10,7 @@ NumPy interpretation answers where no C compiler is found.
 
 from __future__ import annotations
 
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional, Union
@@ -103,8 +104,16 @@ def matmul(
         raise InputError(f"backend must be one of auto, native, numpy, got {backend!r}")
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be cpu or cuda, got {device!r}")
+    if jobs is not None and (not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or not 1 <= jobs <= 4096):
+        raise InputError(f"jobs must be an int in 1..4096 (threads), got {jobs!r}")
+    if progress is not None and not callable(progress):
+        raise InputTypeError(f"progress must be a function progress(done_rows, M), got {type(progress).__name__}")
+    if not isinstance(bits, (bool, np.bool_)):
+        raise InputTypeError(f"bits must be True or False, got {bits!r}")
     model = model_of(target, instr, op)
     kstep = instruction_k(target, instr, op) if k is None else k
+    if isinstance(kstep, np.integer):
+        kstep = int(kstep)
     if not isinstance(kstep, int) or isinstance(kstep, bool) or not 1 <= kstep <= 1024:
         raise InputError(f"k must be an integer in 1..1024 (values per instruction), got {kstep!r}")
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)

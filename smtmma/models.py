@@ -129,7 +129,7 @@ class Model:
     sum_rz: bool = False  # hypothesis: TR/GTR-FDPA truncate where they round down (the RZ twin of 000 §6.2.4, Fig. 3)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise UnknownNameError(unknown_name("model kind", self.kind, KINDS))
         for name in ("a_fmt", "b_fmt", "c_fmt", "d_fmt", "scale_fmt", "via"):
             fmt = getattr(self, name)
@@ -138,12 +138,25 @@ class Model:
                     get_format(fmt)
                 except (InputTypeError, UnknownNameError) as e:
                     raise type(e)(f"model {name}: {e}") from None
+        for name in ("a_fmt", "b_fmt", "c_fmt", "d_fmt"):
+            if not get_format(getattr(self, name)).signed:
+                raise InputError(f"model {name}={getattr(self, name)} is a scale format (unsigned): operands and D are signed")
+        for name in ("rho", "nan", "scale_fmt", "via"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                raise InputTypeError(f"model {name} must be a name (str) or None, got {type(v).__name__} {clip(repr(v), quote=False)}")
+        for name in ("c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputTypeError(f"model flag {name} must be True or False, got {getattr(self, name)!r}")
+        if self.interleave is not None and (not isinstance(self.interleave, numbers.Integral) or isinstance(self.interleave, bool)):
+            raise InputTypeError(f"model interleave must be an int or None, got {self.interleave!r}")
         for name, (lo, hi) in PARAM_RANGES.items():
             v = getattr(self, name)
             if v is not None and (not isinstance(v, numbers.Integral) or isinstance(v, bool)):
                 raise InputTypeError(f"model parameter {name} must be an int or None, got {type(v).__name__} {v!r}")
             if v is not None and not lo <= v <= hi:
                 raise InputError(f"model parameter {name}={v} out of range {lo}..{hi}")
+        self._check_parameters()
         if self.interleave is not None and (self.L is None or self.interleave < 1 or self.L % self.interleave):
             raise InputError(f"interleave={self.interleave} must divide L={self.L}")
         if self.rho is not None and self.rho not in RHOS:
@@ -166,6 +179,30 @@ class Model:
                 raise InputError(f"{flag} is a hypothesis about T-FDPA and ST-FDPA sums; {self.kind} has no such choice")
         if self.sum_rz and self.kind not in ("tr-fdpa", "gtr-fdpa"):
             raise InputError(f"sum_rz replaces the round-down of TR-FDPA and GTR-FDPA sums; {self.kind} does not round down")
+
+    def _check_parameters(self) -> None:
+        """InputError unless the kind's parameters (Alg. 2-11) are set and no other kind's are."""
+        allowed = _PARAMS[self.kind]
+        stray = [p for p in (*PARAM_RANGES, "rho") if p not in allowed and getattr(self, p) is not None]
+        if stray:
+            raise InputError(f"{self.kind} takes no {', '.join(stray)} (its parameters: {', '.join(allowed) or 'none'})")
+        missing = [p for p in _REQUIRED[self.kind] if getattr(self, p) is None]
+        if missing:
+            need = ", ".join(f"{p}={'N ' if p in PARAM_RANGES else ''}{_param_range(p)}" for p in missing)
+            raise InputError(f"{self.kind} needs {need}, e.g. {self.kind}:{','.join(f'{p}=...' for p in missing)}")
+        if self.via is not None:  # inputs converted exactly to via first: it must hold every a and b value
+            v = get_format(self.via)
+            for f in (get_format(self.a_fmt), get_format(self.b_fmt)):
+                if v.exp_bits < f.exp_bits or v.man_bits < f.man_bits:
+                    raise InputError(f"via={self.via} cannot hold every {f.name} value exactly")
+        scaled = self.kind in ("st-fdpa", "gst-fdpa")
+        if scaled and self.scale_fmt is None:
+            from .catalogue import INSTRS  # the catalogue builds on this module: import it only for this message
+
+            names = ", ".join(name for name, i in INSTRS.items() if i.scale_fmt)
+            raise InputError(f"{self.kind} multiplies block scales: use it with a block-scaled instruction ({names})")
+        if not scaled and self.scale_fmt is not None:
+            raise InputError(f"{self.kind} reads no block scales (scale_fmt={self.scale_fmt}): use st-fdpa or gst-fdpa")
 
     @property
     def conversion(self) -> Conversion:
@@ -238,7 +275,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     so every :meth:`Model.describe` string parses back to its model.
     """
     if not isinstance(spec, str):
-        raise InputTypeError(f"model spec must be a str such as 't-fdpa:F=26', got {type(spec).__name__} {spec!r}")
+        raise InputTypeError(f"model spec must be a str such as 't-fdpa:F=26', got {type(spec).__name__} {clip(repr(spec), quote=False)}")
     if not isinstance(like, Model):
         raise InputTypeError(f"like must be a Model (e.g. lookup('sm90', 'f16f32').model), got {type(like).__name__}")
     head, _, rest = spec.partition(":")
@@ -247,18 +284,18 @@ def parse_model_spec(spec: str, like: Model) -> Model:
         raise UnknownNameError(unknown_name("model kind", head.strip().lower().replace('_', '-'), KINDS))
     allowed = _PARAMS[kind]
     if like.kind == kind:
-        base = like
+        fields = {f.name: getattr(like, f.name) for f in dataclasses.fields(Model)}
     else:  # another kind: the operand formats, and those of like's parameters the kind takes
-        inherited = {p: getattr(like, p) for p in allowed if getattr(like, p) is not None}
+        fields = {"kind": kind, "a_fmt": like.a_fmt, "b_fmt": like.b_fmt, "c_fmt": like.c_fmt, "d_fmt": like.d_fmt,
+                  "nan": like.nan, **{p: getattr(like, p) for p in allowed if getattr(like, p) is not None}}
         if "block" in allowed:
-            inherited["scale_fmt"] = like.scale_fmt
-        base = Model(kind, like.a_fmt, like.b_fmt, like.c_fmt, like.d_fmt, nan=like.nan, **inherited)  # type: ignore[arg-type]
+            fields["scale_fmt"] = like.scale_fmt
     changes: dict[str, object] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, val = item.partition("=")
         key, val = key.strip(), val.strip()
         if key in changes:
-            raise InputError(f"parameter {key} is given twice in {spec!r}")
+            raise InputError(f"parameter {clip(key, quote=False)} is given twice in {clip(spec)}")
         if key in _FLAGS:
             if eq and val.lower() not in ("0", "1", "true", "false"):
                 raise InputError(f"{key} is a flag: give it bare, or as {key}=1 / {key}=0")
@@ -267,7 +304,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
         if key not in allowed + _COMMON_OPTIONS or not eq:
             ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
             hint = did_you_mean(key, allowed + _COMMON_OPTIONS + _FLAGS) if key not in allowed + _COMMON_OPTIONS else ""
-            raise InputError(f"bad parameter {item!r} for {kind}; {hint + ' ' if hint else ''}parameters: {ranges}; "
+            raise InputError(f"bad parameter {clip(item)} for {kind}; {hint + ' ' if hint else ''}parameters: {ranges}; "
                              "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero, sum_rz")
         if key in ("rho", "nan"):
             changes[key] = val.lower()
@@ -282,14 +319,5 @@ def parse_model_spec(spec: str, like: Model) -> Model:
                 rng = f" {_param_range(key)}" if key in PARAM_RANGES else ""
                 raise InputError(f"parameter {key}={clip(val, quote=False)}: {what}{rng}")
             changes[key] = None if val.lower() in ("none", "inf") else int(val)
-    model = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
-    if kind in ("st-fdpa", "gst-fdpa") and model.scale_fmt is None:
-        from .catalogue import INSTRS  # the catalogue builds on this module: import it only for this message
-
-        scaled = ", ".join(name for name, i in INSTRS.items() if i.scale_fmt)
-        raise InputError(f"{kind} multiplies block scales: use it with a block-scaled instruction ({scaled})")
-    missing = [p for p in _REQUIRED[kind] if getattr(model, p) is None]
-    if missing:
-        need = ", ".join(f"{p}={'N ' if p in PARAM_RANGES else ''}{_param_range(p)}" for p in missing)
-        raise InputError(f"{kind} needs {need}, e.g. {kind}:{','.join(f'{p}=...' for p in missing)}")
-    return model
+    fields.update(changes)
+    return Model(**fields)  # type: ignore[arg-type]  # it checks the kind's parameters (__post_init__)

@@ -15,9 +15,10 @@ import numpy as np
 
 from .encodings.algebra import BoolLike, Int, IntLike
 from .encodings.concrete import NumpyAlgebra
-from .formats import Format, Special, get_format, to_fraction
+from .errors import InputTypeError, SmtmmaError
+from .formats import Format, Special, get_format, pattern, to_fraction
 from .models import Model
-from .simulate import run_model
+from .simulate import run_model, simulate_dot
 
 __all__ = ["Step", "Trace", "Divergence", "trace_dot", "divergence", "first_divergence"]
 
@@ -118,6 +119,25 @@ def _field_value(alg: _TracingAlgebra, u: Any) -> Value:
 def trace_dot(model: Model, a: Sequence[int], b: Sequence[int], c: int,
               scale_a: Optional[Sequence[int]] = None, scale_b: Optional[Sequence[int]] = None) -> Trace:
     """The stages and steps of ``model`` on one dot product given as bit patterns; values exact."""
+    if not isinstance(model, Model):
+        raise InputTypeError(f"model must be a Model (e.g. lookup('sm90', 'f16f32').model), got {type(model).__name__}")
+    for name, x in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
+        if x is not None and (isinstance(x, (str, bytes)) or not hasattr(x, "__len__")):
+            raise InputTypeError(f"{name} must be a sequence of bit patterns (ints), got {type(x).__name__}")
+    def row(x: Sequence[int], fmt_name: Optional[str], name: str) -> np.ndarray:
+        fmt = get_format(fmt_name or "ue8m0")
+        bits = []
+        for i, v in enumerate(x):
+            try:
+                bits.append(pattern(fmt, v))
+            except SmtmmaError as e:
+                raise type(e)(f"{name}[{i}]: {e}") from None
+        return np.array([bits], dtype=np.uint64)  # every value checked: no float64 from mixed large ints
+
+    # the simulator's own checks (lengths, scales), on this one dot product
+    simulate_dot(model, None, row(a, model.a_fmt, "a"), row(b, model.b_fmt, "b"), row([c], model.c_fmt, "c")[0],
+                 scale_a=None if scale_a is None else row(scale_a, model.scale_fmt, "scale_a"),
+                 scale_b=None if scale_b is None else row(scale_b, model.scale_fmt, "scale_b"), backend="numpy")
     alg = _TracingAlgebra()
 
     def lane(fmt_name: Optional[str], x: int) -> Int:

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Iterator, Mapping, Optional, Sequence, Union
 
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
-from .errors import InputError, NotRepresentableError, SmtmmaError
-from .formats import Format, clip, format_hex, get_format, parse_hex
+from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError
+from .formats import Format, clip, format_hex, get_format, parse_hex, pattern
 from .models import Model
 from .simulate import output_format
 
@@ -364,6 +364,8 @@ def parse_record(obj: object, line: int = 1) -> TestVector:
             raise _err(line, "expect", f"expected an object of model name -> hex {fm.d.name}, got {json_echo(expect_raw)}")
         _refuse_duplicates(expect_raw, line, "expect")
         for k, v in expect_raw.items():
+            if not isinstance(k, str):  # a dict built in Python, not JSON (whose keys are strings)
+                raise _err(line, "expect", f"model names must be strings, got {type(k).__name__} {clip(repr(k), quote=False)}")
             if len(k) > MAX_NAME_CHARS:
                 raise _err(line, "expect", f"model name {clip(k)} is too long")
             expect[str(k)] = _hex_one(fm.d, v, line, f"expect[{json.dumps(k)}]")
@@ -375,6 +377,10 @@ def parse_record(obj: object, line: int = 1) -> TestVector:
 
 def parse_line(text: Union[str, bytes], line: int = 1) -> TestVector:
     """A :class:`TestVector` from one JSON line; :class:`InputError` naming line and field otherwise."""
+    if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        raise InputTypeError(f"line must be a line number (an int >= 1), got {line!r}")
+    if not isinstance(text, (str, bytes)):
+        raise InputTypeError(f"a test-vector line is a str (or UTF-8 bytes) of JSON, got {type(text).__name__}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -393,6 +399,8 @@ def parse_line(text: Union[str, bytes], line: int = 1) -> TestVector:
 
 def _open(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
     """The byte stream of ``path`` (``-``: standard input) and whether the caller closes it."""
+    if not isinstance(path, (str, Path)):  # an int would be taken as a file descriptor
+        raise InputTypeError(f"a test-vector file is a path (str or Path), got {type(path).__name__}")
     if str(path) == "-":
         stdin = sys.stdin
         if stdin is None:
@@ -476,14 +484,20 @@ def read_vectors(path: Union[str, Path]) -> list[TestVector]:
     return out
 
 
-def _hex_values(fmt: Format, values: Sequence[int], name: str) -> list[str]:
+def _hex_values(fmt: Format, values: Sequence[int], name: str, *, scalar: bool = False) -> list[str]:
+    _check_sequence(values, name, fmt)
     out = []
     for i, x in enumerate(values):
-        x = int(x)
-        if x < 0 or x >> fmt.bits:
-            raise NotRepresentableError(f"{name}[{i}]: {x:#x} has more bits than {fmt.name} ({fmt.bits} bits)")
-        out.append(format_hex(fmt, x))
+        try:
+            out.append(format_hex(fmt, pattern(fmt, x)))
+        except SmtmmaError as e:
+            raise type(e)(f"{name if scalar else f'{name}[{i}]'}: {e}") from None
     return out
+
+
+def _check_sequence(values: object, name: str, fmt: Format) -> None:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise InputTypeError(f"{name} must be a sequence of {fmt.name} bit patterns (ints), got {type(values).__name__}")
 
 
 def dump_vector(
@@ -513,30 +527,45 @@ def dump_vector(
     arch_c, instr_c = resolve_arch(arch), resolve_instr(instr)
     entry = lookup(arch_c, instr_c, op)
     fm = vector_formats(entry)
+    _check_sequence(a, "a", fm.a)
+    _check_sequence(b, "b", fm.b)
     if len(a) != len(b):
         raise InputError(f"a and b have different lengths ({len(a)} and {len(b)} values)")
+    if not len(a):
+        raise InputError("a and b are empty: a dot product has at least one lane")
     rec: dict[str, Any] = {"arch": arch_c, "instr": instr_c}
     if op:
         rec["op"] = entry.op if op.strip().lower() in (entry.op, "wmma") else op
     rec["a"] = _hex_values(fm.a, a, "a")
     rec["b"] = _hex_values(fm.b, b, "b")
-    rec["c"] = _hex_values(fm.c, [c], "c")[0]
+    rec["c"] = _hex_values(fm.c, [c], "c", scalar=True)[0]
     if d is not None:
-        rec["d"] = _hex_values(fm.d, [d], "d")[0]
+        rec["d"] = _hex_values(fm.d, [d], "d", scalar=True)[0]
     for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
         if s is not None:
             if fm.scale is None:
                 raise InputError(f"{name}: {instr_c} is not block-scaled (no scales allowed)")
             rec[name] = _hex_values(fm.scale, s, name)
     if expect:
-        rec["expect"] = {str(k): _hex_values(fm.d, [v], f"expect[{k}]")[0] for k, v in expect.items()}
+        if not isinstance(expect, Mapping):
+            raise InputTypeError(f"expect maps model names to D bit patterns, got {type(expect).__name__}")
+        rec["expect"] = {str(k): _hex_values(fm.d, [v], f"expect[{k}]", scalar=True)[0] for k, v in expect.items()}
     if gpu is not None:
         rec["gpu"] = gpu
     if note is not None:
         rec["note"] = note
     for k, v in extra.items():
         rec.setdefault(k, v)
-    text = json.dumps(rec, separators=(", ", ": "))
+    try:
+        text = json.dumps(rec, separators=(", ", ": "))
+    except (TypeError, ValueError) as e:
+        raise InputTypeError(f"a field of the vector is not JSON data: {e}") from None
+    try:  # what is written must read back: scales, lengths and expectations as parse_line checks them
+        parse_line(text)
+    except InputError as e:
+        raise InputError(f"the vector would not read back: {str(e).removeprefix('line 1: ')}") from None
     if file is not None:
+        if not hasattr(file, "write"):
+            raise InputTypeError(f"file must be an open text file, got {type(file).__name__}")
         file.write(text + "\n")
     return text

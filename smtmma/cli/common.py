@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Callable, NoReturn, Optional
 
+from ..limits import MAX_DRAWS, MAX_K, MAX_SECONDS, MAX_SEED
+
 EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
@@ -44,19 +46,12 @@ def _int_at_least(lo: int, what: str, hi: Optional[int] = None) -> Callable[[str
     return parse
 
 
-#: the longest dot product a command accepts (--k): 2^16 lanes
-MAX_K = 1 << 16
-#: the most random inputs drawn at once (--pool, --samples)
-MAX_DRAWS = 1_000_000
-#: the longest time limit, in seconds (--timeout, --time-limit): about 11 days
-MAX_SECONDS = 1e6
-
 _non_negative = _int_at_least(0, "a non-negative integer")
 _positive_int = _int_at_least(1, "a positive integer")
 _k_length = _int_at_least(1, f"a dot-product length in 1..{MAX_K}", MAX_K)
 _draws = _int_at_least(0, f"a number of random inputs in 0..{MAX_DRAWS}", MAX_DRAWS)
 _positive_draws = _int_at_least(1, f"a number of random inputs in 1..{MAX_DRAWS}", MAX_DRAWS)
-_seed = _int_at_least(0, "a seed in 0..4294967295", (1 << 32) - 1)
+_seed = _int_at_least(0, f"a seed in 0..{MAX_SEED}", MAX_SEED)
 
 
 def _path(text: str) -> str:

@@ -197,11 +197,6 @@ def inconsistency(model: Model, instr: str) -> Optional[str]:
         return f"reads {model.scale_fmt} scales, {i.name} has {i.scale_fmt}"
     if model.kind == "ftz-addmul" and (i.c_fmt, i.d_fmt) != ("fp32", "fp32"):
         return "FTZ-AddMul accumulates in fp32; D is " + i.d_fmt
-    if model.via is not None:
-        v = get_format(model.via)
-        for f in (get_format(i.a_fmt), get_format(i.b_fmt)):
-            if v.exp_bits < f.exp_bits or v.man_bits < f.man_bits:
-                return f"via={model.via} cannot hold every {f.name} value exactly"
     if model.block is not None and model.L is not None and model.kind == "gst-fdpa" and model.G and model.L % model.G:
         return f"G={model.G} must divide L={model.L}"
     return None

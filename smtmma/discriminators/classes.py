@@ -16,9 +16,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..errors import InputError, InputTypeError
+from ..limits import MAX_DRAWS, MAX_K, MAX_SEED
 from ..models import Model
 from ..queries.distinguish import distinguish
-from ..queries.formula import Domain
+from ..queries.formula import Domain, parse_domain
 from .candidates import Space
 from ..queries.pool import Inputs, OperandFormats, draw_pool, model_outputs
 
@@ -71,6 +73,18 @@ class Evaluated:
 def evaluate_pool(space: Space, *, K: Optional[int] = None, domain: Optional[Domain] = None, pool_size: int = 2048,
                   seed: int = 0) -> Evaluated:
     """Draw a pool of about ``pool_size`` inputs of length K (default :func:`suite_length`) and run every model on it."""
+    if isinstance(domain, str):
+        domain = parse_domain(domain)
+    elif domain is not None and not isinstance(domain, Domain):
+        raise InputTypeError(f"domain must be a Domain or a string such as 'exp=-8:8,lanes=4', got {type(domain).__name__}")
+    if not isinstance(space, Space):
+        raise InputTypeError(f"space must be a Space (catalogue_space, explicit_space, grid_space), got {type(space).__name__}")
+    if K is not None and not (isinstance(K, int) and not isinstance(K, bool) and 1 <= K <= MAX_K):
+        raise InputError(f"K must be an int in 1..{MAX_K}, got {K!r}")
+    if not (isinstance(pool_size, int) and not isinstance(pool_size, bool) and 0 <= pool_size <= MAX_DRAWS):
+        raise InputError(f"pool_size must be an int in 0..{MAX_DRAWS}, got {pool_size!r}")
+    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed <= MAX_SEED):
+        raise InputError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
     domain = domain or Domain()
     K = K or suite_length(space)
     domain.check_lanes(K)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..formats import format_hex
 from ..catalogue import lookup
 from ..models import Model
@@ -105,6 +106,8 @@ def identify(
     (:func:`~smtmma.discriminators.classes.evaluate_pool`), reused across
     identifications (then K, domain, pool_size and seed are its own).
     """
+    if not isinstance(max_vectors, int) or isinstance(max_vectors, bool) or max_vectors < 1:
+        raise InputError(f"max_vectors must be a positive int, got {max_vectors!r}")
     t0 = time.perf_counter()
     if evaluated is None:
         evaluated = evaluate_pool(space, K=K, domain=domain, pool_size=pool_size, seed=seed)

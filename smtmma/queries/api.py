@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from ..deadline import time_limit
+from ..limits import check_solver_args
 from ..models import Model
 from .formula import Domain
 from .records import distinguish_report, query_report
@@ -46,6 +47,7 @@ def distinguish(
     ``solver``, ``seconds``, ``reason``, ``instr``, ``op``, ``k``, ``domain``,
     ``specs``.
     """
+    check_solver_args(k=k, solver=solver, timeout=timeout, time_limit_s=time_limit_s, seed=seed)
     tokens: list[Union[str, Model]] = list(models[0]) if len(models) == 1 and isinstance(models[0], (list, tuple)) else list(models)
     with time_limit(time_limit_s, "time_limit_s"):
         return distinguish_report(tokens, instr=instr, op=op, like=like, k=k, domain=domain, solver=solver,
@@ -80,6 +82,7 @@ def query(
     ``reason``, ``arch``, ``instr``, ``name``, ``model``, ``k``, ``domain``,
     ``vector`` and the property's own fields (``carry_bits``, ``bound``, ...).
     """
+    check_solver_args(k=k, solver=solver, timeout=timeout, time_limit_s=time_limit_s, seed=seed)
     with time_limit(time_limit_s, "time_limit_s"):
         return query_report(prop, arch, instr, op=op, model=model, k=k, domain=domain, solver=solver, timeout=timeout,
                             seed=seed, tight=tight, predicate=predicate).record

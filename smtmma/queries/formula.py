@@ -13,15 +13,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.symbolic import SmtAlgebra
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ..formats import Format, clip, get_format
 from ..models import Model
 from ..simulate import output_format, run_model
 
 __all__ = ["Domain", "DotFormula", "parse_domain", "output_bits"]
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def output_bits(model: Model) -> int:
@@ -50,6 +56,29 @@ class Domain:
     nonneg: bool = False
     signs: tuple[tuple[str, str], ...] = ()
     fixed: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        for flag in ("specials", "subnormals", "nonneg"):
+            if not isinstance(getattr(self, flag), bool):
+                raise InputTypeError(f"Domain.{flag} must be True or False, got {getattr(self, flag)!r}")
+        for name in ("exp", "cexp"):
+            rng = getattr(self, name)
+            if rng is None:
+                continue
+            if (not isinstance(rng, tuple) or len(rng) != 2 or not all(_is_int(x) for x in rng)):
+                raise InputTypeError(f"Domain.{name} must be a pair of ints (lo, hi), got {clip(repr(rng), quote=False)}")
+            if rng[0] > rng[1]:
+                raise InputError(f"domain: empty exponent range {name}={rng[0]}:{rng[1]}")
+        if self.lanes is not None and (not _is_int(self.lanes) or self.lanes < 1):
+            raise InputError(f"Domain.lanes must be a positive int (lanes 0..N-1 may be non-zero), got {self.lanes!r}")
+        for item in self.signs:
+            if not (isinstance(item, tuple) and len(item) == 2 and item[0] in ("a", "b", "c") and item[1] in ("+", "-")):
+                raise InputError(f"Domain.signs holds (operand, sign) pairs such as ('a', '-'), got {clip(repr(item), quote=False)}")
+        for item in self.fixed:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                    and re.fullmatch(r"(a\d{1,9}|b\d{1,9}|c)", item[0]) and _is_int(item[1]) and item[1] >= 0):
+                raise InputError(f"Domain.fixed holds (input, pattern) pairs such as ('a0', 0x3c00), got "
+                                 f"{clip(repr(item), quote=False)}")
 
     def check_lanes(self, K: int) -> None:
         """InputError when the domain names lanes a dot product of ``K`` lanes does not have (``lanes=N``, ``a<k>=``)."""
@@ -85,6 +114,8 @@ def parse_domain(spec: Optional[str]) -> Domain:
     kw: dict[str, object] = {}
     fixed: list[tuple[str, int]] = []
     signs: dict[str, str] = {}
+    if spec is not None and not isinstance(spec, str):
+        raise InputTypeError(f"a domain is a string such as 'exp=-8:8,lanes=4', got {type(spec).__name__}")
     if spec is not None and not spec.strip(" ,"):
         raise InputError("domain is empty; give items such as exp=-8:8,lanes=4, or leave --domain out")
     seen: dict[str, str] = {}

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..catalogue import lookup, model_of
-from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name
+from ..errors import InputError, InputTypeError, SmtmmaError, UnknownNameError, unknown_name
 from ..formats import Format, clip, format_hex, get_format
 from ..models import Model, parse_model_spec
 from ..simulate import output_format
@@ -291,6 +291,8 @@ def query_report(
     if isinstance(model, Model):
         the_model, name = model_of(model, entry.instr), model.describe()  # refuses a model of other formats
     elif model is not None:
+        if not isinstance(model, str):
+            raise InputTypeError(f"model must be a spec such as 't-fdpa:F=26' or a Model, got {type(model).__name__}")
         try:
             the_model = parse_model_spec(model, like=the_model)
         except SmtmmaError as e:

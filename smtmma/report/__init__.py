@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from .content import DEFAULT_SAMPLES, Report, build
 from .data import load_records, run_claims
 
@@ -23,6 +23,8 @@ _FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
 
 def report_format(path: str) -> str:
     """"html" or "md" from the file name's suffix; InputError for any other."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"the report's path is a file name (report.html or report.md), got {type(path).__name__}")
     fmt = _FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         raise InputError(f"{path}: the report's format comes from its suffix: .html or .md")

@@ -10,13 +10,14 @@ name says which property they decide (:func:`property_of`).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..catalogue import ARCHS, CATALOGUE, Entry, resolve_arch, resolve_instr
-from ..errors import InputError, SmtmmaError
+from ..errors import InputError, InputTypeError, SmtmmaError
 from ..models import Model
 
 __all__ = ["PROPERTIES", "ModelGroup", "Cell", "load_records", "run_claims", "catalogue_groups", "property_of",
@@ -33,6 +34,8 @@ PROPERTIES: dict[str, str] = {
 
 def load_records(path: str) -> list[dict[str, Any]]:
     """The claim records of a saved ``smtmma prove --json`` file; InputError (one line) when it is not one."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"the claims file is a path, got {type(path).__name__}")
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such claims file (save one with 'smtmma prove --all --json > FILE.json')")

@@ -245,6 +245,21 @@ def pattern(fmt: Format, bits: object) -> int:
     return b
 
 
+def named_pattern(fmt: Format, bits: object, name: str) -> int:
+    """:func:`pattern`, its error prefixed with ``name`` (``c: ...``, ``a[3]: ...``)."""
+    try:
+        return pattern(fmt, bits)
+    except (InputTypeError, NotRepresentableError) as e:
+        raise type(e)(f"{name}: {e}") from None
+
+
+def patterns(fmt: Format, values: object, name: str) -> list[int]:
+    """Each of ``values`` (a sequence) as a bit pattern of ``fmt`` (:func:`pattern`); errors name the element."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not hasattr(values, "__iter__"):
+        raise InputTypeError(f"{name} must be a sequence of {fmt.name} bit patterns (ints), got {type(values).__name__}")
+    return [named_pattern(fmt, x, f"{name}[{i}]") for i, x in enumerate(values)]  # type: ignore[arg-type]
+
+
 def _fields(fmt: Format, bits: int) -> tuple[int, int, int]:
     bits = pattern(fmt, bits)
     sign = (bits >> (fmt.bits - 1)) & 1 if fmt.signed and not fmt.sign_ignored else 0

@@ -10,7 +10,6 @@ NumPy interpretation answers where no C compiler is found.
 
 from __future__ import annotations
 
-import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional, Union
@@ -22,6 +21,7 @@ from .catalogue import ARCHS, lookup, model_of
 from .errors import InputError, InputTypeError
 from .formats import Format, get_format
 from .instr_names import named_shape
+from .limits import check_int
 from .models import Model
 from .sampling import dtype_for
 
@@ -104,8 +104,8 @@ def matmul(
         raise InputError(f"backend must be one of auto, native, numpy, got {backend!r}")
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be cpu or cuda, got {device!r}")
-    if jobs is not None and (not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or not 1 <= jobs <= 4096):
-        raise InputError(f"jobs must be an int in 1..4096 (threads), got {jobs!r}")
+    if jobs is not None:
+        check_int("jobs", jobs, 1, 4096, " (threads)")
     if progress is not None and not callable(progress):
         raise InputTypeError(f"progress must be a function progress(done_rows, M), got {type(progress).__name__}")
     if not isinstance(bits, (bool, np.bool_)):

@@ -1,4 +1,4 @@
-"""The largest sizes, times and seeds smtmma accepts, and the checks of the solver arguments the API shares.
+"""The largest sizes, times and seeds smtmma accepts, and the argument checks the API and the CLI share.
 
 The command line enforces the same bounds in its argument types
 (:mod:`smtmma.cli.common`); the Python entry points call
@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from pathlib import Path
 from typing import Optional
+
+import numpy as np
 
 from .errors import InputError, InputTypeError
 
@@ -23,11 +27,21 @@ MAX_SECONDS = 1e6
 #: the largest solver seed (the backends take 32-bit seeds)
 MAX_SEED = (1 << 32) - 1
 
-__all__ = ["MAX_K", "MAX_DRAWS", "MAX_SECONDS", "MAX_SEED", "check_solver_args", "check_seconds"]
+__all__ = ["MAX_K", "MAX_DRAWS", "MAX_SECONDS", "MAX_SEED", "is_int", "check_int", "check_solver_args", "check_seconds",
+           "check_output_file"]
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+def is_int(x: object) -> bool:
+    """True for a Python or NumPy integer, False for bools and everything else."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_))
+
+
+def check_int(name: str, x: object, lo: int, hi: Optional[int] = None, note: str = "") -> int:
+    """``x`` as an int in lo..hi (hi None: no bound); InputError "NAME must be an int in LO..HI NOTE, got X" if not."""
+    if is_int(x) and lo <= int(x) and (hi is None or int(x) <= hi):  # type: ignore[call-overload]
+        return int(x)  # type: ignore[call-overload]
+    what = f"an int in {lo}..{hi}" if hi is not None else "a positive int" if lo == 1 else f"an int >= {lo}"
+    raise InputError(f"{name} must be {what}{note}, got {x!r}")
 
 
 def check_seconds(name: str, x: object) -> float:
@@ -48,12 +62,32 @@ def check_solver_args(*, k: Optional[object] = None, solver: Optional[object] = 
     (str); ``timeout``, ``time_limit_s`` (None allowed): seconds;
     ``seed``: an int in 0..MAX_SEED.
     """
-    if k is not None and not (_is_int(k) and 1 <= int(k) <= MAX_K):  # type: ignore[call-overload]
-        raise InputError(f"k must be an int in 1..{MAX_K} (the dot product's length), got {k!r}")
+    if k is not None:
+        check_int("k", k, 1, MAX_K, " (the dot product's length)")
     if solver is not None and not isinstance(solver, str):
         raise InputTypeError(f"solver must be a backend name such as 'bitwuzla', got {type(solver).__name__}")
     check_seconds("timeout", timeout)
     if time_limit_s is not None:
         check_seconds("time_limit_s", time_limit_s)
-    if not (_is_int(seed) and 0 <= int(seed) <= MAX_SEED):  # type: ignore[call-overload]
-        raise InputError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
+    check_int("seed", seed, 0, MAX_SEED)
+
+
+def check_output_file(path: object, what: str, hint: str) -> Path:
+    """``path`` as the file a command is about to write; InputError before any work when it cannot be.
+
+    Refused: an empty name, a directory, a folder that is not there, a place
+    that is not writable.  ``what`` names the option (``-o``), ``hint`` the
+    file expected ("the file D is written to (D.npy)").
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"{what} is a file name, got {type(path).__name__}")
+    if not str(path).strip():
+        raise InputError(f"{what} is empty; give {hint}")
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{what} {path} is a directory; give {hint}")
+    if not p.parent.is_dir():
+        raise InputError(f"{what} {path}: no such directory {str(p.parent)!r}")
+    if not os.access(p if p.exists() else p.parent, os.W_OK):
+        raise InputError(f"{what} {path}: not writable")
+    return p

@@ -278,6 +278,32 @@ def _check_scales(model: Model, scale_a: object, scale_b: object) -> None:
         raise InputError(f"instruction with {model.scale_fmt} block scales needs scale_a and scale_b")
 
 
+def checked_inputs(model: Model, a: object, b: object, c: object, scale_a: object = None,
+                   scale_b: object = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """(A, B, C, SA, SB): the bit-pattern arrays of a batch of dot products for ``model``, each checked
+    (unsigned patterns of the operand's format, shapes (N, K), (N, K), (N,), K >= 1, one scale per block);
+    InputError naming the argument otherwise.  SA, SB are None for instructions without block scales."""
+    _check_scales(model, scale_a, scale_b)
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    A, B, C = _as_bits("a", a, fa, 2), _as_bits("b", b, fb, 2), _as_bits("c", c, fc, 1)
+    if A.shape != B.shape:
+        raise InputError(f"a and b must have the same shape (N, K): got {A.shape} and {B.shape}")
+    if C.shape[0] != A.shape[0]:
+        raise InputError(f"c must have one value per dot product: {A.shape[0]} rows but c has {C.shape[0]}")
+    n, K = A.shape
+    if K == 0:
+        raise InputError("dot products need K >= 1 values")
+    SA = SB = None
+    if model.scale_fmt is not None:
+        sf = get_format(model.scale_fmt)
+        SA, SB = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
+        need = -(-K // model.block)
+        for nm, s in (("scale_a", SA), ("scale_b", SB)):
+            if s.shape != (n, need):
+                raise InputError(f"{nm} must have shape ({n}, {need}) (one scale per {model.block} values), got {s.shape}")
+    return A, B, C, SA, SB
+
+
 def simulate_dot(
     target: Union[str, Model],
     instr: Optional[str],
@@ -309,24 +335,9 @@ def simulate_dot(
     if backend not in _BACKENDS:
         raise InputError(f"backend must be one of {', '.join(_BACKENDS)}, got {clip(str(backend))}")
     model = model_of(target, instr, op)
-    _check_scales(model, scale_a, scale_b)
+    A, B, C, SA, SB = checked_inputs(model, a, b, c, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    A, B, C = _as_bits("a", a, fa, 2), _as_bits("b", b, fb, 2), _as_bits("c", c, fc, 1)
-    if A.shape != B.shape:
-        raise InputError(f"a and b must have the same shape (N, K): got {A.shape} and {B.shape}")
-    if C.shape[0] != A.shape[0]:
-        raise InputError(f"c must have one value per dot product: {A.shape[0]} rows but c has {C.shape[0]}")
     n, K = A.shape
-    if K == 0:
-        raise InputError("dot products need K >= 1 values")
-    SA = SB = None
-    if model.scale_fmt is not None:
-        sf = get_format(model.scale_fmt)
-        SA, SB = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
-        need = -(-K // model.block)
-        for nm, s in (("scale_a", SA), ("scale_b", SB)):
-            if s.shape != (n, need):
-                raise InputError(f"{nm} must have shape ({n}, {need}) (one scale per {model.block} values), got {s.shape}")
     out_fmt = get_format(output_format(model).container or model.d_fmt)
     if backend != "numpy" and n:
         from .native.dot import run_rows  # late: keeps `import smtmma` light

@@ -15,10 +15,10 @@ import numpy as np
 
 from .encodings.algebra import BoolLike, Int, IntLike
 from .encodings.concrete import NumpyAlgebra
-from .errors import InputTypeError, SmtmmaError
-from .formats import Format, Special, get_format, pattern, to_fraction
+from .errors import InputTypeError
+from .formats import Format, Special, get_format, named_pattern, patterns, to_fraction
 from .models import Model
-from .simulate import run_model, simulate_dot
+from .simulate import checked_inputs, run_model
 
 __all__ = ["Step", "Trace", "Divergence", "trace_dot", "divergence", "first_divergence"]
 
@@ -121,32 +121,24 @@ def trace_dot(model: Model, a: Sequence[int], b: Sequence[int], c: int,
     """The stages and steps of ``model`` on one dot product given as bit patterns; values exact."""
     if not isinstance(model, Model):
         raise InputTypeError(f"model must be a Model (e.g. lookup('sm90', 'f16f32').model), got {type(model).__name__}")
-    for name, x in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
-        if x is not None and (isinstance(x, (str, bytes)) or not hasattr(x, "__len__")):
-            raise InputTypeError(f"{name} must be a sequence of bit patterns (ints), got {type(x).__name__}")
-    def row(x: Sequence[int], fmt_name: Optional[str], name: str) -> np.ndarray:
-        fmt = get_format(fmt_name or "ue8m0")
-        bits = []
-        for i, v in enumerate(x):
-            try:
-                bits.append(pattern(fmt, v))
-            except SmtmmaError as e:
-                raise type(e)(f"{name}[{i}]: {e}") from None
-        return np.array([bits], dtype=np.uint64)  # every value checked: no float64 from mixed large ints
 
-    # the simulator's own checks (lengths, scales), on this one dot product
-    simulate_dot(model, None, row(a, model.a_fmt, "a"), row(b, model.b_fmt, "b"), row([c], model.c_fmt, "c")[0],
-                 scale_a=None if scale_a is None else row(scale_a, model.scale_fmt, "scale_a"),
-                 scale_b=None if scale_b is None else row(scale_b, model.scale_fmt, "scale_b"), backend="numpy")
+    def row(x: Optional[Sequence[int]], fmt_name: Optional[str], name: str) -> Optional[np.ndarray]:
+        # every value checked as an int first: a list of large fp64 patterns never becomes float64
+        return None if x is None else np.array([patterns(get_format(fmt_name or "ue8m0"), x, name)], dtype=np.uint64)
+
+    A, B, C, SA, SB = checked_inputs(model, row(a, model.a_fmt, "a"), row(b, model.b_fmt, "b"),
+                                     np.array([named_pattern(get_format(model.c_fmt), c, "c")], dtype=np.uint64),
+                                     row(scale_a, model.scale_fmt, "scale_a"), row(scale_b, model.scale_fmt, "scale_b"))
     alg = _TracingAlgebra()
 
     def lane(fmt_name: Optional[str], x: int) -> Int:
         top = (1 << get_format(fmt_name or "ue8m0").bits) - 1
         return alg.input(np.array([int(x)], dtype=np.int64 if top < (1 << 63) else object), 0, top)
 
-    sa = [lane(model.scale_fmt, x) for x in scale_a] if scale_a is not None else None
-    sb = [lane(model.scale_fmt, x) for x in scale_b] if scale_b is not None else None
-    run_model(alg, model, [lane(model.a_fmt, x) for x in a], [lane(model.b_fmt, x) for x in b], lane(model.c_fmt, c), sa, sb)
+    sa = [lane(model.scale_fmt, x) for x in SA[0]] if SA is not None else None
+    sb = [lane(model.scale_fmt, x) for x in SB[0]] if SB is not None else None
+    run_model(alg, model, [lane(model.a_fmt, x) for x in A[0]], [lane(model.b_fmt, x) for x in B[0]],
+              lane(model.c_fmt, C[0]), sa, sb)
     return Trace(alg.stages, alg.steps)
 
 

@@ -48,7 +48,7 @@ from typing import IO, Any, BinaryIO, Iterator, Mapping, Optional, Sequence, Uni
 
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
 from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError
-from .formats import Format, clip, format_hex, get_format, parse_hex, pattern
+from .formats import Format, clip, format_hex, get_format, named_pattern, parse_hex, patterns
 from .models import Model
 from .simulate import output_format
 
@@ -484,20 +484,12 @@ def read_vectors(path: Union[str, Path]) -> list[TestVector]:
     return out
 
 
-def _hex_values(fmt: Format, values: Sequence[int], name: str, *, scalar: bool = False) -> list[str]:
-    _check_sequence(values, name, fmt)
-    out = []
-    for i, x in enumerate(values):
-        try:
-            out.append(format_hex(fmt, pattern(fmt, x)))
-        except SmtmmaError as e:
-            raise type(e)(f"{name if scalar else f'{name}[{i}]'}: {e}") from None
-    return out
+def _hex_values(fmt: Format, values: Sequence[int], name: str) -> list[str]:
+    return [format_hex(fmt, x) for x in patterns(fmt, values, name)]
 
 
-def _check_sequence(values: object, name: str, fmt: Format) -> None:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise InputTypeError(f"{name} must be a sequence of {fmt.name} bit patterns (ints), got {type(values).__name__}")
+def _hex(fmt: Format, value: int, name: str) -> str:
+    return format_hex(fmt, named_pattern(fmt, value, name))
 
 
 def dump_vector(
@@ -527,8 +519,7 @@ def dump_vector(
     arch_c, instr_c = resolve_arch(arch), resolve_instr(instr)
     entry = lookup(arch_c, instr_c, op)
     fm = vector_formats(entry)
-    _check_sequence(a, "a", fm.a)
-    _check_sequence(b, "b", fm.b)
+    hex_a, hex_b = _hex_values(fm.a, a, "a"), _hex_values(fm.b, b, "b")
     if len(a) != len(b):
         raise InputError(f"a and b have different lengths ({len(a)} and {len(b)} values)")
     if not len(a):
@@ -536,11 +527,10 @@ def dump_vector(
     rec: dict[str, Any] = {"arch": arch_c, "instr": instr_c}
     if op:
         rec["op"] = entry.op if op.strip().lower() in (entry.op, "wmma") else op
-    rec["a"] = _hex_values(fm.a, a, "a")
-    rec["b"] = _hex_values(fm.b, b, "b")
-    rec["c"] = _hex_values(fm.c, [c], "c", scalar=True)[0]
+    rec["a"], rec["b"] = hex_a, hex_b
+    rec["c"] = _hex(fm.c, c, "c")
     if d is not None:
-        rec["d"] = _hex_values(fm.d, [d], "d", scalar=True)[0]
+        rec["d"] = _hex(fm.d, d, "d")
     for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
         if s is not None:
             if fm.scale is None:
@@ -549,7 +539,7 @@ def dump_vector(
     if expect:
         if not isinstance(expect, Mapping):
             raise InputTypeError(f"expect maps model names to D bit patterns, got {type(expect).__name__}")
-        rec["expect"] = {str(k): _hex_values(fm.d, [v], f"expect[{k}]", scalar=True)[0] for k, v in expect.items()}
+        rec["expect"] = {str(k): _hex(fm.d, v, f"expect[{k}]") for k, v in expect.items()}
     if gpu is not None:
         rec["gpu"] = gpu
     if note is not None:

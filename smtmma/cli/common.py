@@ -54,18 +54,19 @@ _positive_draws = _int_at_least(1, f"a number of random inputs in 1..{MAX_DRAWS}
 _seed = _int_at_least(0, f"a seed in 0..{MAX_SEED}", MAX_SEED)
 
 
-def _path(text: str) -> str:
-    """An argparse type: a file or folder name that is not empty (an empty one would write to the current folder)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expected a file or folder name, got an empty one")
-    return text
+def _nonempty(what: str) -> Callable[[str], str]:
+    """An argparse type: a string that is not blank (``what`` names it in the error, e.g. "a file or folder name")."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got an empty one")
+        return text
+
+    return parse
 
 
-def _model_spec(text: str) -> str:
-    """An argparse type: a model spec that is not empty (an empty one would quietly keep the catalogue's model)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expected a model spec such as t-fdpa:F=26, got an empty one")
-    return text
+_path = _nonempty("a file or folder name")  # an empty one would write into the current folder
+_model_spec = _nonempty("a model spec such as t-fdpa:F=26")  # an empty one would quietly keep the catalogue's model
 
 
 def _positive_float(text: str) -> float:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
+from ..limits import check_output_file
 from .common import EXIT_OK
 from .progress import Status
 
@@ -74,24 +74,13 @@ def _load(path: str, what: str) -> np.ndarray:
     return arr
 
 
-def _check_output(path: str) -> None:
-    """InputError, before any work, when ``path`` cannot be D's file: empty, a folder, or in no existing folder."""
-    if not path.strip():
-        raise InputError("-o is empty; give the file D is written to (D.npy)")
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"-o {path} is a directory; give the file D is written to (D.npy)")
-    if not p.parent.is_dir():
-        raise InputError(f"-o {path}: no such directory {str(p.parent)!r}")
-
-
 def _cmd_matmul(args: argparse.Namespace) -> int:
     from ..gemm import instruction_k, matmul
     from ..catalogue import lookup
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
-    _check_output(args.output)
+    check_output_file(args.output, "-o", "the file D is written to (D.npy)")
     entry = lookup(args.arch, args.instr, args.op)
     A, B = _load(args.A, "A"), _load(args.B, "B")
     C = _load(args.C, "C") if args.C else None

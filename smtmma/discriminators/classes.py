@@ -16,8 +16,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..errors import InputError, InputTypeError
-from ..limits import MAX_DRAWS, MAX_K, MAX_SEED
+from ..errors import InputTypeError
+from ..limits import MAX_DRAWS, MAX_K, MAX_SEED, check_int
 from ..models import Model
 from ..queries.distinguish import distinguish
 from ..queries.formula import Domain, parse_domain
@@ -79,12 +79,10 @@ def evaluate_pool(space: Space, *, K: Optional[int] = None, domain: Optional[Dom
         raise InputTypeError(f"domain must be a Domain or a string such as 'exp=-8:8,lanes=4', got {type(domain).__name__}")
     if not isinstance(space, Space):
         raise InputTypeError(f"space must be a Space (catalogue_space, explicit_space, grid_space), got {type(space).__name__}")
-    if K is not None and not (isinstance(K, int) and not isinstance(K, bool) and 1 <= K <= MAX_K):
-        raise InputError(f"K must be an int in 1..{MAX_K}, got {K!r}")
-    if not (isinstance(pool_size, int) and not isinstance(pool_size, bool) and 0 <= pool_size <= MAX_DRAWS):
-        raise InputError(f"pool_size must be an int in 0..{MAX_DRAWS}, got {pool_size!r}")
-    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed <= MAX_SEED):
-        raise InputError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
+    if K is not None:
+        check_int("K", K, 1, MAX_K)
+    check_int("pool_size", pool_size, 0, MAX_DRAWS)
+    check_int("seed", seed, 0, MAX_SEED)
     domain = domain or Domain()
     K = K or suite_length(space)
     domain.check_lanes(K)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..limits import check_int
 from ..formats import format_hex
 from ..catalogue import lookup
 from ..models import Model
@@ -106,8 +106,7 @@ def identify(
     (:func:`~smtmma.discriminators.classes.evaluate_pool`), reused across
     identifications (then K, domain, pool_size and seed are its own).
     """
-    if not isinstance(max_vectors, int) or isinstance(max_vectors, bool) or max_vectors < 1:
-        raise InputError(f"max_vectors must be a positive int, got {max_vectors!r}")
+    check_int("max_vectors", max_vectors, 1)
     t0 = time.perf_counter()
     if evaluated is None:
         evaluated = evaluate_pool(space, K=K, domain=domain, pool_size=pool_size, seed=seed)
@@ -119,20 +118,21 @@ def identify(
     result = Identification("identified", [], [], d_hex=lambda x: format_hex(fm.d, x))
     proved: dict[Model, Evidence] = {}  # survivors proved equivalent to the first survivor
     domain_checked = False
-    confirming = True  # no vector has split the candidates yet
     while True:
         open_ = [m for m in alive[1:] if m not in proved]
         # one class left before any vector ran (one candidate, or all equivalent): still run a few pool vectors, so
         # that a device that is none of them is caught rather than named without a test
-        confirm = not open_ and confirming and len(result.rounds) < min(CONFIRM_VECTORS, outputs.shape[1])
+        confirm = (not open_ and len(result.rounds) < min(CONFIRM_VECTORS, outputs.shape[1])
+                   and all(r.source == "confirmation" for r in result.rounds))  # no vector has split them yet
         if not open_ and not confirm:
             break
         if len(result.rounds) >= max_vectors:
             result.verdict = "undecided"
             break
-        labels = np.zeros(len(alive), dtype=np.int64)
-        gains = [separated_pairs(labels, outputs[:, j]) for j in range(outputs.shape[1])] if outputs.shape[1] else []
         source = "pool"
+        labels = np.zeros(len(alive), dtype=np.int64)
+        gains = [] if confirm or not outputs.shape[1] else [separated_pairs(labels, outputs[:, j])
+                                                            for j in range(outputs.shape[1])]
         if confirm:
             source = "confirmation"
             row = pool.take([len(result.rounds)])
@@ -156,7 +156,6 @@ def identify(
             row = Inputs.single(w.a, w.b, w.c, w.scale_a, w.scale_b)
             column = np.array([model_outputs(m, row)[0] for m in alive], dtype=np.uint64)
             source = "solver"
-        confirming = confirming and confirm
         expect = {n: int(x) for m, x in zip(alive, column) for n in names_of[m]}
         a_, b_, c_, sa, sb = row.row(0)
         line = dump_vector(space.base_arch, space.instr, a_, b_, c_, None, scale_a=sa, scale_b=sb, expect=expect)

@@ -13,21 +13,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-import numpy as np
-
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.symbolic import SmtAlgebra
 from ..errors import InputError, InputTypeError
 from ..formats import Format, clip, get_format
+from ..limits import is_int
 from ..models import Model
 from ..simulate import output_format, run_model
 
 __all__ = ["Domain", "DotFormula", "parse_domain", "output_bits"]
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def output_bits(model: Model) -> int:
@@ -65,18 +60,18 @@ class Domain:
             rng = getattr(self, name)
             if rng is None:
                 continue
-            if (not isinstance(rng, tuple) or len(rng) != 2 or not all(_is_int(x) for x in rng)):
+            if (not isinstance(rng, tuple) or len(rng) != 2 or not all(is_int(x) for x in rng)):
                 raise InputTypeError(f"Domain.{name} must be a pair of ints (lo, hi), got {clip(repr(rng), quote=False)}")
             if rng[0] > rng[1]:
                 raise InputError(f"domain: empty exponent range {name}={rng[0]}:{rng[1]}")
-        if self.lanes is not None and (not _is_int(self.lanes) or self.lanes < 1):
+        if self.lanes is not None and (not is_int(self.lanes) or self.lanes < 1):
             raise InputError(f"Domain.lanes must be a positive int (lanes 0..N-1 may be non-zero), got {self.lanes!r}")
         for item in self.signs:
             if not (isinstance(item, tuple) and len(item) == 2 and item[0] in ("a", "b", "c") and item[1] in ("+", "-")):
                 raise InputError(f"Domain.signs holds (operand, sign) pairs such as ('a', '-'), got {clip(repr(item), quote=False)}")
         for item in self.fixed:
             if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                    and re.fullmatch(r"(a\d{1,9}|b\d{1,9}|c)", item[0]) and _is_int(item[1]) and item[1] >= 0):
+                    and re.fullmatch(r"(a\d{1,9}|b\d{1,9}|c)", item[0]) and is_int(item[1]) and item[1] >= 0):
                 raise InputError(f"Domain.fixed holds (input, pattern) pairs such as ('a0', 0x3c00), got "
                                  f"{clip(repr(item), quote=False)}")
 

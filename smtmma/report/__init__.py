@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ..errors import InputError, InputTypeError
+from ..limits import check_output_file
 from .content import DEFAULT_SAMPLES, Report, build
 from .data import load_records, run_claims
 
@@ -34,13 +35,7 @@ def report_format(path: str) -> str:
 def check_output(path: str) -> str:
     """The report's format ("html" or "md") after checking ``path`` can be written: InputError before any work if not."""
     fmt = report_format(path)
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise InputError(f"{path}: no such directory {str(p.parent)!r}")
-    if p.is_dir():
-        raise InputError(f"{path} is a directory; give the report's file name (report.html or report.md)")
-    if not os.access(p if p.exists() else p.parent, os.W_OK):
-        raise InputError(f"{path}: not writable")
+    check_output_file(path, "report", "the report's file name (report.html or report.md)")
     return fmt
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import smtmma
 from smtmma.proofs import load_claims
-from smtmma.proofs.certificate import Certificate, recheck
+from smtmma.proofs.certificate import Block, Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
 from smtmma.queries.backends import available
 from smtmma.queries.properties import check_property
@@ -137,3 +137,51 @@ def test_composed_proof_refuses_a_truncated_sum_with_fp32_c() -> None:
     """With an FP32 C the truncated sum itself can drop when c is raised (002 §3.1.4): lemma 1 is sat, no proof."""
     verdict, block, why = _composed(TOY_T32, "c")
     assert (verdict, block) == ("sat", None) and "lemma 1" in why
+
+
+# -- the compositional proof of one T-FDPA (queries/properties/_monotone_parts.py) --------------------------------------
+
+def _toy_t(F: int) -> smtmma.Model:
+    return smtmma.Model("t-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2, F=F, rho="rne-fp16")
+
+
+def _parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
+    from smtmma.queries._twins import Runner
+    from smtmma.queries.properties._monotone_parts import prove_monotone_parts
+
+    return prove_monotone_parts(model, 2, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
+
+
+def test_compositional_monotonicity_proof_holds_and_rechecks() -> None:
+    """F = 11: every lemma is unsat (bitwuzla), and again with z3 on the certificate's blocks alone."""
+    proof = _parts(_toy_t(11))
+    assert proof.verdict == "holds", proof.reason
+    labels = [label.split(":")[0] for label, _ in proof.blocks]
+    assert labels[0] == "glue" and labels[-1] == "rounding" and "composition" in labels
+    assert sum(lb.startswith("gain of the raised summand") for lb in labels) == 5  # a: 2 cases, b: 2, c: 1
+    blocks = [Block(label, text, "unsat") for label, text in proof.blocks]
+    answers = recheck(Certificate({"claim": "t"}, blocks), solver="z3" if HAS_Z3 else None)
+    assert [a.got for a in answers] == ["unsat"] * len(blocks)
+
+
+def test_compositional_monotonicity_proof_fails_where_a_witness_exists() -> None:
+    """F = 10 is one bit short: the gain lemma of raising c is sat, and the simulator finds a pair that drops."""
+    from smtmma.queries.properties import _monotone_search
+
+    model = _toy_t(10)
+    proof = _parts(model)
+    assert proof.verdict == "unknown" and "gain of the raised summand (raising c" in proof.reason
+    hit = _monotone_search.search(model, 2, seed=0)
+    assert hit is not None
+    label, w, w2 = hit
+    d1, d2 = sim(model, w.a, w.b, w.c), sim(model, w2.a, w2.b, w2.c)
+    f16 = np.array([d1, d2], dtype=np.uint16).view(np.float16)
+    assert f16[1] < f16[0]
+
+
+@pytest.mark.slow  # ~22 s on 2 cores
+def test_sm80_f16f16_is_proved_monotone_through_the_property() -> None:
+    """The property query uses the compositional proof once no witness turns up: one block per lemma."""
+    r = check_property("monotonicity", smtmma.lookup("sm80", "f16f16").model, timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 19
+    assert all(b.expect == "unsat" for b in r.blocks)

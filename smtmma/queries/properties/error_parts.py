@@ -276,14 +276,15 @@ def _final_lemma(plan: _Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, 
                   _script(alg, goal))
 
 
-def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[_Lemma], Callable[[], _Lemma]]:
-    model, K = plan.model, plan.K
-    F = model.F
+def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
+    """The glue lemma of a one-FDPA T-FDPA and the static range of its sum S (units 2**(e_max - F)).
+
+    Proves, in the model's own formula: on finite inputs the output is
+    rho(S * 2**(e_max - F)), S the sum of the summands aligned at e_max
+    (RZ_F), e_max = the largest non-zero summand's exponent (Alg. 7 lines 5-11).
+    """
+    model, F = plan.model, plan.model.F
     assert F is not None
-    prod, rp = _summand_lemma(plan, "ab")
-    cl, rc = _summand_lemma(plan, "c")
-    n = K + 1
-    # the glue: the model's output is rho(sum of aligned summands at its e_max); e_max bounds every summand
     g, x, ua, ub, uc, d = _glue_inputs(plan)
     terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
     e_max = max_exponent(g, terms)
@@ -294,9 +295,20 @@ def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[F
     g.assert_(_finite(g, *ua, *ub, uc))
     glue = g.all([_in(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), _in(g, total, total.lo, total.hi),
                   *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])
-    glue_l = _Lemma(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {n} summands "
-                    "aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", _script(g, glue))
-    conv, rv = _conversion_lemma(plan, (total.lo, total.hi), (plan.e_lo, plan.e_hi), F)
+    lemma = _Lemma(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {len(terms)} "
+                   "summands aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", _script(g, glue))
+    return lemma, (total.lo, total.hi)
+
+
+def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[_Lemma], Callable[[], _Lemma]]:
+    model, K = plan.model, plan.K
+    F = model.F
+    assert F is not None
+    prod, rp = _summand_lemma(plan, "ab")
+    cl, rc = _summand_lemma(plan, "c")
+    n = K + 1
+    glue_l, total = tfdpa_glue(plan)
+    conv, rv = _conversion_lemma(plan, total, (plan.e_lo, plan.e_hi), F)
 
     lo_q = rp["Q"][0] * K + rc["Q"][0]
     hi_q = rp["Q"][1] * K + rc["Q"][1]

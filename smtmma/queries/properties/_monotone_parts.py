@@ -36,8 +36,6 @@ step no solver checks; every lemma itself is a check-sat of the certificate.
 
 from __future__ import annotations
 
-import time
-
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import aligned, max_exponent
@@ -48,7 +46,16 @@ from ...models import Model
 from ...simulate import decode_input
 from .._twins import QueryAlgebra, Runner, value_key
 from ._monotone_proof import _Pre, _value_le
-from .error_parts import PartsProof, _Lemma, _Plan, _ranged, _script, supports_parts, tfdpa_glue
+from .error_parts import (
+    PartsProof,
+    _Lemma,
+    _Plan,
+    _ranged,
+    _script,
+    run_lemmas,
+    supports_parts,
+    tfdpa_glue,
+)
 
 __all__ = ["supports_monotone_parts", "prove_monotone_parts"]
 
@@ -340,14 +347,4 @@ def monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
 def prove_monotone_parts(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    proof = PartsProof("holds")
-    for lem in monotone_lemmas(model, K):
-        t0 = time.perf_counter()
-        r = run.check(lem.script)
-        proof.seconds[lem.label] = time.perf_counter() - t0
-        if r.verdict != "unsat":
-            proof.verdict = "unknown"
-            proof.reason = f"step '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else "")
-            return proof
-        proof.blocks.append((lem.label, lem.script))
-    return proof
+    return run_lemmas(monotone_lemmas(model, K), run)

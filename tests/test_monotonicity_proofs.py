@@ -10,7 +10,7 @@ import pytest
 
 import smtmma
 from smtmma.proofs import load_claims
-from smtmma.proofs.certificate import Block, Certificate, recheck
+from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
 from smtmma.queries.backends import available
 from smtmma.queries.properties import check_property
@@ -156,12 +156,12 @@ def test_compositional_monotonicity_proof_holds_and_rechecks() -> None:
     """F = 11: every lemma is unsat (bitwuzla), and again with z3 on the certificate's blocks alone."""
     proof = _parts(_toy_t(11))
     assert proof.verdict == "holds", proof.reason
-    labels = [label.split(":")[0] for label, _ in proof.blocks]
+    labels = [b.label.split(":")[0] for b in proof.blocks]
     assert labels[0] == "glue" and labels[-1] == "rounding" and "composition" in labels
     assert sum(lb.startswith("gain of the raised summand") for lb in labels) == 5  # a: 2 cases, b: 2, c: 1
-    blocks = [Block(label, text, "unsat") for label, text in proof.blocks]
-    answers = recheck(Certificate({"claim": "t"}, blocks), solver="z3" if HAS_Z3 else None)
-    assert [a.got for a in answers] == ["unsat"] * len(blocks)
+    assert all(b.expect == "unsat" for b in proof.blocks)
+    answers = recheck(Certificate({"claim": "t"}, proof.blocks), solver="z3" if HAS_Z3 else None)
+    assert [a.got for a in answers] == ["unsat"] * len(proof.blocks)
 
 
 def test_compositional_monotonicity_proof_fails_where_a_witness_exists() -> None:

@@ -39,13 +39,12 @@ from __future__ import annotations
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import aligned, max_exponent
-from ...encodings.rounding import convert_fixed
 from ...encodings.terms import Term, input_term, product
 from ...formats import Format
 from ...models import Model
 from ...simulate import decode_input
 from .._twins import QueryAlgebra, Runner, value_key
-from ._monotone_proof import _Pre, _value_le
+from ._monotone_proof import _Pre, _rounding, _value_le
 from .error_parts import (
     PartsProof,
     _Lemma,
@@ -88,12 +87,12 @@ def _pattern(alg: QueryAlgebra, name: str, fmt: Format) -> tuple[Int, Unpacked]:
     return v, u
 
 
-def _summand(alg: QueryAlgebra, sh: _Shape, which: str, tag: str = "") -> Term:
+def _summand(alg: QueryAlgebra, sh: _Shape, which: str) -> Term:
     """A fresh summand: a lane's product a*b (``which`` "ab") or c (``"c"``), finite and non-negative."""
     p = sh.plan
     if which == "c":
-        return input_term(decode_input(alg, p.fc, _pattern(alg, "c" + tag, p.fc)[0], p.fd.name))
-    ua, ub = _pattern(alg, "a" + tag, p.fa)[1], _pattern(alg, "b" + tag, p.fb)[1]
+        return input_term(decode_input(alg, p.fc, _pattern(alg, "c", p.fc)[0], p.fd.name))
+    ua, ub = _pattern(alg, "a", p.fa)[1], _pattern(alg, "b", p.fb)[1]
     return product(alg, ua, ub)[0]
 
 
@@ -129,7 +128,7 @@ def _realign_lemma(sh: _Shape, which: str) -> _Lemma:
                   f"D = min(E'-E, {sh.Dc})", _script(alg, alg.all([alg.le(0, A), alg.le(0, A2), alg.le(0, s), alg.le(s, w)])))
 
 
-def _move(alg: QueryAlgebra, sh: _Shape, fmt: Format, name: str) -> tuple[Int, Unpacked, Int, Unpacked]:
+def _move(alg: QueryAlgebra, fmt: Format, name: str) -> tuple[Int, Unpacked, Int, Unpacked]:
     """A pattern and its next value (:func:`monotonicity.next_moves`), both finite and non-negative."""
     from .monotonicity import _smallest_positive, next_moves
 
@@ -139,19 +138,19 @@ def _move(alg: QueryAlgebra, sh: _Shape, fmt: Format, name: str) -> tuple[Int, U
     return v, u, v2, u2
 
 
-def _raised(alg: QueryAlgebra, sh: _Shape, who: str) -> tuple[Term, Term, Unpacked, Unpacked, Int, Int]:
+def _raised(alg: QueryAlgebra, sh: _Shape, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
     """(t, t') of a summand whose input ``who`` (a, b or c) moves to its next value, with the moved input's fields."""
     p = sh.plan
     if who == "c":
-        v, u, v2, u2 = _move(alg, sh, p.fc, "c")
+        v, u, v2, u2 = _move(alg, p.fc, "c")
         t = input_term(decode_input(alg, p.fc, v, p.fd.name))
         t2 = input_term(decode_input(alg, p.fc, v2, p.fd.name))
-        return t, t2, u, u2, v, v2
+        return t, t2, u, u2
     fmt, other = (p.fa, p.fb) if who == "a" else (p.fb, p.fa)
-    v, u, v2, u2 = _move(alg, sh, fmt, who)
+    _, u, _, u2 = _move(alg, fmt, who)
     uo = _pattern(alg, "b" if who == "a" else "a", other)[1]
     pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
-    return product(alg, *pair(u))[0], product(alg, *pair(u2))[0], u, u2, v, v2
+    return product(alg, *pair(u))[0], product(alg, *pair(u2))[0], u, u2
 
 
 def _gain_setup(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term) -> tuple[Int, Int, Int, Int]:
@@ -177,7 +176,7 @@ def _gain_lemma(sh: _Shape, who: str, case: str) -> _Lemma:
     field up by one), "all" (every move: used for c, whose term has no product).
     """
     alg = QueryAlgebra()
-    t, t2, u, u2, v, v2 = _raised(alg, sh, who)
+    t, t2, u, u2 = _raised(alg, sh, who)
     E, E2, D, w = _gain_setup(alg, sh, t, t2)
     if case == "far":
         alg.assert_(alg.or_(u.is_zero, alg.ne(E2, E)))
@@ -194,7 +193,7 @@ def _exponent_step_lemma(sh: _Shape, who: str) -> _Lemma:
     """Raising input ``who`` by one move: the summand was zero, or is non-zero with an exponent not smaller; and a
     non-zero step keeps the exponent field and adds 1 to the significand, or adds 1 to the exponent field."""
     alg = QueryAlgebra()
-    t, t2, u, u2, v, v2 = _raised(alg, sh, who)
+    t, t2, u, u2 = _raised(alg, sh, who)
     same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
     cross = alg.eq(u2.exp, alg.add(u.exp, 1))
     goal = alg.all([alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))),
@@ -319,8 +318,8 @@ def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int]) -> _Lemma:
     S, S2 = _ranged(alg, "S", 0, s_rng[1]), _ranged(alg, "S2", 0, s_rng[1])
     E, E2 = _ranged(alg, "E", p.e_lo, p.e_hi), _ranged(alg, "E2", p.e_lo, p.e_hi)
     alg.assert_(_value_le(alg, _Pre(S, alg.sub(E, sh.F), None), _Pre(S2, alg.sub(E2, sh.F), None)))
-    r1 = convert_fixed(alg, p.rfmt, p.mode, S, alg.sub(E, sh.F))
-    r2 = convert_fixed(alg, p.rfmt, p.mode, S2, alg.sub(E2, sh.F))
+    r1 = _rounding(alg, sh.model, _Pre(S, alg.sub(E, sh.F), None))  # the model's own final rounding call
+    r2 = _rounding(alg, sh.model, _Pre(S2, alg.sub(E2, sh.F), None))
     u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
     goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
     return _Lemma(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",

@@ -305,9 +305,7 @@ def error_bound(
                     else:
                         proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
                     if proof.verdict == "holds":
-                        from ...proofs.certificate import Block
-
-                        blocks[lam] = [Block(label, text, "unsat") for label, text in proof.blocks]
+                        blocks[lam] = proof.blocks
                         return "holds", None, script
                     return "unknown", proof.reason, script
                 found = violation(f, r.values, lam)

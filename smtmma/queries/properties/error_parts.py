@@ -46,6 +46,7 @@ from ...encodings.terms import input_term, product
 from ...formats import get_format
 from ...models import Model
 from ...simulate import decode_input, output_format, run_model
+from ...proofs.certificate import Block
 from .._twins import InputSet, QueryAlgebra, Runner, container_format
 
 __all__ = ["supports_parts", "supports_cdna3", "PartsProof", "prove_by_parts", "prove_cdna3"]
@@ -81,7 +82,7 @@ class PartsProof:
     """Outcome of a compositional proof: "holds" or "unknown" (with the failing step), the blocks, timings."""
 
     verdict: str
-    blocks: list[tuple[str, str]] = field(default_factory=list)  # (label, script expecting unsat)
+    blocks: list[Block] = field(default_factory=list)  # every lemma, expecting unsat
     reason: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -353,7 +354,7 @@ def run_lemmas(lemmas: list[_Lemma], run: Runner) -> PartsProof:
             proof.verdict = "unknown"
             proof.reason = f"step '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return proof
-        proof.blocks.append((lem.label, lem.script))
+        proof.blocks.append(Block(lem.label, lem.script, "unsat"))
     return proof
 
 

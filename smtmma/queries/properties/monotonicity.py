@@ -137,10 +137,9 @@ def monotonicity(
             proof = prove_monotone_parts(model, K, run)
             if proof.verdict == "holds":
                 _check_nonempty(model, K, domain, run, prop)
-                blocks = [Block(label, text, "unsat") for label, text in proof.blocks]
-                return _result(prop, "holds", name, model, K, domain, run, smt2=blocks[0].text, blocks=blocks,
-                               extra={"lemmas": len(blocks)},
-                               reason=f"no single move of one input lowers the output: {len(blocks)} lemmas (glue, "
+                return _result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
+                               blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
+                               reason=f"no single move of one input lowers the output: {len(proof.blocks)} lemmas (glue, "
                                f"per-summand re-alignment and gain, composition, rounding), each proved on its own "
                                f"({domain.describe()}, K={K})")
             parts_reason = f"compositional proof: {proof.reason}; "

@@ -166,14 +166,19 @@ def test_compositional_monotonicity_proof_holds_and_rechecks() -> None:
 
 def test_compositional_monotonicity_proof_fails_where_a_witness_exists() -> None:
     """F = 10 is one bit short: the gain lemma of raising c is sat, and the simulator finds a pair that drops."""
-    from smtmma.queries.properties import _monotone_search
-
     model = _toy_t(10)
     proof = _parts(model)
     assert proof.verdict == "unknown" and "gain of the raised summand (raising c" in proof.reason
-    hit = _monotone_search.search(model, 2, seed=0)
+    _assert_simulated_drop(model, 2)
+
+
+def _assert_simulated_drop(model: smtmma.Model, K: int) -> None:
+    """The simulator search finds a pair of inputs, one move apart, whose FP16 output drops."""
+    from smtmma.queries.properties import _monotone_search
+
+    hit = _monotone_search.search(model, K, seed=0)
     assert hit is not None
-    label, w, w2 = hit
+    _, w, w2 = hit
     d1, d2 = sim(model, w.a, w.b, w.c), sim(model, w2.a, w2.b, w2.c)
     f16 = np.array([d1, d2], dtype=np.uint16).view(np.float16)
     assert f16[1] < f16[0]
@@ -185,3 +190,52 @@ def test_sm80_f16f16_is_proved_monotone_through_the_property() -> None:
     r = check_property("monotonicity", smtmma.lookup("sm80", "f16f16").model, timeout=30.0)
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 19
     assert all(b.expect == "unsat" for b in r.blocks)
+
+
+# -- the compositional proof of one TR-/GTR-FDPA (queries/properties/_monotone_cdna3.py) ---------------------------------
+
+def _toy_cdna3(kind: str, F: int) -> smtmma.Model:
+    return smtmma.Model(kind, "e4m3", "e4m3", "fp16", "fp16", L=4, F=F, F2=F + 4, rho="rne-fp16")
+
+
+def _cdna3_parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
+    from smtmma.queries._twins import Runner
+    from smtmma.queries.properties._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
+
+    assert supports_cdna3_monotone(model, 4)
+    return prove_cdna3_monotone(model, 4, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
+
+
+def test_tr_fdpa_monotonicity_proof_holds_and_rechecks() -> None:
+    """Alg. 10 at F = 9 (toy formats): every lemma of both stages is unsat, and again with z3 on the blocks alone."""
+    proof = _cdna3_parts(_toy_cdna3("tr-fdpa", 9))
+    assert proof.verdict == "holds", proof.reason
+    labels = [b.label.split(":")[0].split(",")[0] for b in proof.blocks]
+    assert labels[0] == "glue (Alg. 10)" and labels[-1] == "rounding"
+    assert "second stage" in labels and sum(lb.startswith("raising c (") for lb in labels) == 4
+    answers = recheck(Certificate({"claim": "t"}, proof.blocks), solver="z3" if HAS_Z3 else None)
+    assert [a.got for a in answers] == ["unsat"] * len(proof.blocks)
+
+
+def test_gtr_fdpa_monotonicity_proof_has_the_group_merge() -> None:
+    """Alg. 11 at F = 10: the even/odd groups add a merge stage (the other group's RD and the raised group's gain)."""
+    proof = _cdna3_parts(_toy_cdna3("gtr-fdpa", 10))
+    assert proof.verdict == "holds", proof.reason
+    assert sum(b.label.startswith("group merge") for b in proof.blocks) == 2
+    assert proof.blocks[0].label.startswith("glue (Alg. 11)")
+
+
+@pytest.mark.parametrize("kind", ["tr-fdpa", "gtr-fdpa"])
+def test_cdna3_monotonicity_proof_fails_where_a_witness_exists(kind: str) -> None:
+    """F = 6: a first-stage gain lemma is sat, and the simulator finds inputs whose output drops."""
+    model = _toy_cdna3(kind, 6)
+    proof = _cdna3_parts(model)
+    assert proof.verdict == "unknown" and "gain of the raised summand (raising a" in proof.reason
+    _assert_simulated_drop(model, 4)
+
+
+@pytest.mark.slow  # ~50 s on 2 cores
+def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
+    """The card's monotonicity example (issue 8: no answer in 300 s before): holds by 24 lemmas."""
+    r = check_property("monotonicity", smtmma.lookup("gfx942", "f16f32").model, timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24

@@ -11,7 +11,7 @@ from .fused_sum import aligned, max_exponent
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut"]
+__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut", "sum_at", "c_at", "c_exponent"]
 
 
 def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked]) -> tuple[list[Term], list[Specials]]:
@@ -38,6 +38,25 @@ def shift_cut(alg: Algebra, x: Int, k: IntLike, *, max_left: int, max_right: int
     return alg.ite(alg.lt(x, 0), alg.neg(mag), mag)
 
 
+def c_exponent(alg: Algebra, c: Term, floor: int) -> Int:
+    """e_c: c's exponent, ``floor`` for a zero c (Alg. 10 step 3)."""
+    return alg.ite(alg.eq(c.sig, 0), floor, c.exp)
+
+
+def sum_at(alg: Algebra, T: Int, e_max: Int, E: Int, F: int, F2: int, *, toward_zero: bool = False) -> Int:
+    """T' = RD_F2(T * 2**(e_max - E)) in units of 2**(E - F2), T in units of 2**(e_max - F) (Alg. 10 line 14)."""
+    k = alg.add(alg.sub(e_max, E), F2 - F)
+    return shift_cut(alg, T, k, max_left=F2 - F, max_right=T.hi.bit_length() + T.lo.bit_length() + 1, toward_zero=toward_zero)
+
+
+def c_at(alg: Algebra, c: Term, E: Int, F: int, floor: int, *, drop_far_c: bool = False, toward_zero: bool = False) -> Int:
+    """s'_c = RD_F(s_c * 2**(e_c - E)) in units of 2**(E - F), or 0 with ``drop_far_c`` when e_c < E - F - 1 (Alg. 11 lines 23-25)."""
+    sc = aligned(alg, c, E, F, floor=not toward_zero)
+    if drop_far_c:
+        sc = alg.ite(alg.lt(c_exponent(alg, c, floor), alg.sub(E, F + 1)), 0, sc)
+    return sc
+
+
 def round_down_with_c(
     alg: Algebra, T: Int, e_max: Int, c: Term, F: int, F2: int, floor: int, *, drop_far_c: bool = False,
     toward_zero: bool = False,
@@ -45,17 +64,14 @@ def round_down_with_c(
     """(S, E): Alg. 10 step 3 / Alg. 11 step 4; S in units of 2**(E - F2).
 
     T (units 2**(e_max - F)) is rounded down to F2 fraction bits at E =
-    max(e_max, e_c), c rounded down to F bits; with ``drop_far_c`` c is
-    dropped when e_c < E - F - 1 (Alg. 11 lines 24-25).  ``toward_zero``:
-    the hypothetical twin of 000 §6.2.4 (Fig. 3) that truncates there instead.
+    max(e_max, e_c), c rounded down to F bits (:func:`sum_at`, :func:`c_at`);
+    with ``drop_far_c`` c is dropped when e_c < E - F - 1 (Alg. 11 lines
+    24-25).  ``toward_zero``: the hypothetical twin of 000 §6.2.4 (Fig. 3)
+    that truncates there instead.
     """
-    e_c = alg.ite(alg.eq(c.sig, 0), floor, c.exp)
-    E = alg.max(e_max, e_c)
-    k = alg.add(alg.sub(e_max, E), F2 - F)  # T' = RD_F2(T * 2**(e_max - E))
-    T2 = shift_cut(alg, T, k, max_left=F2 - F, max_right=T.hi.bit_length() + T.lo.bit_length() + 1, toward_zero=toward_zero)
-    sc = aligned(alg, c, E, F, floor=not toward_zero)  # s'_c = RD_F(s_c * 2**(e_c - E))
-    if drop_far_c:
-        sc = alg.ite(alg.lt(e_c, alg.sub(E, F + 1)), 0, sc)
+    E = alg.max(e_max, c_exponent(alg, c, floor))
+    T2 = sum_at(alg, T, e_max, E, F, F2, toward_zero=toward_zero)
+    sc = c_at(alg, c, E, F, floor, drop_far_c=drop_far_c, toward_zero=toward_zero)
     return alg.add(T2, alg.shl(sc, F2 - F)), E
 
 

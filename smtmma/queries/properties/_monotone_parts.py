@@ -36,6 +36,8 @@ step no solver checks; every lemma itself is a check-sat of the certificate.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import aligned, max_exponent
@@ -65,9 +67,18 @@ def supports_monotone_parts(model: Model, K: int) -> bool:
 
 
 class _Shape:
-    """What every lemma shares: the plan (formats, exponent ranges), K, the shift cap Dc and the sum's range."""
+    """What every lemma shares: the plan (formats, exponent ranges), the summands of the sum, the shift cap Dc.
 
-    def __init__(self, model: Model, K: int) -> None:
+    ``with_c``: c is one of the n summands (T-FDPA: K products and c; TR-FDPA:
+    the L products only, c joins in a second stage).  ``margin``: how many
+    w's the raised summand gains beyond covering the n - 1 others (the
+    second stage's losses, :mod:`_monotone_cdna3`).  ``floor``: the exponent
+    zero summands give e_max (TR-FDPA's Alg. 10 step 2), None for the model's
+    own rule.
+    """
+
+    def __init__(self, model: Model, K: int, *, n: Optional[int] = None, with_c: bool = True, margin: int = 0,
+                 floor: Optional[int] = None) -> None:
         self.plan = _Plan(model, K)
         self.model, self.K = model, K
         F = model.F
@@ -75,7 +86,11 @@ class _Shape:
         self.F = F
         # at D >= Dc every other summand (below 2**(E+2)) aligns to 0 at E', and A(t, E) < 2**Dc: the cap loses nothing
         self.Dc = F + 3
-        self.n = K + 1
+        self.with_c, self.margin, self.floor = with_c, margin, floor
+        self.n = (K + 1 if with_c else K) if n is None else n
+        self.gain_k = self.n - 1 + margin  # the w's the raised summand's gain covers
+        p = self.plan
+        self.e_lo, self.e_hi = p.e_lo, (p.e_hi if with_c else max(p.tp.exp.hi, p.e_lo))
 
 
 def _pattern(alg: QueryAlgebra, name: str, fmt: Format) -> tuple[Int, Unpacked]:
@@ -104,8 +119,7 @@ def _shift(alg: QueryAlgebra, sh: _Shape, E: Int, E2: Int) -> tuple[Int, Int]:
 
 def _exponents(alg: QueryAlgebra, sh: _Shape) -> tuple[Int, Int]:
     """Fresh alignment exponents E <= E' of the two runs."""
-    p = sh.plan
-    E, E2 = _ranged(alg, "E", p.e_lo, p.e_hi), _ranged(alg, "E2", p.e_lo, p.e_hi)
+    E, E2 = _ranged(alg, "E", sh.e_lo, sh.e_hi), _ranged(alg, "E2", sh.e_lo, sh.e_hi)
     alg.assert_(alg.le(E, E2))
     return E, E2
 
@@ -165,7 +179,7 @@ def _gain_setup(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term) -> tuple[Int, 
 
 def _gain_goal(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term, E: Int, E2: Int, D: Int, w: Int) -> Bool:
     A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t2, E2, sh.F)
-    s = alg.sub(alg.sub(alg.shl(A2, D), A), alg.mul(sh.K, w))
+    s = alg.sub(alg.sub(alg.shl(A2, D), A), alg.mul(sh.gain_k, w))
     return alg.all([alg.le(0, A), alg.le(0, s)])
 
 
@@ -185,7 +199,7 @@ def _gain_lemma(sh: _Shape, who: str, case: str) -> _Lemma:
         alg.assert_(alg.not_(u.is_zero))
     what = {"far": "a zero raised, or E' > E", "cross": "E' = E, the exponent field up by one",
             "all": "every move"}[case]
-    return _Lemma(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.K} (2^D - 1)",
+    return _Lemma(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
                   _script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
 
 
@@ -241,11 +255,11 @@ def _aligned_step_lemma(sh: _Shape) -> _Lemma:
 
 
 def _exponents_lemma(sh: _Shape) -> _Lemma:
-    """On K + 1 fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
+    """On n fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
     p, model = sh.plan, sh.model
     alg = QueryAlgebra()
-    lo = min(p.tp.exp.lo, p.tc.exp.lo)
-    hi = max(p.tp.exp.hi, p.tc.exp.hi)
+    kinds = [p.tp, p.tc] if sh.with_c else [p.tp]
+    lo, hi = min(t.exp.lo for t in kinds), max(t.exp.hi for t in kinds)
     f = alg.bconst(False)
 
     def term(name: str) -> Term:
@@ -256,7 +270,7 @@ def _exponents_lemma(sh: _Shape) -> _Lemma:
     alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))))
 
     def e_max(ts: list[Term]) -> Int:
-        e = max_exponent(alg, ts)
+        e = max_exponent(alg, ts, sh.floor)
         return alg.max(e, model.emax_floor) if model.emax_floor is not None else e
 
     E, E2 = e_max([t, *others]), e_max([t2, *others])
@@ -283,7 +297,8 @@ def _composition_lemma(sh: _Shape, a_hi: int) -> _Lemma:
     leave a solver adding inequalities bit by bit (no answer in minutes).
     """
     a_bits, s0_bits = a_hi.bit_length(), a_hi.bit_length() + sh.Dc  # s_0 <= 2**D * A(t', E'); s_i <= w (i >= 1)
-    top = (sh.n << a_bits) + (1 << s0_bits) + (sh.K << sh.Dc)  # above sum A + sum s: no sum wraps below 2**W
+    k = sh.gain_k
+    top = (sh.n << a_bits) + (1 << s0_bits) + (k << sh.Dc)  # above sum A + sum s: no sum wraps below 2**W
     W = max(64, top.bit_length() + 1)  # bitwuzla cancels these sums at 64 bits, not at 67 (measured)
 
     def lit(v: int) -> str:
@@ -293,33 +308,47 @@ def _composition_lemma(sh: _Shape, a_hi: int) -> _Lemma:
     for i in range(sh.n):
         lines += [f"(declare-const A{i} (_ BitVec {W}))", f"(assert (bvult A{i} {lit(1 << a_bits)}))",
                   f"(declare-const s{i} (_ BitVec {W}))", f"(assert (bvult s{i} {lit(1 << (s0_bits if i == 0 else sh.Dc))}))"]
-    lines.append(f"(define-fun B0 () (_ BitVec {W}) (bvadd A0 s0 (bvmul {lit(sh.K)} w)))")
+    lines.append(f"(define-fun B0 () (_ BitVec {W}) (bvadd A0 s0 (bvmul {lit(k)} w)))")
     lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvsub (bvadd A{i} s{i}) w))" for i in range(1, sh.n)]
     total = " ".join(f"A{i}" for i in range(sh.n))
     total_b = " ".join(f"B{i}" for i in range(sh.n))
+    if sh.margin:
+        total += f" (bvmul {lit(sh.margin)} w)"
     lines.append(f"(assert (not (bvule (bvadd {total}) (bvadd {total_b}))))")
-    return _Lemma(f"composition: {sh.K} summands with A_i <= B_i + w and the raised one with A_0 + {sh.K} w <= B_0 "
-                  "(as equalities with slacks s_i >= 0) give sum A <= sum B", "\n".join(lines) + "\n")
+    more = f" + {sh.margin} w" if sh.margin else ""
+    return _Lemma(f"composition: {sh.n - 1} summands with A_i <= B_i + w and the raised one with A_0 + {k} w <= B_0 "
+                  f"(as equalities with slacks s_i >= 0) give sum A{more} <= sum B", "\n".join(lines) + "\n")
 
 
-def _value_lemma(sh: _Shape, s_rng: tuple[int, int]) -> _Lemma:
+def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> _Lemma:
+    """S <= 2**D S' gives S 2**(E-fbits) <= S' 2**(E'-fbits); ``fbits`` F by default (``stage``: the label's tag,
+    with E over the plan's whole range, as the second stage of :mod:`_monotone_cdna3` has it)."""
     alg = QueryAlgebra()
     S, S2 = _ranged(alg, "S", 0, s_rng[1]), _ranged(alg, "S2", 0, s_rng[1])
-    E, E2 = _exponents(alg, sh)
+    f = sh.F if fbits is None else fbits
+    if stage:
+        E, E2 = _ranged(alg, "E", sh.plan.e_lo, sh.plan.e_hi), _ranged(alg, "E2", sh.plan.e_lo, sh.plan.e_hi)
+        alg.assert_(alg.le(E, E2))
+    else:
+        E, E2 = _exponents(alg, sh)
     D, _ = _shift(alg, sh, E, E2)
     alg.assert_(alg.le(S, alg.shl(S2, D)))
-    goal = _value_le(alg, _Pre(S, alg.sub(E, sh.F), None), _Pre(S2, alg.sub(E2, sh.F), None))
-    return _Lemma("value: S <= 2^D S' (S, S' >= 0) gives S 2^(E-F) <= S' 2^(E'-F)", _script(alg, goal))
+    goal = _value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None))
+    name = "F" if fbits is None else f"F2={fbits}"
+    return _Lemma(f"value{stage}: S <= 2^D S' (S, S' >= 0) gives S 2^(E-{name}) <= S' 2^(E'-{name})",
+                  _script(alg, goal))
 
 
-def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int]) -> _Lemma:
+def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None) -> _Lemma:
+    """rho (the model's own final rounding) is monotone on S 2**(E - fbits), S >= 0 (``fbits``: F by default)."""
     p = sh.plan
     alg = QueryAlgebra()
+    f = sh.F if fbits is None else fbits
     S, S2 = _ranged(alg, "S", 0, s_rng[1]), _ranged(alg, "S2", 0, s_rng[1])
     E, E2 = _ranged(alg, "E", p.e_lo, p.e_hi), _ranged(alg, "E2", p.e_lo, p.e_hi)
-    alg.assert_(_value_le(alg, _Pre(S, alg.sub(E, sh.F), None), _Pre(S2, alg.sub(E2, sh.F), None)))
-    r1 = _rounding(alg, sh.model, _Pre(S, alg.sub(E, sh.F), None))  # the model's own final rounding call
-    r2 = _rounding(alg, sh.model, _Pre(S2, alg.sub(E2, sh.F), None))
+    alg.assert_(_value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None)))
+    r1 = _rounding(alg, sh.model, _Pre(S, alg.sub(E, f), None))  # the model's own final rounding call
+    r2 = _rounding(alg, sh.model, _Pre(S2, alg.sub(E2, f), None))
     u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
     goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
     return _Lemma(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",

@@ -27,8 +27,9 @@ lemma 1 is proved for raising c (~20 s for gfx942 f16f32, ~2 s for a
 small TR-FDPA), but not within 60 s for raising a lane's a_k or b_k (the two
 runs then align every summand at different e_max: the "gain of the raised
 product exceeds the truncation loss" argument needs its own per-summand
-lemmas).  :func:`monotonicity.monotonicity` does not call this yet; for one
-T-FDPA it uses :mod:`_monotone_parts`, which has those per-summand lemmas.
+lemmas).  :func:`monotonicity.monotonicity` does not call this; it uses
+:mod:`_monotone_parts` (one T-FDPA) and :mod:`_monotone_cdna3` (one TR- or
+GTR-FDPA), which have those per-summand lemmas.
 """
 
 from __future__ import annotations

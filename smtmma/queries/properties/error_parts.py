@@ -460,15 +460,33 @@ def _cdna3_composition(plan: _Plan, rv: dict[str, tuple[int, int]], lo_f: Fracti
                   f"{hi_f}*2^(E-{F}) + {ulps} ulp", _script(alg, goal))
 
 
-def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) -> list[_Lemma]:
-    """The lemmas of a TR-FDPA / GTR-FDPA proof (Alg. 10 / 11), the glue and the composition last."""
+@dataclass
+class Cdna3Glue:
+    """What the CDNA3 glue lemma leaves: products per group (n), group sums' range (t_rng), the group RD's shift span
+    (GTR-FDPA; 0 for TR), and T and S (terms of the glue's algebra: their static ranges)."""
+
+    n: int
+    t_rng: tuple[int, int]
+    span: int
+    T: Int
+    S: Int
+
+
+def cdna3_glue(plan: _Plan, *, finite_output: bool = True) -> tuple[_Lemma, Cdna3Glue]:
+    """The glue lemma of one TR-FDPA / GTR-FDPA (Alg. 10 / 11), in the model's own formula.
+
+    Proves, on finite inputs (with ``finite_output``: and a finite output),
+    the output is rho(S * 2**(E - F2)), S = RD_F2(T at E) + RD_F(c at E), T
+    the RZ_F-aligned products' sum (GTR: of the two groups, each rounded
+    down at e_max), every exponent bounding its summands and every term in
+    its static range.
+    """
     from ...encodings.trfdpa import overflowing_products, round_down_with_c, shift_cut
 
     model, K = plan.model, plan.K
-    F, F2, L = model.F, model.F2, model.L
-    assert F is not None and F2 is not None and L is not None
+    F, F2 = model.F, model.F2
+    assert F is not None and F2 is not None
     gtr = model.kind == "gtr-fdpa"
-    prod, rp = _summand_lemma(plan, "ab")
     # the glue: the model's output is rho(S * 2^(E-F2)) with S from its own steps; the exponents bound their summands
     g, x, ua, ub, uc, d = _glue_inputs(plan)
     ud = unpack(g, plan.out, d)
@@ -492,18 +510,33 @@ def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) ->
         e_max = max_exponent(g, terms, floor)
         T = g.sum_all(aligned(g, t, e_max, F) for t in terms)
         facts += [g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms]
-        n = K
+        n, span = K, 0
         t_rng = (T.lo, T.hi)
     S, E = round_down_with_c(g, T, e_max, ct, F, F2, floor, drop_far_c=gtr)
     composed = convert_fixed(g, plan.rfmt, plan.mode, S, g.sub(E, F2))
-    g.assert_(_finite(g, *ua, *ub, uc, ud))
+    g.assert_(_finite(g, *ua, *ub, uc, *([ud] if finite_output else [])))
+    if not finite_output:  # the monotonicity proof's stage-1 exponents range over the products' only
+        facts.append(g.le(e_max, max(plan.tp.exp.hi, plan.e_lo)))
     facts += [g.eq(d, composed), _in(g, e_max, plan.e_lo, plan.e_hi), _in(g, E, plan.e_lo, plan.e_hi), g.le(e_max, E),
               g.or_(g.eq(ct.sig, 0), g.le(ct.exp, E)), _in(g, T, T.lo, T.hi), _in(g, S, S.lo, S.hi)]
     alg_name = "Alg. 11" if gtr else "Alg. 10"
-    glue = _Lemma(f"glue ({alg_name}): on finite inputs with a finite output, the model's output is rho(S * 2^(E-F2)), "
+    glue = _Lemma(f"glue ({alg_name}): on finite inputs{' with a finite output' if finite_output else ''}, the model's output is rho(S * 2^(E-F2)), "
                   f"S = RD_F2(T at E) + RD_F(c at E){' (far c dropped)' if gtr else ''}, T the RZ_F-aligned products' sum"
                   f"{' of the two groups, each rounded down at e_max' if gtr else ''}; every exponent bounds its summands",
                   _script(g, g.all(facts)))
+    return glue, Cdna3Glue(n, t_rng, span, T, S)
+
+
+def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) -> list[_Lemma]:
+    """The lemmas of a TR-FDPA / GTR-FDPA proof (Alg. 10 / 11), the glue and the composition last."""
+    model = plan.model
+    F, F2, L = model.F, model.F2, model.L
+    assert F is not None and F2 is not None and L is not None
+    gtr = model.kind == "gtr-fdpa"
+    prod, rp = _summand_lemma(plan, "ab")
+    glue, gl = cdna3_glue(plan)
+    n, t_rng, span, T, S = gl.n, gl.t_rng, gl.span, gl.T, gl.S
+    alg_name = "Alg. 11" if gtr else "Alg. 10"
     acc = _accumulate_lemma(n, rp["A"], rp["Q"], (rp["A"][0] * n, rp["A"][1] * n), (rp["Q"][0] * n, rp["Q"][1] * n))
     lemmas = [prod, acc]
     kr = max(0, T.hi.bit_length() + T.lo.bit_length() + 1)

@@ -17,6 +17,7 @@ from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from ...proofs.certificate import Block, pin_block
 from . import _monotone_search as _search
+from ._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
 from ._monotone_parts import prove_monotone_parts, supports_monotone_parts
 from .common import (
     _QUICK,
@@ -130,11 +131,12 @@ def monotonicity(
     quick = min(_QUICK, timeout)
     first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
     passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
-    parts = full and supports_monotone_parts(model, K)
+    parts = full and (supports_monotone_parts(model, K) or supports_cdna3_monotone(model, K))
     parts_reason = ""
     for limit, todo in passes:
-        if parts and limit == timeout:  # no witness so far: the compositional proof (one T-FDPA), every position at once
-            proof = prove_monotone_parts(model, K, run)
+        if parts and limit == timeout:  # no witness so far: the compositional proof (one T-/TR-FDPA), every position at once
+            prove = prove_cdna3_monotone if supports_cdna3_monotone(model, K) else prove_monotone_parts
+            proof = prove(model, K, run)
             if proof.verdict == "holds":
                 _check_nonempty(model, K, domain, run, prop)
                 return _result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,

@@ -11,7 +11,12 @@ from .fused_sum import aligned, max_exponent
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut", "sum_at", "c_at", "c_exponent"]
+__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut", "sum_at", "c_at", "c_exponent", "product_top"]
+
+
+def product_top(t: Term) -> int:
+    """The largest leading-bit exponent a product term can reach (it overflows past 127, §4.2)."""
+    return t.exp.hi - t.frac + t.sig.hi.bit_length() - 1
 
 
 def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked]) -> tuple[list[Term], list[Specials]]:
@@ -19,8 +24,7 @@ def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpack
     terms, specials = [], []
     for x, y in zip(a, b):
         t, s = product(alg, x, y)
-        top = t.exp.hi - t.frac + t.sig.hi.bit_length() - 1  # largest possible leading-bit exponent
-        if top >= 128:
+        if product_top(t) >= 128:
             lead = alg.add(alg.sub(t.exp, t.frac + 1), alg.bit_length(t.sig))
             over = alg.and_(alg.le(128, lead), alg.ne(t.sig, 0))
             over = alg.and_(over, alg.not_(s.nan))

@@ -29,10 +29,15 @@ check-sat of the certificate.
 from __future__ import annotations
 
 from ...encodings.algebra import Int
-from ...encodings.fields import unpack
-from ...encodings.fused_sum import aligned
-from ...encodings.terms import input_term, product
-from ...encodings.trfdpa import c_at, c_exponent, round_down_with_c, shift_cut, sum_at
+from ...encodings.terms import input_term
+from ...encodings.trfdpa import (
+    c_at,
+    c_exponent,
+    product_top,
+    round_down_with_c,
+    shift_cut,
+    sum_at,
+)
 from ...models import Model
 from ...simulate import decode_input
 from .._twins import QueryAlgebra, Runner
@@ -52,9 +57,18 @@ from ._monotone_parts import (
     _Shape,
     _shift,
     _value_lemma,
+    largest_aligned,
 )
 from ._monotone_proof import _Pre, _value_le
-from .error_parts import PartsProof, _Lemma, _ranged, _script, cdna3_glue, run_lemmas
+from .error_parts import (
+    PartsProof,
+    _Lemma,
+    _Plan,
+    _ranged,
+    _script,
+    cdna3_glue,
+    run_lemmas,
+)
 
 __all__ = ["cdna3_monotone_lemmas", "prove_cdna3_monotone", "supports_cdna3_monotone"]
 
@@ -72,9 +86,7 @@ def supports_cdna3_monotone(model: Model, K: int) -> bool:
         return False
     if model.F is None or model.F2 is None or model.F2 < model.F or (model.kind == "gtr-fdpa" and model.L % 2):
         return False
-    sh = _Shape(model, K, with_c=False)
-    t = sh.plan.tp
-    return t.exp.hi - t.frac + t.sig.hi.bit_length() - 1 < 128  # the largest product stays below 2**128
+    return product_top(_Plan(model, K).tp) < 128  # no product reaches 2**128
 
 
 class _Stage2:
@@ -187,7 +199,8 @@ def _c_raise_lemma(st: _Stage2, case: str) -> _Lemma:
     S, E = round_down_with_c(alg, T, e, c, st.F, st.F2, st.floor, drop_far_c=st.gtr)
     S2, E2 = round_down_with_c(alg, T, e, c2, st.F, st.F2, st.floor, drop_far_c=st.gtr)
     goal = alg.and_(alg.le(0, S), _value_le(alg, _Pre(S, alg.sub(E, st.F2), None), _Pre(S2, alg.sub(E2, st.F2), None)))
-    what = {"zero": "c was 0", "cross": "exponent field up by one"}.get(case) or "same exponent field; " + case[6:]
+    what = {"zero": "c was 0", "same, e sets E": "same exponent field; e sets E",
+            "same, c sets E": "same exponent field; c sets E", "cross": "exponent field up by one"}[case]
     step = "Alg. 11 step 4" if st.gtr else "Alg. 10 step 3"
     return _Lemma(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", _script(alg, goal))
 
@@ -228,15 +241,6 @@ def _group_gain_lemma(sh1: _Shape, shm: _Shape, t_hi: int, span: int) -> _Lemma:
                   _script(alg, goal))
 
 
-def _largest_product(sh: _Shape) -> int:
-    """The largest product aligned at any e >= its exponent, in units of 2**(e - F)."""
-    probe = QueryAlgebra()
-    e = _ranged(probe, "e", sh.e_lo, sh.e_hi)
-    ua = unpack(probe, sh.plan.fa, probe.var("a", sh.plan.fa.bits))
-    ub = unpack(probe, sh.plan.fb, probe.var("b", sh.plan.fb.bits))
-    return aligned(probe, product(probe, ua, ub)[0], e, sh.F).hi
-
-
 def _first_stage(sh: _Shape, a_hi: int) -> list[_Lemma]:
     """The T-FDPA lemmas (:mod:`_monotone_parts`) on the products of one sum, raising a lane's a or b."""
     lemmas = [_exponents_lemma(sh), _realign_lemma(sh, "ab")]
@@ -250,17 +254,16 @@ def cdna3_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
     """Every lemma of the TR-/GTR-FDPA proof, the glue first (see the module docstring)."""
     gtr = model.kind == "gtr-fdpa"
     n = K // 2 if gtr else K  # products per truncated sum (GTR: per even/odd group)
-    probe = _Shape(model, K, with_c=False)
-    floor = probe.plan.e_lo  # Alg. 10 step 2 / Alg. 11 step 2: zero products give e_max the floor below every summand
-    sh1 = _Shape(model, K, n=n, with_c=False, margin=GROUP_MARGIN if gtr else MARGIN, floor=floor)
+    # Alg. 10 step 2 / Alg. 11 step 2: zero products give e_max the floor below every summand
+    sh1 = _Shape(model, K, n=n, with_c=False, margin=GROUP_MARGIN if gtr else MARGIN, zeros_at_floor=True)
     glue, gl = cdna3_glue(sh1.plan, finite_output=False)
-    a_hi = _largest_product(sh1)
+    a_hi = largest_aligned(sh1)
     lemmas = [glue, *_first_stage(sh1, a_hi)]
     sh2, T_hi = sh1, n * a_hi
     if gtr:  # Alg. 11 step 3: the two group sums rounded down at e_max = max(e_even, e_odd)
         t_hi = n * a_hi
-        shm = _Shape(model, K, n=2, with_c=False, margin=MARGIN, floor=floor)
-        shm.Dc = t_hi.bit_length() + 1  # a group sum is below 2**Dc': past it the cap loses nothing
+        # a group sum is below 2**Dc': past that shift the cap loses nothing
+        shm = _Shape(model, K, n=2, with_c=False, margin=MARGIN, zeros_at_floor=True, Dc=t_hi.bit_length() + 1)
         lemmas += [_group_realign_lemma(shm, t_hi, gl.span), _group_gain_lemma(sh1, shm, t_hi, gl.span),
                    _distributivity_lemma(shm, (0, 2 * t_hi)), _composition_lemma(shm, t_hi)]
         sh2, T_hi = shm, 2 * t_hi

@@ -72,21 +72,22 @@ class _Shape:
     ``with_c``: c is one of the n summands (T-FDPA: K products and c; TR-FDPA:
     the L products only, c joins in a second stage).  ``margin``: how many
     w's the raised summand gains beyond covering the n - 1 others (the
-    second stage's losses, :mod:`_monotone_cdna3`).  ``floor``: the exponent
-    zero summands give e_max (TR-FDPA's Alg. 10 step 2), None for the model's
-    own rule.
+    second stage's losses, :mod:`_monotone_cdna3`).  ``zeros_at_floor``: zero
+    summands give e_max the floor below every summand (TR-FDPA's Alg. 10 step
+    2), not the model's own rule.  ``Dc``: the shift cap, F + 3 by default.
     """
 
     def __init__(self, model: Model, K: int, *, n: Optional[int] = None, with_c: bool = True, margin: int = 0,
-                 floor: Optional[int] = None) -> None:
+                 zeros_at_floor: bool = False, Dc: Optional[int] = None) -> None:
         self.plan = _Plan(model, K)
         self.model, self.K = model, K
         F = model.F
         assert F is not None
         self.F = F
         # at D >= Dc every other summand (below 2**(E+2)) aligns to 0 at E', and A(t, E) < 2**Dc: the cap loses nothing
-        self.Dc = F + 3
-        self.with_c, self.margin, self.floor = with_c, margin, floor
+        self.Dc = F + 3 if Dc is None else Dc
+        self.with_c, self.margin = with_c, margin
+        self.floor = self.plan.e_lo if zeros_at_floor else None
         self.n = (K + 1 if with_c else K) if n is None else n
         self.gain_k = self.n - 1 + margin  # the w's the raised summand's gain covers
         p = self.plan
@@ -109,6 +110,13 @@ def _summand(alg: QueryAlgebra, sh: _Shape, which: str) -> Term:
         return input_term(decode_input(alg, p.fc, _pattern(alg, "c", p.fc)[0], p.fd.name))
     ua, ub = _pattern(alg, "a", p.fa)[1], _pattern(alg, "b", p.fb)[1]
     return product(alg, ua, ub)[0]
+
+
+def largest_aligned(sh: _Shape) -> int:
+    """The largest summand (a product, and c when it is one) aligned at any E >= its exponent, in units 2**(E - F)."""
+    probe = QueryAlgebra()
+    E = _ranged(probe, "E", sh.e_lo, sh.e_hi)
+    return max(aligned(probe, _summand(probe, sh, w), E, sh.F).hi for w in (("ab", "c") if sh.with_c else ("ab",)))
 
 
 def _shift(alg: QueryAlgebra, sh: _Shape, E: Int, E2: Int) -> tuple[Int, Int]:
@@ -359,9 +367,7 @@ def monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
     sh = _Shape(model, K)
     glue, s_rng = tfdpa_glue(sh.plan)
-    probe = QueryAlgebra()  # the largest aligned summand (products and c) at any E >= its exponent
-    E = _ranged(probe, "E", sh.plan.e_lo, sh.plan.e_hi)
-    a_hi = max(aligned(probe, _summand(probe, sh, w), E, sh.F).hi for w in ("ab", "c"))
+    a_hi = largest_aligned(sh)
     lemmas = [glue, _exponents_lemma(sh), _realign_lemma(sh, "ab"), _realign_lemma(sh, "c")]
     for who in ("a", "b"):
         lemmas += [_exponent_step_lemma(sh, who), _gain_lemma(sh, who, "far"), _gain_lemma(sh, who, "cross"),

@@ -131,11 +131,14 @@ def monotonicity(
     quick = min(_QUICK, timeout)
     first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
     passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
-    parts = full and (supports_monotone_parts(model, K) or supports_cdna3_monotone(model, K))
+    prove = None  # the compositional proof (one T-/TR-/GTR-FDPA), every position at once
+    if full and supports_cdna3_monotone(model, K):
+        prove = prove_cdna3_monotone
+    elif full and supports_monotone_parts(model, K):
+        prove = prove_monotone_parts
     parts_reason = ""
     for limit, todo in passes:
-        if parts and limit == timeout:  # no witness so far: the compositional proof (one T-/TR-FDPA), every position at once
-            prove = prove_cdna3_monotone if supports_cdna3_monotone(model, K) else prove_monotone_parts
+        if prove is not None and limit == timeout:  # no witness so far
             proof = prove(model, K, run)
             if proof.verdict == "holds":
                 _check_nonempty(model, K, domain, run, prop)

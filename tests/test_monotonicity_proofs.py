@@ -10,7 +10,7 @@ import pytest
 
 import smtmma
 from smtmma.proofs import load_claims
-from smtmma.proofs.certificate import Certificate, recheck
+from smtmma.proofs.certificate import Block, Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
 from smtmma.queries.backends import available
 from smtmma.queries.properties import check_property
@@ -239,3 +239,65 @@ def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
     """The card's monotonicity example (issue 8: no answer in 300 s before): holds by 24 lemmas."""
     r = check_property("monotonicity", smtmma.lookup("gfx942", "f16f32").model, timeout=30.0)
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
+
+
+def _bitwuzla_or_default() -> "object":
+    from smtmma.queries._twins import Runner
+
+    return Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0)
+
+
+def test_ftz_addmul_glue_checks_the_tree_against_the_model() -> None:
+    """CDNA2 (Alg. 2): the model's D is the P = 4 tree of FTZ-Mul and FTZ-Add; the P = 2 tree is another formula (sat)."""
+    from smtmma.queries.properties import _monotone_chain as chain
+
+    model = smtmma.lookup("gfx90a", "f16f32").model
+    ops = chain._Ops.of(model)
+    run = _bitwuzla_or_default()
+    assert run.check(chain._glue_lemma(model, 4, ops).script).verdict == "unsat"  # type: ignore[attr-defined]
+    other = smtmma.Model("ftz-addmul", "fp16", "fp16", "fp32", "fp32", P=2, ftz_inputs=True)
+    assert run.check(chain._glue_lemma(other, 4, ops).script).verdict == "unsat"  # type: ignore[attr-defined]
+    wrong = chain._Lemma("P=2 tree for the P=4 model", "")
+    alg = chain.QueryAlgebra()
+    x = chain.InputSet.of(alg, model, 4)
+    d = chain.run_model(alg, model, x.a, x.b, x.c)
+    t = chain._evaluate(alg, ops, chain.addmul_tree(4, 2), list(x.a), list(x.b), x.c)
+    wrong.script = chain._script(alg, alg.eq(d, t))
+    assert run.check(wrong.script).verdict == "sat"  # type: ignore[attr-defined]
+
+
+def test_ftz_addmul_operation_lemmas_hold() -> None:
+    """Every FTZ-Mul and flushed-c lemma, the add cases' cover and two of the 14 add cases (the others: the slow test)."""
+    from smtmma.queries.properties import _monotone_chain as chain
+
+    ops = chain._Ops.of(smtmma.lookup("gfx90a", "f16f32").model)
+    adds = chain._add_lemmas(ops)
+    lemmas = [*chain._mul_lemmas(ops), chain._c_lemma(ops), adds[0], adds[8], adds[-2]]
+    assert "cover" in adds[0].label and "[26, inf]" in adds[8].label and "[2, inf]" in adds[-2].label
+    run = _bitwuzla_or_default()
+    assert [run.check(lem.script).verdict for lem in lemmas] == ["unsat"] * len(lemmas)  # type: ignore[attr-defined]
+
+
+def test_ftz_addmul_composition_needs_the_operation_lemmas() -> None:
+    """Raising a1 never lowers D given the lemma instances along the tree (unsat, also with z3); without the add
+    instances the fresh variables are unconstrained and a drop is sat."""
+    from smtmma.queries.properties import _monotone_chain as chain
+
+    model = smtmma.lookup("gfx90a", "f16f32").model
+    ops, tree = chain._Ops.of(model), chain.addmul_tree(4, 4)
+    run = _bitwuzla_or_default()
+    lem = chain._Composition(model, ops, 4).position(tree, "a1")
+    assert run.check(lem.script).verdict == "unsat"  # type: ignore[attr-defined]
+    answers = recheck(Certificate({"claim": "t"}, [Block(lem.label, lem.script, "unsat")]), solver="z3" if HAS_Z3 else None)
+    assert [a.got for a in answers] == ["unsat"]
+    weak = chain._Composition(model, ops, 4)
+    weak.add_step = lambda l1, l2, r1, r2: weak.app("fadd", l2, r2)  # type: ignore[method-assign]
+    assert run.check(weak.position(tree, "a1").script).verdict == "sat"  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow  # ~45 s on 2 cores
+def test_gfx90a_f16f32_is_proved_monotone_through_the_property() -> None:
+    """004 §VI: MI250X keeps monotonicity; 34 lemmas (glue, FTZ-Mul, c, 14 add cases and their cover, commutativity,
+    one composition per input position)."""
+    r = check_property("monotonicity", smtmma.lookup("gfx90a", "f16f32").model, timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 34

@@ -7,9 +7,9 @@ from .algebra import Algebra, Int
 from .fields import Unpacked
 from .fused_sum import exact_sum2
 from .rounding import flush_subnormal, pack_special, round_pack
-from .terms import input_term, merge_specials, product, value_specials
+from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["mul", "add", "flush_input"]
+__all__ = ["mul", "round_product", "add", "flush_input"]
 
 
 def mul(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_bits: int, mode: str = "rne") -> Int:
@@ -18,6 +18,11 @@ def mul(alg: Algebra, x: Unpacked, y: Unpacked, *, out: Format, ftz: bool, nan_b
     ``mode`` (rne, rz, ru, rd): another IEEE rounding, for hypotheses (the SMT paper's Listing 1.1).
     """
     p, ps = product(alg, x, y)
+    return round_product(alg, p, ps, out=out, ftz=ftz, nan_bits=nan_bits, mode=mode)
+
+
+def round_product(alg: Algebra, p: Term, ps: Specials, *, out: Format, ftz: bool, nan_bits: int, mode: str = "rne") -> Int:
+    """Bits of the exact product ``p`` (specials ``ps``) rounded to ``out``: the second half of :func:`mul` (Alg. 1 lines 4-5)."""
     z = round_pack(alg, out, mode, p.neg, p.sig, alg.sub(p.exp, p.frac))
     if ftz:
         z = flush_subnormal(alg, out, z)

@@ -85,6 +85,7 @@ class PartsProof:
     blocks: list[Block] = field(default_factory=list)  # every lemma, expecting unsat
     reason: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    summary: str = "glue, per-summand re-alignment and gain, composition, rounding"  # the kinds of lemma, for reports
 
 
 def _ranged(alg: QueryAlgebra, name: str, lo: int, hi: int) -> Int:

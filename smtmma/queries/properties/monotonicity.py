@@ -18,6 +18,7 @@ from ..formula import Domain
 from ...proofs.certificate import Block, pin_block
 from . import _monotone_search as _search
 from ._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
+from ._monotone_chain import prove_chain_monotone, supports_chain_monotone
 from ._monotone_parts import prove_monotone_parts, supports_monotone_parts
 from .common import (
     _QUICK,
@@ -87,10 +88,12 @@ def monotonicity(
     With ``search`` (and the full domain), structured candidate pairs
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
-    is pinned in the query and confirmed by the solver.  Then each
+    is pinned in the query and confirmed by the solver.  Where a
+    compositional proof covers the model (one T-FDPA, one CDNA3 TR-/GTR-FDPA,
+    FTZ-AddMul's tree) it runs next; if it does not prove the property, each
     position gets a short solver call (a witness), then the full timeout
-    (a proof).  ``blocks``: the pinned witness query (sat), or every
-    position's query (unsat).
+    (a proof).  ``blocks``: the pinned witness query (sat), the proof's
+    lemmas, or every position's query (unsat).
     ``witness`` holds the smaller inputs, ``extra["larger"]`` the larger
     ones (hex), ``outputs`` both outputs.
     """
@@ -131,23 +134,24 @@ def monotonicity(
     quick = min(_QUICK, timeout)
     first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
     passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
-    prove = None  # the compositional proof (one T-/TR-/GTR-FDPA), every position at once
+    prove = None  # the compositional proof (one T-/TR-/GTR-FDPA, or FTZ-AddMul's tree), every position at once
     if full and supports_cdna3_monotone(model, K):
         prove = prove_cdna3_monotone
     elif full and supports_monotone_parts(model, K):
         prove = prove_monotone_parts
+    elif full and supports_chain_monotone(model, K):
+        prove = prove_chain_monotone
     parts_reason = ""
+    if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
+        proof = prove(model, K, run)
+        if proof.verdict == "holds":
+            _check_nonempty(model, K, domain, run, prop)
+            return _result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
+                           blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
+                           reason=f"no single move of one input lowers the output: {len(proof.blocks)} lemmas "
+                           f"({proof.summary}), each proved on its own ({domain.describe()}, K={K})")
+        parts_reason = f"compositional proof: {proof.reason}; "
     for limit, todo in passes:
-        if prove is not None and limit == timeout:  # no witness so far
-            proof = prove(model, K, run)
-            if proof.verdict == "holds":
-                _check_nonempty(model, K, domain, run, prop)
-                return _result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
-                               blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
-                               reason=f"no single move of one input lowers the output: {len(proof.blocks)} lemmas (glue, "
-                               f"per-summand re-alignment and gain, composition, rounding), each proved on its own "
-                               f"({domain.describe()}, K={K})")
-            parts_reason = f"compositional proof: {proof.reason}; "
         for label in todo:
             if label in proved:
                 continue

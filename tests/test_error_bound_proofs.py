@@ -112,3 +112,24 @@ def test_tight_constant_has_a_confirmed_witness_below() -> None:
     sat = [b for b in r.blocks if b.expect == "sat"]
     assert len(sat) == 1 and "found by simulation" in sat[0].label
     assert set(r.extra["attained_witness"]) == {"a", "b", "c"}
+
+
+def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cdna3-one-sided-bound puts each model's lemma blocks in its certificate, labelled by model, answers kept.
+
+    The lemmas are stubbed (the real proof takes minutes, test_error_bound_claims_hold runs it): this checks the
+    claim's own assembly, which once unpacked the blocks as (label, text) pairs and crashed ``prove --all``.
+    """
+    from smtmma.proofs import claims_error_bound
+    from smtmma.proofs.certificate import Block
+    from smtmma.queries.properties.error_parts import PartsProof
+
+    lemma = Block("a lemma", "(declare-const x (_ BitVec 4))\n(assert (= x (bvadd x #x1)))", "unsat")
+    monkeypatch.setattr(claims_error_bound, "prove_cdna3", lambda *a, **k: PartsProof("holds", [lemma], seconds={"a lemma": 0.0}))
+    load_claims()
+    out = CLAIMS["cdna3-one-sided-bound"].check(Context())
+    assert out.verdict == "holds"
+    assert out.certificate is not None
+    assert [(b.label, b.expect) for b in out.certificate.blocks] == [
+        ("gfx942 f16f32: a lemma", "unsat"), ("gfx942 fp8fp8f32: a lemma", "unsat")]
+    assert [a.got for a in recheck(out.certificate, solver="z3", timeout=30)] == ["unsat", "unsat"]

@@ -131,7 +131,7 @@ def _one_sided_claim() -> Claim:
             p = prove_cdna3(model, L, Runner(ctx.solver, ctx.timeout, ctx.seed), lo_fused=lo, hi_fused=Fraction(L + 1))
             lines.append(f"{arch} {instr}: -({lo}*2^(E-{model.F}) + 1/2 ulp) <= exact - Phi <= {L + 1}*2^(E-{model.F}) "
                          f"+ 1/2 ulp: {p.verdict} ({sum(p.seconds.values()):.1f} s){'; ' + p.reason if p.reason else ''}")
-            blocks += [Block(f"{arch} {instr}: {lab}", text, "unsat") for lab, text in p.blocks]
+            blocks += [Block(f"{arch} {instr}: {b.label}", b.text, b.expect) for b in p.blocks]
             if p.verdict != "holds":
                 verdict = "unknown"
         detail = ("round-down (RD_F2 of T, RD_F of c; 000 §6.2.4, Alg. 10 l. 14-15 / Alg. 11 l. 15-16, 22-23) only ever "

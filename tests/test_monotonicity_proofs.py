@@ -12,6 +12,7 @@ import smtmma
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Block, Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
+from smtmma.queries._twins import Runner
 from smtmma.queries.backends import available
 from smtmma.queries.properties import check_property
 
@@ -241,9 +242,7 @@ def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
 
 
-def _bitwuzla_or_default() -> "object":
-    from smtmma.queries._twins import Runner
-
+def _bitwuzla_or_default() -> Runner:
     return Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0)
 
 
@@ -254,16 +253,14 @@ def test_ftz_addmul_glue_checks_the_tree_against_the_model() -> None:
     model = smtmma.lookup("gfx90a", "f16f32").model
     ops = chain._Ops.of(model)
     run = _bitwuzla_or_default()
-    assert run.check(chain._glue_lemma(model, 4, ops).script).verdict == "unsat"  # type: ignore[attr-defined]
+    assert run.check(chain._glue_lemma(model, 4, ops).script).verdict == "unsat"
     other = smtmma.Model("ftz-addmul", "fp16", "fp16", "fp32", "fp32", P=2, ftz_inputs=True)
-    assert run.check(chain._glue_lemma(other, 4, ops).script).verdict == "unsat"  # type: ignore[attr-defined]
-    wrong = chain._Lemma("P=2 tree for the P=4 model", "")
+    assert run.check(chain._glue_lemma(other, 4, ops).script).verdict == "unsat"
     alg = chain.QueryAlgebra()
     x = chain.InputSet.of(alg, model, 4)
     d = chain.run_model(alg, model, x.a, x.b, x.c)
     t = chain._evaluate(alg, ops, chain.addmul_tree(4, 2), list(x.a), list(x.b), x.c)
-    wrong.script = chain._script(alg, alg.eq(d, t))
-    assert run.check(wrong.script).verdict == "sat"  # type: ignore[attr-defined]
+    assert run.check(chain._script(alg, alg.eq(d, t))).verdict == "sat"  # the P = 2 tree for the P = 4 model
 
 
 def test_ftz_addmul_operation_lemmas_hold() -> None:
@@ -275,7 +272,7 @@ def test_ftz_addmul_operation_lemmas_hold() -> None:
     lemmas = [*chain._mul_lemmas(ops), chain._c_lemma(ops), adds[0], adds[8], adds[-2]]
     assert "cover" in adds[0].label and "[26, inf]" in adds[8].label and "[2, inf]" in adds[-2].label
     run = _bitwuzla_or_default()
-    assert [run.check(lem.script).verdict for lem in lemmas] == ["unsat"] * len(lemmas)  # type: ignore[attr-defined]
+    assert [run.check(lem.script).verdict for lem in lemmas] == ["unsat"] * len(lemmas)
 
 
 def test_ftz_addmul_composition_needs_the_operation_lemmas() -> None:
@@ -287,12 +284,12 @@ def test_ftz_addmul_composition_needs_the_operation_lemmas() -> None:
     ops, tree = chain._Ops.of(model), chain.addmul_tree(4, 4)
     run = _bitwuzla_or_default()
     lem = chain._Composition(model, ops, 4).position(tree, "a1")
-    assert run.check(lem.script).verdict == "unsat"  # type: ignore[attr-defined]
+    assert run.check(lem.script).verdict == "unsat"
     answers = recheck(Certificate({"claim": "t"}, [Block(lem.label, lem.script, "unsat")]), solver="z3" if HAS_Z3 else None)
     assert [a.got for a in answers] == ["unsat"]
     weak = chain._Composition(model, ops, 4)
     weak.add_step = lambda l1, l2, r1, r2: weak.app("fadd", l2, r2)  # type: ignore[method-assign]
-    assert run.check(weak.position(tree, "a1").script).verdict == "sat"  # type: ignore[attr-defined]
+    assert run.check(weak.position(tree, "a1").script).verdict == "sat"
 
 
 @pytest.mark.slow  # ~45 s on 2 cores

@@ -51,7 +51,7 @@ from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import decode_input, flush_input_bits, nan_pattern, run_model
 from .._twins import InputSet, QueryAlgebra, Runner, value_key
-from .error_parts import PartsProof, _Lemma, _script, run_lemmas
+from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
 
 __all__ = ["supports_chain_monotone", "prove_chain_monotone"]
 
@@ -253,14 +253,14 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
     probe = QueryAlgebra()
     ps = unpack(probe, f, probe.var("x", f.bits))
     alg = QueryAlgebra()
-    s = _ranged_like(alg, "s", 0, ps.sig.hi - 1)
-    t = _ranged_like(alg, "t", 0, ps.sig.hi)
+    s = _ranged(alg, "s", 0, ps.sig.hi - 1)
+    t = _ranged(alg, "t", 0, ps.sig.hi)
     out.append(_Lemma("mul, product step: (s + 1) * t = s * t + t (significands, exact)",
                       _script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t)))))
     alg = QueryAlgebra()
-    s, t = _ranged_like(alg, "s", 0, ps.sig.hi - 1), _ranged_like(alg, "t", 0, ps.sig.hi)
-    P = _ranged_like(alg, "P", 0, alg.mul(s, t).hi)
-    e = _ranged_like(alg, "e", 2 * ps.exp.lo, 2 * ps.exp.hi)
+    s, t = _ranged(alg, "s", 0, ps.sig.hi - 1), _ranged(alg, "t", 0, ps.sig.hi)
+    P = _ranged(alg, "P", 0, alg.mul(s, t).hi)
+    e = _ranged(alg, "e", 2 * ps.exp.lo, 2 * ps.exp.hi)
     none = Specials(alg.bconst(False), alg.bconst(False), alg.bconst(False))
     frac = 2 * ps.frac
     r1 = round_product(alg, Term(alg.bconst(False), P, e, frac), none, out=f32, ftz=True, nan_bits=ops.nan)
@@ -274,12 +274,6 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
     out.append(_Lemma("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
                       _script(alg, _implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
     return out
-
-
-def _ranged_like(alg: QueryAlgebra, name: str, lo: int, hi: int) -> Int:
-    from .error_parts import _ranged
-
-    return _ranged(alg, name, lo, hi)
 
 
 def _c_lemma(ops: _Ops) -> _Lemma:

@@ -242,6 +242,7 @@ def test_pairs_the_pool_cannot_split_go_to_the_solver() -> None:
     assert outs[0] != outs[1] and outs[0] == outs[2]
 
 
+@pytest.mark.slow  # 20 s; the catalogue suites above check the same bound in CI
 def test_a_500_point_grid_needs_at_most_log2_classes_vectors() -> None:
     """The 500-variant grid of benchmarks/suite.py, on a domain where the pool separates what can be separated."""
     grid = "t-fdpa:L=4,8,16,32;F=22..26,35;rho=rz-fp32,rne-fp32,rd-fp32,ru-fp32;carry_bits=2..5,none|structural"
@@ -279,11 +280,12 @@ def test_identify_names_the_class_of_every_catalogue_entry(instr: str, name: str
         assert sorted(r.models) == sorted(cls)
 
 
-def test_identify_names_fifty_random_grid_variants() -> None:
+@pytest.mark.parametrize("n", [12, pytest.param(50, marks=pytest.mark.slow)])
+def test_identify_names_random_grid_variants(n: int) -> None:
     sp = grid_space("t-fdpa:L=4,8,16,32;F=23..26;rho=rz-fp32,rne-fp32,rd-fp32;carry_bits=3,5,none|structural", "f16f32")
     ev = evaluate_pool(sp)
     rng = random.Random(7)
-    for cand in rng.sample(sp.candidates, 50):
+    for cand in rng.sample(sp.candidates, n):
         r = identify(open_device(f"sim:{cand.name}"), sp, evaluated=ev)
         assert r.verdict == "identified" and cand.name in r.models, (cand.name, r.models)
         # every survivor is identical or proved equivalent (the solver's unsat), never assumed

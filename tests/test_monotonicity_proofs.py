@@ -298,3 +298,54 @@ def test_gfx90a_f16f32_is_proved_monotone_through_the_property() -> None:
     one composition per input position)."""
     r = check_property("monotonicity", smtmma.lookup("gfx90a", "f16f32").model, timeout=30.0)
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 34
+
+
+def _nvf4() -> smtmma.Model:
+    return smtmma.lookup("sm100", "nvf4f32", "tcgen05").model
+
+
+def test_gst_fdpa_monotonicity_proof_applies_to_one_scale_per_group() -> None:
+    """nvf4 (UE4M3 per 16 lanes = G) at K = L is covered; mxf4's scale spans two groups, and K < L is another shape."""
+    from smtmma.queries.properties._monotone_gst import supports_gst_monotone
+
+    assert supports_gst_monotone(_nvf4(), 64)
+    assert not supports_gst_monotone(_nvf4(), 32)
+    assert not supports_gst_monotone(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
+
+
+def test_gst_fdpa_group_lemmas_hold() -> None:
+    """The glue, the lane and dot-sum steps, the group summand's steps and gains but the two slow ones (6-7 s each:
+    the slow test), the scaling steps, the aligned step and the split composition: each unsat, every one under 2 s."""
+    from smtmma.queries.properties._monotone_gst import gst_monotone_lemmas
+
+    lemmas = gst_monotone_lemmas(_nvf4(), 64)
+    assert len(lemmas) == 43 and lemmas[0].label.startswith("glue") and lemmas[-1].label.startswith("rounding")
+    slow = ("re-alignment", "exponent field up", "value:", "dot sum (lane 0", "dot sum (lane 1 ")
+    fast = [lem for lem in lemmas if not any(s in lem.label for s in slow)]
+    assert len(fast) == 36
+    assert sum(lem.label.startswith("composition") for lem in fast) == 2  # 86 bits: the sums' identity, then the inequality
+    run = _bitwuzla_or_default()
+    assert [(lem.label, run.check(lem.script).verdict) for lem in fast] == [(lem.label, "unsat") for lem in fast]
+
+
+def test_gst_fdpa_re_alignment_needs_the_wide_shift_cap() -> None:
+    """A group summand reaches 2**(e + 12), not 2**(e + 2) as a product: with the T-FDPA proof's cap Dc = F + 3 the
+    re-alignment lemma is sat (a summand that does not align to 0 at D = Dc), with the group's cap it is unsat."""
+    from smtmma.queries.properties._monotone_gst import _Gst
+    from smtmma.queries.properties._monotone_parts import _realign_lemma
+
+    g = _Gst(_nvf4(), 64)
+    assert g.sh.Dc == g.a_hi.bit_length() > g.sh.F + 3
+    run = _bitwuzla_or_default()
+    g.sh.Dc = g.sh.F + 3
+    assert run.check(_realign_lemma(g.sh, "group", g.fresh_group, "group").script).verdict == "sat"
+
+
+@pytest.mark.slow  # ~35 s on 2 cores
+def test_sm100_nvf4_is_proved_monotone_through_the_property() -> None:
+    """No document states it; 43 lemmas, every one unsat, and z3 re-checks the blocks alone."""
+    r = check_property("monotonicity", _nvf4(), timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 43
+    if HAS_Z3:
+        answers = recheck(Certificate({"claim": "nvf4"}, r.blocks), solver="z3", timeout=120)
+        assert [a.got for a in answers] == ["unsat"] * 43

@@ -11,7 +11,7 @@ from .fused_sum import signed, truncated_sum
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["gstfdpa", "gst_terms"]
+__all__ = ["gstfdpa", "gst_terms", "group_dot", "scaled_group"]
 
 
 def gst_terms(
@@ -34,18 +34,29 @@ def gst_terms(
     specials: list[Specials] = [value_specials(alg, c)]
     for g0 in range(0, len(a), G):
         prods = [product(alg, x, y) for x, y in zip(a[g0 : g0 + G], b[g0 : g0 + G])]
-        lsb = min(t.exp.lo - t.frac for t, _ in prods)
-        # Alg. 9 line 3: exact fixed-point dot product of the group, in units of 2**lsb
-        p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t, _ in prods)
+        p, lsb = group_dot(alg, [t for t, _ in prods])
         sa, sb = scale_a[g0], scale_b[g0]
-        sig = alg.mul(alg.abs(p), alg.mul(sa.sig, sb.sig))  # line 4: times the scales' significands
-        exp = alg.add(sa.exp, sb.exp)  # line 5: sum of the scales' exponents
-        terms.append(Term(alg.lt(p, 0), sig, exp, sa.frac + sb.frac - lsb))
+        terms.append(scaled_group(alg, p, lsb, sa, sb))
         dots.append(p)
         specials.extend(s for _, s in prods)
         specials.append(Specials(alg.or_(sa.is_nan, sb.is_nan), alg.bconst(False), alg.bconst(False)))
     terms.append(input_term(c))  # lines 7-8
     return terms, specials, dots
+
+
+def group_dot(alg: Algebra, prods: Sequence[Term]) -> tuple[Int, int]:
+    """(p, lsb): a group's exact dot product (Alg. 9 line 3), the integer p in units of 2**lsb, lsb the smallest
+    last place its products can have (a static exponent)."""
+    lsb = min(t.exp.lo - t.frac for t in prods)
+    p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t in prods)
+    return p, lsb
+
+
+def scaled_group(alg: Algebra, p: Int, lsb: int, sa: Unpacked, sb: Unpacked) -> Term:
+    """A group's summand (Alg. 9 lines 4-5): the dot p * 2**lsb times the scales, its exponent the scales' alone."""
+    sig = alg.mul(alg.mul(alg.abs(p), sa.sig), sb.sig)  # line 4: times the scales' significands, one at a time
+    exp = alg.add(sa.exp, sb.exp)  # line 5: sum of the scales' exponents
+    return Term(alg.lt(p, 0), sig, exp, sa.frac + sb.frac - lsb)
 
 
 def gstfdpa(

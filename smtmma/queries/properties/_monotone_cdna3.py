@@ -43,7 +43,7 @@ from ...simulate import decode_input
 from .._twins import QueryAlgebra, Runner
 from ._monotone_parts import (
     _aligned_step_lemma,
-    _composition_lemma,
+    _composition_lemmas,
     _distributivity_lemma,
     _exponent_step_lemma,
     _exponents,
@@ -156,7 +156,7 @@ def _stage2_distributivity_lemma(st: _Stage2, p_hi: int, q_hi: int) -> _Lemma:
 def _stage2_composition_lemma(st: _Stage2, p_hi: int, q_hi: int) -> _Lemma:
     """P + 2**g C <= B_T + 2**g B_c from B_T = P + 2**g w2 + s_T (s_T >= 0) and B_c = C - w2 + s_c (s_c >= 0).
 
-    Hand-written at one width (as :func:`_monotone_parts._composition_lemma`): the rewriter cancels the sums.
+    Hand-written at one width (as :func:`_monotone_parts._composition_lemmas`): the rewriter cancels the sums.
     """
     sh, g = st.sh, st.g
     st_bits = p_hi.bit_length() + sh.Dc + 1  # s_T <= 2**D2 RD_F2(T' at E')
@@ -247,7 +247,7 @@ def _first_stage(sh: _Shape, a_hi: int) -> list[_Lemma]:
     for who in ("a", "b"):
         lemmas += [_exponent_step_lemma(sh, who), _gain_lemma(sh, who, "far"), _gain_lemma(sh, who, "cross"),
                    _product_step_lemma(sh, who)]
-    return lemmas + [_aligned_step_lemma(sh), _distributivity_lemma(sh, (0, sh.n * a_hi)), _composition_lemma(sh, a_hi)]
+    return lemmas + [_aligned_step_lemma(sh), _distributivity_lemma(sh, (0, sh.n * a_hi)), *_composition_lemmas(sh, a_hi)]
 
 
 def cdna3_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
@@ -265,7 +265,7 @@ def cdna3_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
         # a group sum is below 2**Dc': past that shift the cap loses nothing
         shm = _Shape(model, K, n=2, with_c=False, margin=MARGIN, zeros_at_floor=True, Dc=t_hi.bit_length() + 1)
         lemmas += [_group_realign_lemma(shm, t_hi, gl.span), _group_gain_lemma(sh1, shm, t_hi, gl.span),
-                   _distributivity_lemma(shm, (0, 2 * t_hi)), _composition_lemma(shm, t_hi)]
+                   _distributivity_lemma(shm, (0, 2 * t_hi)), *_composition_lemmas(shm, t_hi)]
         sh2, T_hi = shm, 2 * t_hi
     st = _Stage2(sh2, T_hi, gl.S.hi)
     q_hi, p_hi = st.C_hi, T_hi << st.g

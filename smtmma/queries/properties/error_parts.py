@@ -42,7 +42,7 @@ from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import aligned, max_exponent, signed
 from ...encodings.rounding import convert_fixed
-from ...encodings.terms import input_term, product
+from ...encodings.terms import Term, input_term, product
 from ...formats import get_format
 from ...models import Model
 from ...simulate import decode_input, output_format, run_model
@@ -278,6 +278,18 @@ def _final_lemma(plan: _Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, 
                   _script(alg, goal))
 
 
+def truncated_rounding(alg: QueryAlgebra, plan: _Plan, terms: list[Term]) -> tuple[Int, Int, Int]:
+    """(e_max, S, D) of summands ``terms`` as one FDPA sums and rounds them (Alg. 7-9): e_max the largest non-zero
+    summand's exponent (or the model's floor), S their sum aligned at e_max (RZ_F, units 2**(e_max - F)), D = rho(S)."""
+    F = plan.model.F
+    assert F is not None
+    e_max = max_exponent(alg, terms)
+    if plan.model.emax_floor is not None:
+        e_max = alg.max(e_max, plan.model.emax_floor)
+    total = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
+    return e_max, total, convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(e_max, F))
+
+
 def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
     """The glue lemma of a one-FDPA T-FDPA and the static range of its sum S (units 2**(e_max - F)).
 
@@ -289,11 +301,7 @@ def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
     assert F is not None
     g, x, ua, ub, uc, d = _glue_inputs(plan)
     terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
-    e_max = max_exponent(g, terms)
-    if model.emax_floor is not None:
-        e_max = g.max(e_max, model.emax_floor)
-    total = g.sum_all(aligned(g, t, e_max, F) for t in terms)
-    composed = convert_fixed(g, plan.rfmt, plan.mode, total, g.sub(e_max, F))
+    e_max, total, composed = truncated_rounding(g, plan, terms)
     g.assert_(_finite(g, *ua, *ub, uc))
     glue = g.all([_in(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), _in(g, total, total.lo, total.hi),
                   *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])

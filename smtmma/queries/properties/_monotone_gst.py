@@ -1,0 +1,304 @@
+"""A compositional monotonicity proof for one GST-FDPA (Alg. 9): raising any one input never lowers D.
+
+GST-FDPA sums one summand per group of G lanes -- the group's exact dot
+product p times its block's two scales, at the scales' exponent alone (Alg. 9
+lines 3-5) -- and c, truncated at their largest exponent (RZ_F), then rounds
+once.  That is :mod:`_monotone_parts`'s shape with group summands in place of
+products, so the proof reuses its lemmas (exponents, re-alignment, c's gain,
+distributivity, composition in slack form, value, rounding) and adds the
+group's own (every check a check-sat on fresh variables, expecting unsat):
+
+* **glue** (the model, every finite input with non-NaN scales): D =
+  rho(S 2**(E-F)), S the sum of the group summands and c aligned at E, their
+  largest exponent (the model's own :func:`gst_terms`);
+* **dot step**: raising one lane's a or b (any lane of a group) never lowers
+  the group's dot, and the dot of non-negative lanes is non-negative;
+* **group step / gain, dot raised** (fresh p <= p', fresh scales): the
+  summand keeps its exponent (or was zero) and 2**D A(t', E') >= A(t, E) +
+  n w, as the T-FDPA proof's gain;
+* **group step / gain, a scale raised** (fresh p, one scale moved to its next
+  value): the exponent does not fall (or the summand was zero), and the gain.
+
+A block scale raises one group's summand only when the block is the group
+(``block == G``: nvf4, one UE4M3 scale per 16 lanes); mxf4's 32-lane scale
+reaches two groups and is not covered.  As in :mod:`_monotone_parts`,
+applying a lemma stated on fresh variables to each of the model's groups is
+the step no solver checks.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import Unpacked, unpack
+from ...encodings.fused_sum import aligned
+from ...encodings.gstfdpa import group_dot, gst_terms, scaled_group
+from ...encodings.terms import Term, input_term, product
+from ...formats import get_format
+from ...models import Model
+from ...simulate import decode_input, run_model
+from .._twins import InputSet, QueryAlgebra, Runner
+from ._monotone_parts import (
+    _composition_lemmas,
+    _distributivity_lemma,
+    _exponent_step_lemma,
+    _exponents_lemma,
+    _gain_goal,
+    _gain_lemma,
+    _gain_setup,
+    _move,
+    _pattern,
+    _realign_lemma,
+    _rounding_lemma,
+    _Shape,
+    _value_lemma,
+)
+from .error_parts import PartsProof, _finite, _in, _Lemma, _ranged, _script, run_lemmas, truncated_rounding
+
+__all__ = ["supports_gst_monotone", "prove_gst_monotone"]
+
+
+def supports_gst_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_gst_monotone` applies: one GST-FDPA of K = L lanes, one block scale per group, C inside."""
+    return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
+            and model.L % model.G == 0 and model.block == model.G and model.scale_fmt is not None
+            and model.carry_bits is None and not model.c_after and model.via is None and not model.ftz_inputs)
+
+
+class _Gst:
+    """The proof's shape: :class:`_Shape` with the group summand's ranges in place of a product's."""
+
+    def __init__(self, model: Model, K: int) -> None:
+        assert model.G is not None and model.scale_fmt is not None
+        self.G, self.groups = model.G, K // model.G
+        self.sh = _Shape(model, K, n=self.groups + 1)
+        plan = self.sh.plan
+        self.fs = get_format(model.scale_fmt)
+        probe = QueryAlgebra()
+        lanes = [(unpack(probe, plan.fa, probe.var(f"a{j}", plan.fa.bits)), unpack(probe, plan.fb, probe.var(f"b{j}", plan.fb.bits)))
+                 for j in range(self.G)]
+        p, self.lsb = group_dot(probe, [product(probe, x, y)[0] for x, y in lanes])
+        self.p_hi = p.hi
+        self.d_hi = group_dot(probe, [product(probe, *lanes[0])[0]])[0].hi  # one lane's contribution
+        tg = self.group(probe, _ranged(probe, "p", 0, self.p_hi), self.scale(probe, "sa")[1], self.scale(probe, "sb")[1])
+        plan.tp = tg  # the exponents lemma reads the summands' exponent ranges from plan.tp and plan.tc
+        plan.e_lo = min(tg.exp.lo, plan.tc.exp.lo) - 1
+        plan.e_hi = max(tg.exp.hi, plan.tc.exp.hi)
+        if model.emax_floor is not None:
+            plan.e_lo, plan.e_hi = max(plan.e_lo, model.emax_floor), max(plan.e_hi, model.emax_floor)
+        self.sh.e_lo, self.sh.e_hi = plan.e_lo, plan.e_hi
+        E = _ranged(probe, "E", plan.e_lo, plan.e_hi)
+        c = input_term(decode_input(probe, plan.fc, probe.var("c", plan.fc.bits), plan.fd.name))
+        self.a_hi = max(aligned(probe, tg, E, self.sh.F).hi, aligned(probe, c, E, self.sh.F).hi)
+        # a group summand reaches 2**(exp + 12) (nvf4), not 2**(exp + 2) as a product: at D >= Dc every summand
+        # aligns to 0 at E' only if Dc covers its largest aligned value
+        self.sh.Dc = max(self.sh.Dc, self.a_hi.bit_length())
+
+    def scale(self, alg: QueryAlgebra, name: str) -> tuple[Int, Unpacked]:
+        """A fresh non-NaN scale pattern and its fields (scale formats have no sign and no infinity)."""
+        v = alg.var(name, self.fs.bits)
+        u = unpack(alg, self.fs, v)
+        alg.assert_(alg.not_(u.is_nan))
+        return v, u
+
+    def group(self, alg: QueryAlgebra, p: Int, sa: Unpacked, sb: Unpacked) -> Term:
+        """The group summand of dot p (units 2**lsb) and scales sa, sb: the model's own step (Alg. 9 lines 4-5)."""
+        return scaled_group(alg, p, self.lsb, sa, sb)
+
+    def fresh_group(self, alg: QueryAlgebra) -> Term:
+        return self.group(alg, _ranged(alg, "p", 0, self.p_hi), self.scale(alg, "sa")[1], self.scale(alg, "sb")[1])
+
+
+def _glue_lemma(g: _Gst) -> tuple[_Lemma, tuple[int, int]]:
+    """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E."""
+    sh, plan = g.sh, g.sh.plan
+    model, F = sh.model, sh.F
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, sh.K)
+    assert x.scale_a is not None and x.scale_b is not None
+    d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
+    ua = [unpack(alg, plan.fa, v) for v in x.a]
+    ub = [unpack(alg, plan.fb, v) for v in x.b]
+    uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
+    sa = [unpack(alg, g.fs, v) for v in x.scale_a]
+    sb = [unpack(alg, g.fs, v) for v in x.scale_b]
+    lane_sa = [sa[k // g.G] for k in range(sh.K)]
+    lane_sb = [sb[k // g.G] for k in range(sh.K)]
+    terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, g.G)[0]
+    e_max, total, composed = truncated_rounding(alg, plan, terms)
+    alg.assert_(_finite(alg, *ua, *ub, uc))
+    for u in sa + sb:
+        alg.assert_(alg.not_(u.is_nan))
+    goal = alg.all([_in(alg, e_max, plan.e_lo, plan.e_hi), alg.eq(d, composed),
+                    *(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, e_max)) for t in terms)])
+    label = (f"glue: on finite inputs (scales not NaN) the model's output is rho(S * 2^(e_max-F)), S the sum of the "
+             f"{g.groups} group summands (Alg. 9 lines 3-5) and c aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent")
+    return _Lemma(label, _script(alg, goal)), (total.lo, total.hi)
+
+
+def _lane_step_lemma(g: _Gst, who: str) -> _Lemma:
+    """One lane's contribution to its group's dot (Alg. 9 line 3, one product) is >= 0 and grows when ``who`` is raised."""
+    plan = g.sh.plan
+    alg = QueryAlgebra()
+    fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
+    _, u, _, u2 = _move(alg, fmt, who)
+    uo = _pattern(alg, "b" if who == "a" else "a", other)[1]
+    pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
+    d, d2 = (group_dot(alg, [product(alg, *pair(x))[0]])[0] for x in (u, u2))
+    return _Lemma(f"lane step (raising {who}): a lane's contribution to its group's exact dot (Alg. 9 line 3) is "
+                  "non-negative and does not fall", _script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
+
+
+def _dot_sum_lemma(g: _Gst, k: int) -> _Lemma:
+    """The group's dot as the model sums its lanes: with lane contributions x_j >= 0, raising x_k never lowers it."""
+    alg = QueryAlgebra()
+    x = [_ranged(alg, f"x{j}", 0, g.d_hi) for j in range(g.G)]
+    x2 = list(x)
+    x2[k] = _ranged(alg, f"x{k}_2", 0, g.d_hi)
+    alg.assert_(alg.le(x[k], x2[k]))
+    total, total2 = alg.sum_all(x), alg.sum_all(x2)
+    return _Lemma(f"dot sum (lane {k} of {g.G}): lane contributions x_j >= 0 sum to a non-negative dot, and raising x_{k} "
+                  "never lowers it", _script(alg, alg.and_(alg.le(0, total), alg.le(total, total2))))
+
+
+def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bool:
+    keep = alg.eq(t.exp, t2.exp) if same_exp else alg.le(t.exp, t2.exp)
+    return alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), keep))
+
+
+def _dot_moves(g: _Gst, alg: QueryAlgebra) -> tuple[Term, Term]:
+    """Fresh 0 <= p <= p' with fresh scales: the group summand before and after its dot grows."""
+    p, p2 = _ranged(alg, "p", 0, g.p_hi), _ranged(alg, "p2", 0, g.p_hi)
+    alg.assert_(alg.le(p, p2))
+    sa, sb = g.scale(alg, "sa")[1], g.scale(alg, "sb")[1]
+    return g.group(alg, p, sa, sb), g.group(alg, p2, sa, sb)
+
+
+def _scale_moves(g: _Gst, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
+    """Fresh p >= 0 and scales, scale ``who`` (sa or sb) moved to its next value: the summand before and after."""
+    p = _ranged(alg, "p", 0, g.p_hi)
+    _, u, _, u2 = _move(alg, g.fs, who)
+    other = g.scale(alg, "sb" if who == "sa" else "sa")[1]
+    pair: Callable[[Unpacked], tuple[Unpacked, Unpacked]] = (lambda s: (s, other)) if who == "sa" else (lambda s: (other, s))
+    return g.group(alg, p, *pair(u)), g.group(alg, p, *pair(u2)), u, u2
+
+
+def _group_gain_lemma(g: _Gst, move: str, case: str) -> _Lemma:
+    """The raised group summand's gain, 2**D A(t', E') >= A(t, E) + n w, for one ``move`` (dot, sa, sb) and ``case``.
+
+    ``case``: "zero" (the summand was 0), "kept" (it was not: its exponent and so E stay), for a dot move; "far" (a
+    zero scale raised, or E' > E), "cross" (E' = E, the exponent field up by one), "same" (E' = E, same binade),
+    for a scale move.
+    """
+    sh = g.sh
+    alg = QueryAlgebra()
+    if move == "dot":
+        t, t2 = _dot_moves(g, alg)
+    else:
+        t, t2, u, u2 = _scale_moves(g, alg, move)
+    E, E2, D, w = _gain_setup(alg, sh, t, t2)
+    conds = {
+        "zero": [alg.eq(t.sig, 0)],
+        "kept": [alg.ne(t.sig, 0)],
+    } if move == "dot" else {
+        "far": [alg.or_(u.is_zero, alg.ne(E2, E))],
+        "cross": [alg.eq(E2, E), alg.not_(u.is_zero), alg.ne(u2.exp, u.exp)],
+        "same": [alg.eq(E2, E), alg.not_(u.is_zero), alg.eq(u2.exp, u.exp)],
+    }
+    for c in conds[case]:
+        alg.assert_(c)
+    what = {"zero": "the summand was 0", "kept": "the summand was not 0", "far": "a zero scale raised, or E' > E",
+            "cross": "E' = E, the exponent field up", "same": "E' = E, the same binade"}[case]
+    raised = "dot grows" if move == "dot" else f"{move} is raised"
+    return _Lemma(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
+                  _script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
+
+
+def _scale_next_lemma(g: _Gst) -> _Lemma:
+    """A non-zero scale raised to its next value keeps its exponent and gains 1 in its significand, or gains 1 in its
+    exponent field."""
+    alg = QueryAlgebra()
+    _, u, _, u2 = _move(alg, g.fs, "s")
+    same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
+    goal = alg.or_(u.is_zero, alg.or_(same, alg.ne(u2.exp, u.exp)))
+    return _Lemma(f"next pattern (a {g.fs.name} scale raised): a non-zero scale keeps its exponent and gains 1 in its "
+                  "significand, or its exponent changes", _script(alg, goal))
+
+
+def _scaling_lemmas(g: _Gst) -> list[_Lemma]:
+    """The group summand's significand (|p| * sa) * sb (Alg. 9 line 4) grows with each factor: x <= x' gives
+    x * y <= x' * y, for both factors of both products (one scale's significand is 4 bits: a small multiplier)."""
+    probe = QueryAlgebra()
+    s_hi = g.scale(probe, "s")[1].sig.hi
+    out = []
+    for what, x_hi in (("|p| * sa", g.p_hi), ("(|p| * sa) * sb", g.p_hi * s_hi)):
+        for grows in ("left", "right"):
+            alg = QueryAlgebra()
+            x, y = _ranged(alg, "x", 0, x_hi), _ranged(alg, "y", 0, s_hi)
+            if grows == "left":
+                x2 = _ranged(alg, "x2", 0, x_hi)
+                alg.assert_(alg.le(x, x2))
+                goal = alg.le(alg.mul(x, y), alg.mul(x2, y))
+            else:
+                y2 = _ranged(alg, "y2", 0, s_hi)
+                alg.assert_(alg.le(y, y2))
+                goal = alg.le(alg.mul(x, y), alg.mul(x, y2))
+            factor = what.rsplit(" * ", 1)[0 if grows == "left" else 1].strip("()")
+            out.append(_Lemma(f"scaling step: {what} does not fall when {factor} grows", _script(alg, goal)))
+    return out
+
+
+def _group_aligned_step_lemma(g: _Gst) -> _Lemma:
+    """Aligning a group summand is monotone in its significand: m <= m' gives A(m, E) <= A(m', E) at one exponent."""
+    sh = g.sh
+    alg = QueryAlgebra()
+    t = g.fresh_group(alg)
+    m, m2 = _ranged(alg, "m", 0, t.sig.hi), _ranged(alg, "m2", 0, t.sig.hi)
+    alg.assert_(alg.le(m, m2))
+    e = _ranged(alg, "e", t.exp.lo, t.exp.hi)
+    E = _ranged(alg, "E", sh.e_lo, sh.e_hi)
+    alg.assert_(alg.or_(alg.le(e, E), alg.eq(m2, 0)))
+    f = alg.bconst(False)
+    lo, hi = aligned(alg, Term(f, m, e, t.frac), E, sh.F), aligned(alg, Term(f, m2, e, t.frac), E, sh.F)
+    return _Lemma("aligned step: a group summand's significand m <= m' at the same exponent aligns to no less",
+                  _script(alg, alg.le(lo, hi)))
+
+
+def _group_lemmas(g: _Gst) -> list[_Lemma]:
+    out = []
+    alg = QueryAlgebra()
+    t, t2 = _dot_moves(g, alg)
+    out.append(_Lemma("group step, dot raised: the group summand was 0, or stays non-zero at the same exponent",
+                      _script(alg, _group_step_goal(alg, t, t2, True))))
+    out.append(_group_gain_lemma(g, "dot", "zero"))
+    for who in ("sa", "sb"):
+        alg = QueryAlgebra()
+        t, t2, _, _ = _scale_moves(g, alg, who)
+        out.append(_Lemma(f"group step, {who} raised: the group summand was 0, or stays non-zero at an exponent not smaller",
+                          _script(alg, _group_step_goal(alg, t, t2, False))))
+        out += [_group_gain_lemma(g, who, case) for case in ("far", "cross")]
+    return out + [_scale_next_lemma(g), *_scaling_lemmas(g), _group_aligned_step_lemma(g)]
+
+
+def gst_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
+    """Every lemma of the proof, the glue first (see the module docstring)."""
+    g = _Gst(model, K)
+    sh = g.sh
+    glue, s_rng = _glue_lemma(g)
+    lemmas = [glue, _exponents_lemma(sh), _realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
+              _realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
+              *(_dot_sum_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), _exponent_step_lemma(sh, "c"),
+              _gain_lemma(sh, "c", "all"), _distributivity_lemma(sh, s_rng), *_composition_lemmas(sh, g.a_hi),
+              _value_lemma(sh, s_rng), _rounding_lemma(sh, s_rng)]
+    return lemmas
+
+
+def prove_gst_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+    """Prove that no single move of a finite non-negative input (or non-NaN scale) lowers GST-FDPA's D.
+
+    "holds" with every lemma's block (expecting unsat), or "unknown" naming the first lemma a solver did not prove.
+    """
+    proof = run_lemmas(gst_monotone_lemmas(model, K), run)
+    proof.summary = "glue, dot steps, group summands' exponents and gains, re-alignment, composition, rounding"
+    return proof

@@ -319,10 +319,10 @@ def test_gst_fdpa_group_lemmas_hold() -> None:
     from smtmma.queries.properties._monotone_gst import gst_monotone_lemmas
 
     lemmas = gst_monotone_lemmas(_nvf4(), 64)
-    assert len(lemmas) == 43 and lemmas[0].label.startswith("glue") and lemmas[-1].label.startswith("rounding")
-    slow = ("re-alignment", "exponent field up", "value:", "dot sum (lane 0", "dot sum (lane 1 ")
+    assert len(lemmas) == 45 and lemmas[0].label.startswith("glue") and lemmas[-1].label.startswith("rounding")
+    slow = ("re-alignment", "exponent field up", "value:")
     fast = [lem for lem in lemmas if not any(s in lem.label for s in slow)]
-    assert len(fast) == 36
+    assert len(fast) == 40 and sum(lem.label.startswith("dot chain") for lem in fast) == 16
     assert sum(lem.label.startswith("composition") for lem in fast) == 2  # 86 bits: the sums' identity, then the inequality
     run = _bitwuzla_or_default()
     assert [(lem.label, run.check(lem.script).verdict) for lem in fast] == [(lem.label, "unsat") for lem in fast]
@@ -341,11 +341,21 @@ def test_gst_fdpa_re_alignment_needs_the_wide_shift_cap() -> None:
     assert run.check(_realign_lemma(g.sh, "group", g.fresh_group, "group").script).verdict == "sat"
 
 
+def test_gst_fdpa_dot_chain_rests_on_its_add_steps() -> None:
+    """Without the add step asserted at each running sum, the fresh sums are free and the dot can fall (sat)."""
+    from smtmma.queries.properties._monotone_gst import _dot_chain_lemma, _Gst
+
+    g = _Gst(_nvf4(), 64)
+    run = _bitwuzla_or_default()
+    assert run.check(_dot_chain_lemma(g, 5).script).verdict == "unsat"
+    assert run.check(_dot_chain_lemma(g, 5, steps=False).script).verdict == "sat"
+
+
 @pytest.mark.slow  # ~35 s on 2 cores
 def test_sm100_nvf4_is_proved_monotone_through_the_property() -> None:
-    """No document states it; 43 lemmas, every one unsat, and z3 re-checks the blocks alone."""
+    """No document states it; 45 lemmas, every one unsat, and z3 re-checks the blocks alone."""
     r = check_property("monotonicity", _nvf4(), timeout=30.0)
-    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 43
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 45
     if HAS_Z3:
         answers = recheck(Certificate({"claim": "nvf4"}, r.blocks), solver="z3", timeout=120)
-        assert [a.got for a in answers] == ["unsat"] * 43
+        assert [a.got for a in answers] == ["unsat"] * 45

@@ -11,8 +11,10 @@ group's own (every check a check-sat on fresh variables, expecting unsat):
 * **glue** (the model, every finite input with non-NaN scales): D =
   rho(S 2**(E-F)), S the sum of the group summands and c aligned at E, their
   largest exponent (the model's own :func:`gst_terms`);
-* **dot step**: raising one lane's a or b (any lane of a group) never lowers
-  the group's dot, and the dot of non-negative lanes is non-negative;
+* **dot steps**: raising one lane's a or b never lowers its contribution to
+  the group's dot; one add of the running sum never falls when an operand
+  grows; and a chain per lane over the running sums (fresh variables, the add
+  step asserted at each) gives a non-negative dot that does not fall;
 * **group step / gain, dot raised** (fresh p <= p', fresh scales): the
   summand keeps its exponent (or was zero) and 2**D A(t', E') >= A(t, E) +
   n w, as the T-FDPA proof's gain;
@@ -150,16 +152,60 @@ def _lane_step_lemma(g: _Gst, who: str) -> _Lemma:
                   "non-negative and does not fall", _script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
 
 
-def _dot_sum_lemma(g: _Gst, k: int) -> _Lemma:
-    """The group's dot as the model sums its lanes: with lane contributions x_j >= 0, raising x_k never lowers it."""
+def _add_step_lemmas(g: _Gst) -> list[_Lemma]:
+    """One add of the dot's running sum (Alg. 9 line 3 adds lane by lane): operands >= 0 give a sum >= 0, and
+    raising either operand never lowers it (fresh partial sum a in [0, G d_hi], contribution b in [0, d_hi])."""
+    out = []
+    for grows in ("running sum", "contribution"):
+        alg = QueryAlgebra()
+        a, b = _ranged(alg, "a", 0, g.G * g.d_hi), _ranged(alg, "b", 0, g.d_hi)
+        if grows == "running sum":
+            a2, b2 = _ranged(alg, "a2", 0, g.G * g.d_hi), b
+            alg.assert_(alg.le(a, a2))
+        else:
+            a2, b2 = a, _ranged(alg, "b2", 0, g.d_hi)
+            alg.assert_(alg.le(b, b2))
+        goal = alg.all([alg.le(0, alg.add(a, b)), alg.le(alg.add(a, b), alg.add(a2, b2))])
+        out.append(_Lemma(f"dot add step: a, b >= 0 give a + b >= 0, and raising the {grows} never lowers a + b",
+                          _script(alg, goal)))
+    return out
+
+
+def _dot_chain_lemma(g: _Gst, k: int, *, steps: bool = True) -> _Lemma:
+    """Raising lane k's contribution never lowers the dot: the running sum over fresh variables (one per add, named by
+    its operands), each add step asserted as an instance; a drop of the last running sum is unsat."""
     alg = QueryAlgebra()
-    x = [_ranged(alg, f"x{j}", 0, g.d_hi) for j in range(g.G)]
-    x2 = list(x)
-    x2[k] = _ranged(alg, f"x{k}_2", 0, g.d_hi)
-    alg.assert_(alg.le(x[k], x2[k]))
-    total, total2 = alg.sum_all(x), alg.sum_all(x2)
-    return _Lemma(f"dot sum (lane {k} of {g.G}): lane contributions x_j >= 0 sum to a non-negative dot, and raising x_{k} "
-                  "never lowers it", _script(alg, alg.and_(alg.le(0, total), alg.le(total, total2))))
+    lim = g.G * g.d_hi  # every running sum of the model's dot lies in [-lim, lim]
+    x = [_ranged(alg, f"x{j}", -g.d_hi, g.d_hi) for j in range(g.G)]
+    xk2 = _ranged(alg, f"x{k}_2", -g.d_hi, g.d_hi)
+    nodes: dict[tuple[str, str], Int] = {}
+
+    def add(u: Int, v: Int) -> Int:
+        key = (u.raw, v.raw)
+        if key not in nodes:
+            nodes[key] = _ranged(alg, f"s{len(nodes)}", -lim, lim)
+        return nodes[key]
+
+    def nn(v: Int) -> Bool:
+        return alg.le(0, v)
+
+    def step(u: Int, v: Int, u2: Int, v2: Int) -> None:  # the add step lemmas at this node
+        alg.assert_(alg.or_(alg.not_(alg.all([nn(u), nn(v), nn(u2), nn(v2), alg.le(u, u2), alg.le(v, v2)])),
+                            alg.all([nn(add(u, v)), nn(add(u2, v2)), alg.le(add(u, v), add(u2, v2))])))
+
+    zero = alg.const(0)
+    run, run2 = zero, zero
+    for j in range(g.G):
+        xj2 = xk2 if j == k else x[j]
+        if steps:  # (without them, a test's check that the chain rests on them)
+            step(run, x[j], run2, xj2)
+        run, run2 = add(run, x[j]), add(run2, xj2)
+    for v in x + [xk2]:
+        alg.assert_(nn(v))
+    alg.assert_(alg.le(x[k], xk2))
+    return _Lemma(f"dot chain (lane {k} of {g.G}): contributions >= 0, lane {k}'s raised, the add steps at each of the "
+                  f"{g.G} running sums give a non-negative dot that does not fall",
+                  _script(alg, alg.and_(nn(run), alg.le(run, run2))))
 
 
 def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bool:
@@ -288,7 +334,7 @@ def gst_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
     glue, s_rng = _glue_lemma(g)
     lemmas = [glue, _exponents_lemma(sh), _realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
               _realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
-              *(_dot_sum_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), _exponent_step_lemma(sh, "c"),
+              *_add_step_lemmas(g), *(_dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), _exponent_step_lemma(sh, "c"),
               _gain_lemma(sh, "c", "all"), _distributivity_lemma(sh, s_rng), *_composition_lemmas(sh, g.a_hi),
               _value_lemma(sh, s_rng), _rounding_lemma(sh, s_rng)]
     return lemmas

@@ -210,3 +210,27 @@ def test_query_emit_smt2_writes_a_standalone_order_certificate(tmp_path: Path, c
     assert cert.meta["property"] == "order-independence" and cert.meta["verdict"] == "holds"
     answers = recheck(cert)
     assert len(answers) > 1 and all(a.agrees for a in answers) and answers[-1].expected == "unsat"
+
+
+def test_a_claim_that_hits_a_bug_is_recorded_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """prove --all once stopped after 12 min at one claim's bug; now that claim's record says "error", the others
+    run, and the exit status is 70 (a bug), with a one-line message naming the claim."""
+    from dataclasses import replace as dc_replace
+
+    from smtmma.proofs.claim import CLAIMS
+
+    load_claims()
+
+    def broken(ctx: Context) -> object:
+        raise TypeError("cannot unpack non-iterable Block object")
+
+    monkeypatch.setitem(CLAIMS, "turing-carry-bits", dc_replace(CLAIMS["turing-carry-bits"], run=broken))
+    assert main(["prove", "turing-carry-bits", "volta-carry-bits", "--json"]) == 70
+    cap = capsys.readouterr()
+    recs = json.loads(cap.out)["claims"]
+    assert [(r["name"], r["verdict"], r["agrees"]) for r in recs] == [("turing-carry-bits", "error", None),
+                                                                        ("volta-carry-bits", "3 (above 2; 4 above 1)", True)]
+    assert "TypeError: cannot unpack non-iterable Block object" in recs[0]["detail"]
+    assert cap.err.strip().splitlines()[-1].startswith("smtmma: error: turing-carry-bits: internal error")
+    assert "Traceback" not in cap.err

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from ..errors import InputError
 from ..proofs.claim import Claim
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _path, _positive_float, _positive_int, _print_error, _seed
+from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _path, _positive_float, _positive_int, _print_error, _seed
 from .progress import Status
 
 _EPILOG = """\
@@ -32,7 +32,8 @@ DIR --solver z3' re-runs them through smtmma's backends.
 
 exit status: 0 every claim got a verdict (agreeing with its document or not)
 / every certificate re-checked; 1 --check: a certificate's check gave another
-answer; 2 bad input (unknown claim, malformed certificate); 3 a solver gave up.
+answer; 2 bad input (unknown claim, malformed certificate); 3 a solver gave up;
+70 a claim's check hit a bug in smtmma (its record says "error"; the other claims still ran).
 
 examples:
   smtmma prove --list
@@ -187,6 +188,11 @@ def _cmd_prove(args: argparse.Namespace) -> int:
               + (f", {len(unknown)} unknown ({', '.join(unknown)})" if unknown else ""))
         if args.save:
             print(f"certificates: {args.save}/")
+    for r in records:
+        if r["verdict"] == "error":
+            _print_error(f"{r['name']}: {r['detail']}")
+    if any(r["verdict"] == "error" for r in records):
+        return EXIT_INTERNAL
     return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, SmtmmaError
 from .certificate import CertificateError, CheckAnswer, parse_certificate, recheck
 from .claim import CLAIMS, Claim, Context, Outcome, get_claim
 
@@ -97,9 +97,24 @@ def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = Fa
     return path
 
 
+def _checked(c: Claim, ctx: Context) -> Outcome:
+    """The claim's outcome; a bug raised while checking it is an outcome of its own (verdict "error"), so the
+    other claims of a batch still run.  User errors (:class:`SmtmmaError`: a missing solver) still propagate."""
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        return c.check(ctx)
+    except SmtmmaError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- reported in the record and by the exit status, never hidden
+        return Outcome("error", None, detail=f"internal error (a bug in smtmma): {type(e).__name__}: {e}",
+                       seconds=time.perf_counter() - t0)
+
+
 def _check_by_name(name: str, ctx: Context) -> Outcome:
     """Run one claim in a worker process (claims are found by name there: the registry is per process)."""
-    return get_claim(name).check(ctx)
+    return _checked(get_claim(name), ctx)
 
 
 def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
@@ -126,7 +141,7 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
         for c in todo:
             if progress:
                 progress(c, None)
-            finish(c, c.check(ctx))
+            finish(c, _checked(c, ctx))
         return [records[c.name] for c in todo]
     import concurrent.futures as cf
     import multiprocessing as mp

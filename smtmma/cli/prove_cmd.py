@@ -188,10 +188,10 @@ def _cmd_prove(args: argparse.Namespace) -> int:
               + (f", {len(unknown)} unknown ({', '.join(unknown)})" if unknown else ""))
         if args.save:
             print(f"certificates: {args.save}/")
-    for r in records:
-        if r["verdict"] == "error":
-            _print_error(f"{r['name']}: {r['detail']}")
-    if any(r["verdict"] == "error" for r in records):
+    broken = [r for r in records if r["verdict"] == "error"]
+    for r in broken:
+        _print_error(f"{r['name']}: {r['detail']}")
+    if broken:
         return EXIT_INTERNAL
     return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
 

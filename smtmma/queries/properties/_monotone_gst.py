@@ -84,11 +84,7 @@ class _Gst:
         self.p_hi = p.hi
         self.d_hi = group_dot(probe, [product(probe, *lanes[0])[0]])[0].hi  # one lane's contribution
         tg = self.group(probe, _ranged(probe, "p", 0, self.p_hi), self.scale(probe, "sa")[1], self.scale(probe, "sb")[1])
-        plan.tp = tg  # the exponents lemma reads the summands' exponent ranges from plan.tp and plan.tc
-        plan.e_lo = min(tg.exp.lo, plan.tc.exp.lo) - 1
-        plan.e_hi = max(tg.exp.hi, plan.tc.exp.hi)
-        if model.emax_floor is not None:
-            plan.e_lo, plan.e_hi = max(plan.e_lo, model.emax_floor), max(plan.e_hi, model.emax_floor)
+        plan.use_summand(tg)  # the exponents lemma reads the summands' exponent ranges from plan.tp and plan.tc
         self.sh.e_lo, self.sh.e_hi = plan.e_lo, plan.e_hi
         E = _ranged(probe, "E", plan.e_lo, plan.e_hi)
         c = input_term(decode_input(probe, plan.fc, probe.var("c", plan.fc.bits), plan.fd.name))
@@ -115,7 +111,7 @@ class _Gst:
 def _glue_lemma(g: _Gst) -> tuple[_Lemma, tuple[int, int]]:
     """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E."""
     sh, plan = g.sh, g.sh.plan
-    model, F = sh.model, sh.F
+    model = sh.model
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, sh.K)
     assert x.scale_a is not None and x.scale_b is not None
@@ -233,9 +229,9 @@ def _scale_moves(g: _Gst, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpa
 def _group_gain_lemma(g: _Gst, move: str, case: str) -> _Lemma:
     """The raised group summand's gain, 2**D A(t', E') >= A(t, E) + n w, for one ``move`` (dot, sa, sb) and ``case``.
 
-    ``case``: "zero" (the summand was 0), "kept" (it was not: its exponent and so E stay), for a dot move; "far" (a
-    zero scale raised, or E' > E), "cross" (E' = E, the exponent field up by one), "same" (E' = E, same binade),
-    for a scale move.
+    ``case``: "zero" (the summand was 0) for a dot move; "far" (a zero scale raised, or E' > E), "cross" (E' = E, the
+    exponent field up by one) for a scale move.  The cases left (E' = E, the summand's significand grows) are the
+    scaling and aligned steps of :func:`_group_lemmas`.
     """
     sh = g.sh
     alg = QueryAlgebra()
@@ -244,18 +240,13 @@ def _group_gain_lemma(g: _Gst, move: str, case: str) -> _Lemma:
     else:
         t, t2, u, u2 = _scale_moves(g, alg, move)
     E, E2, D, w = _gain_setup(alg, sh, t, t2)
-    conds = {
-        "zero": [alg.eq(t.sig, 0)],
-        "kept": [alg.ne(t.sig, 0)],
-    } if move == "dot" else {
+    conds = {"zero": [alg.eq(t.sig, 0)]} if move == "dot" else {
         "far": [alg.or_(u.is_zero, alg.ne(E2, E))],
         "cross": [alg.eq(E2, E), alg.not_(u.is_zero), alg.ne(u2.exp, u.exp)],
-        "same": [alg.eq(E2, E), alg.not_(u.is_zero), alg.eq(u2.exp, u.exp)],
     }
     for c in conds[case]:
         alg.assert_(c)
-    what = {"zero": "the summand was 0", "kept": "the summand was not 0", "far": "a zero scale raised, or E' > E",
-            "cross": "E' = E, the exponent field up", "same": "E' = E, the same binade"}[case]
+    what = {"zero": "the summand was 0", "far": "a zero scale raised, or E' > E", "cross": "E' = E, the exponent field up"}[case]
     raised = "dot grows" if move == "dot" else f"{move} is raised"
     return _Lemma(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
                   _script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))

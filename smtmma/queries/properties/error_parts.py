@@ -40,7 +40,7 @@ from typing import Callable, Optional
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
-from ...encodings.fused_sum import aligned, max_exponent, signed
+from ...encodings.fused_sum import aligned, max_exponent, signed, truncated_sum
 from ...encodings.rounding import convert_fixed
 from ...encodings.terms import Term, input_term, product
 from ...formats import get_format
@@ -134,11 +134,16 @@ class _Plan:
         alg = QueryAlgebra()
         ua, ub = unpack(alg, self.fa, alg.var("a", self.fa.bits)), unpack(alg, self.fb, alg.var("b", self.fb.bits))
         uc = decode_input(alg, self.fc, alg.var("c", self.fc.bits), self.fd.name)
-        self.tp, self.tc = product(alg, ua, ub)[0], input_term(uc)
-        F = model.F or 0
-        lsb = min(self.tp.exp.lo - self.tp.frac, self.tc.exp.lo - self.tc.frac)
-        self.e_lo = min(self.tp.exp.lo, self.tc.exp.lo) - 1  # the floor zero summands take
-        self.e_hi = max(self.tp.exp.hi, self.tc.exp.hi)
+        self.tc = input_term(uc)
+        self.use_summand(product(alg, ua, ub)[0])
+
+    def use_summand(self, tp: Term) -> None:
+        """Take ``tp`` (a product, or GST-FDPA's group summand) as the non-c summand: its ranges set e_lo, e_hi, R."""
+        model, F = self.model, self.model.F or 0
+        self.tp = tp
+        lsb = min(tp.exp.lo - tp.frac, self.tc.exp.lo - self.tc.frac)
+        self.e_lo = min(tp.exp.lo, self.tc.exp.lo) - 1  # the floor zero summands take
+        self.e_hi = max(tp.exp.hi, self.tc.exp.hi)
         if model.emax_floor is not None:
             self.e_lo, self.e_hi = max(self.e_lo, model.emax_floor), max(self.e_hi, model.emax_floor)
         F2 = model.F2 or F
@@ -283,10 +288,7 @@ def truncated_rounding(alg: QueryAlgebra, plan: _Plan, terms: list[Term]) -> tup
     summand's exponent (or the model's floor), S their sum aligned at e_max (RZ_F, units 2**(e_max - F)), D = rho(S)."""
     F = plan.model.F
     assert F is not None
-    e_max = max_exponent(alg, terms)
-    if plan.model.emax_floor is not None:
-        e_max = alg.max(e_max, plan.model.emax_floor)
-    total = alg.sum_all(aligned(alg, t, e_max, F) for t in terms)
+    total, e_max = truncated_sum(alg, terms, F, emax_floor=plan.model.emax_floor)
     return e_max, total, convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(e_max, F))
 
 
@@ -297,8 +299,6 @@ def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
     rho(S * 2**(e_max - F)), S the sum of the summands aligned at e_max
     (RZ_F), e_max = the largest non-zero summand's exponent (Alg. 7 lines 5-11).
     """
-    model, F = plan.model, plan.model.F
-    assert F is not None
     g, x, ua, ub, uc, d = _glue_inputs(plan)
     terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
     e_max, total, composed = truncated_rounding(g, plan, terms)

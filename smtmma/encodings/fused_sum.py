@@ -19,7 +19,8 @@ from typing import Optional, Sequence
 from .algebra import Algebra, Bool, Int
 from .terms import Term, zero_exponent_floor
 
-__all__ = ["max_exponent", "aligned", "truncated_sum", "wrap_carry", "exact_sum", "exact_sum2", "signed"]
+__all__ = ["max_exponent", "aligned", "truncated_sum", "wrap_carry", "exact_sum", "exact_sum2", "sum2_window", "window_lead",
+           "window_place", "window_sum", "signed"]
 
 
 def signed(alg: Algebra, neg: Bool, mag: Int) -> Int:
@@ -110,32 +111,47 @@ def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:
     bit (it cannot cancel more than one bit of the larger): the classic
     FP adder, exact for rounding, and 51 bits wide for FP32.
     """
-    bx, by = x.sig.hi.bit_length(), y.sig.hi.bit_length()
-    window = bx + by + 3
-    low = min(x.exp.lo - x.frac, y.exp.lo - y.frac) - window - 1
+    window, low = sum2_window(x, y)
+    lx, tx = window_lead(alg, x, window, low)
+    ly, ty = window_lead(alg, y, window, low)
+    return window_sum(alg, window, (x.neg, lx, tx), (y.neg, ly, ty))
 
-    def lead(t: Term) -> tuple[Int, Int]:  # (exponent just above the leading bit, significand at the window top)
-        bits = t.sig.hi.bit_length()
-        norm, bl = alg.normalize(t.sig, bits)
-        top = alg.shl(norm, window - bits)
-        return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bl)), top
 
-    (lx, tx), (ly, ty) = lead(x), lead(y)
+def sum2_window(x: Term, y: Term) -> tuple[int, int]:
+    """(window, low) of :func:`exact_sum2`: the window's width in bits, and the lead exponent standing for a zero term."""
+    window = x.sig.hi.bit_length() + y.sig.hi.bit_length() + 3
+    return window, min(x.exp.lo - x.frac, y.exp.lo - y.frac) - window - 1
+
+
+def window_lead(alg: Algebra, t: Term, window: int, low: int) -> tuple[Int, Int]:
+    """(lead, top): t's magnitude is top * 2**(lead - window), top's leading bit at bit window - 1 (lead: the exponent
+    just above t's leading bit); (low, 0) for a zero term."""
+    bits = t.sig.hi.bit_length()
+    norm, bl = alg.normalize(t.sig, bits)
+    top = alg.shl(norm, window - bits)
+    return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bl)), top
+
+
+def window_place(alg: Algebra, window: int, lmax: Int, neg: Bool, lead: Int, top: Int) -> tuple[Int, Int, Bool]:
+    """(kept, signed kept, cut): ``top`` shifted right by lmax - lead (units 2**(lmax - window)), with its term's sign,
+    and whether non-zero bits fell off."""
+    right = alg.clamp(alg.sub(lmax, lead), 0, window + 1)
+    kept = alg.shr(top, right)
+    return kept, signed(alg, neg, kept), alg.ne(alg.shl(kept, right, at_most=top.hi), top)  # (top >> r) << r <= top
+
+
+def window_sum(alg: Algebra, window: int, x: tuple[Bool, Int, Int], y: tuple[Bool, Int, Int]) -> tuple[Bool, Int, Int, Bool]:
+    """:func:`exact_sum2` of two terms given as (neg, lead, top) (:func:`window_lead`): (neg, mag, lsb, sticky)."""
+    (nx, lx, tx), (ny, ly, ty) = x, y
     lmax = alg.max(lx, ly)
-
-    def place(t: Term, lt: Int, top: Int) -> tuple[Int, Bool]:
-        right = alg.clamp(alg.sub(lmax, lt), 0, window + 1)
-        kept = alg.shr(top, right)
-        return signed(alg, t.neg, kept), alg.ne(alg.shl(kept, right, at_most=top.hi), top)  # (top >> r) << r <= top
-
-    ax, sx = place(x, lx, tx)
-    ay, sy = place(y, ly, ty)
+    _, ax, sx = window_place(alg, window, lmax, nx, lx, tx)
+    _, ay, sy = window_place(alg, window, lmax, ny, ly, ty)
     total = alg.add(ax, ay)
     sticky = alg.or_(sx, sy)  # at most one term is cut (the smaller)
-    cut_neg = alg.ite(sx, alg.b2i(x.neg), alg.b2i(y.neg))
+    cut_neg = alg.ite(sx, alg.b2i(nx), alg.b2i(ny))
     neg_total = alg.lt(total, 0)
     # the cut part has the sign of its term; when it opposes the total, borrow one unit
     borrow = alg.and_(sticky, alg.ne(cut_neg, alg.b2i(neg_total)))
     mag = alg.max(alg.sub(alg.abs(total), alg.b2i(borrow)), 0)  # never below 0: |total| >= 2 when a term is cut
-    zero_neg = alg.and_(alg.eq(total, 0), alg.and_(alg.not_(sticky), alg.and_(x.neg, y.neg)))
+    zero_neg = alg.and_(alg.eq(total, 0), alg.and_(alg.not_(sticky), alg.and_(nx, ny)))
     return alg.or_(neg_total, zero_neg), mag, alg.sub(lmax, window), sticky

@@ -1,0 +1,310 @@
+"""Lemmas for a monotonicity proof of a chain of standard FMAs (Alg. 4; Alg. 3 each step): the proof in progress.
+
+D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)), every fma one RNE of the exact
+a*b + c (:func:`encodings.fma.fma`: :func:`fused_sum.exact_sum2`'s window
+adder, then :func:`rounding.round_pack`).  Raising one input raises one
+operand of one FMA, and later FMAs read that result as their c; so the
+chain is monotone if one FMA is monotone in c (any larger c) and in a (a's
+next value), with b by commutativity.  Stated on the model's FMA, "raising c
+never lowers fma(a, b, c)" gives bitwuzla no answer in 60 s (issue 8: FP64's
+162-bit window with its 106-bit product).  The lemmas here split the FMA at
+the window adder's own pieces (:func:`fused_sum.window_lead`: a term as
+(lead, top), top * 2**(lead - window) with top's leading bit at the window's
+top, or (low, 0) for a zero) and state each piece on fresh variables.  With
+"lex" the value order of (lead, top) and "rep" the order of (mag, sticky) at
+one last place (mag < mag', or equal and no sticky lost):
+
+* **window** (:func:`window_lemmas`, fresh leads X and Y <=lex Y'):
+  - *structure*: window_sum's mag is kept x + kept y (0 or normalized),
+    its sticky a cut, its lsb lmax - window, a negative sum only -0;
+  - *place*: at one lmax, Y keeps no more bits than Y' and loses no cut
+    Y' keeps; *adder*: so kept x + kept y is rep-ordered;
+  - *lmax up by one*: (mag, sticky) is rep-ordered with (2 mag' + sticky',
+    sticky') at the first sum's lsb; *up by two or more*: RNE is ordered;
+* **rounding** (:func:`rounding_lemmas`, fresh): rep order at one lsb gives
+  no smaller RNE; (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky);
+* **terms** (:func:`term_lemmas`): c <= c' gives lex-ordered leads; a's
+  next value gives a lex-larger product lead, by the gfx90a multiply's cases
+  (:mod:`_monotone_chain`): a zero, the exponent field up, and the same
+  exponent (next pattern s + 1, product step (s + 1) t = s t + t, and the
+  product lead on fresh P <= P + t).
+
+Not built yet (docs/claims.md, "Claims without a verdict yet"): the
+compositions (the window's cases into "raising Y never lowers RNE", the FMA
+in c and in a, the chain per input position) and the claim's wiring; two
+lemmas have no bitwuzla answer: the product step at 53 bits (z3 proves it in
+0.14 s) and the product lead when a's exponent field goes up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import unpack
+from ...encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
+from ...encodings.rounding import round_pack
+from ...encodings.terms import Term, input_term, product
+from ...formats import Format, get_format
+from ...models import Model
+from .._twins import QueryAlgebra, value_key
+from ._monotone_chain import _input
+from .error_parts import _Lemma, _ranged, _script
+
+__all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "FmaShape"]
+
+
+# -- the window: leads and sums on fresh variables ------------------------------------------------------
+
+
+@dataclass
+class FmaShape:
+    """An FMA model's window: its format, width (bits), the lead standing for a zero, the leads (exponents) of non-zero
+    products and c."""
+
+    fmt: Format
+    window: int
+    low: int
+    prod_lead: tuple[int, int]  # non-zero products
+    c_lead: tuple[int, int]  # non-zero c
+
+    @classmethod
+    def of(cls, model: Model) -> "FmaShape":
+        """The shape of ``model`` (kind fma, one format for A, B, C and D)."""
+        if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt:
+            raise ValueError(f"not an FMA chain of one format: {model.describe()}")
+        fmt = get_format(model.c_fmt)
+        alg = QueryAlgebra()
+        u = unpack(alg, fmt, alg.var("x", fmt.bits))
+        p, _ = product(alg, u, u)
+        c = input_term(u)
+        window, low = sum2_window(p, c)
+        lp = alg.add(alg.sub(p.exp, p.frac), 1)
+        lc = alg.add(alg.sub(c.exp, c.frac), 1)
+        return cls(fmt, window, low, (lp.lo, lp.hi + p.sig.hi.bit_length() - 1), (lc.lo, lc.hi + c.sig.hi.bit_length() - 1))
+
+
+@dataclass
+class _Lead:
+    neg: Bool
+    lead: Int
+    top: Int
+
+    def triple(self) -> tuple[Bool, Int, Int]:
+        return self.neg, self.lead, self.top
+
+
+def _well_formed(alg: QueryAlgebra, sh: FmaShape, x: _Lead, rng: tuple[int, int]) -> Bool:
+    """x is a non-negative term's lead: (low, 0), or a lead in ``rng`` and top normalized; negative only as -0."""
+    zero = alg.and_(alg.eq(x.top, 0), alg.eq(x.lead, sh.low))
+    top = alg.and_(alg.le(1 << (sh.window - 1), x.top), alg.le(x.top, (1 << sh.window) - 1))
+    live = alg.all([top, alg.le(rng[0], x.lead), alg.le(x.lead, rng[1]), alg.not_(x.neg)])
+    return alg.or_(zero, live)
+
+
+def _fresh_lead(alg: QueryAlgebra, sh: FmaShape, name: str, rng: tuple[int, int]) -> _Lead:
+    x = _Lead(alg.eq(alg.var(f"{name}_neg", 1), 1), _ranged(alg, f"{name}_lead", sh.low, rng[1]),
+              _ranged(alg, f"{name}_top", 0, (1 << sh.window) - 1))
+    alg.assert_(_well_formed(alg, sh, x, rng))
+    return x
+
+
+def _lex(alg: QueryAlgebra, x: _Lead, y: _Lead) -> Bool:
+    """x <= y in value (both well formed)."""
+    return alg.or_(alg.lt(x.lead, y.lead), alg.and_(alg.eq(x.lead, y.lead), alg.le(x.top, y.top)))
+
+
+def _rep(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
+    """(m1 + t1) <= (m2 + t2) as far as rounding can tell: m1 < m2, or m1 = m2 and no sticky lost."""
+    return alg.or_(alg.lt(m1, m2), alg.and_(alg.eq(m1, m2), alg.or_(s2, alg.not_(s1))))
+
+
+def _normal_mag(alg: QueryAlgebra, sh: FmaShape, m: Int, top: int) -> Bool:
+    """m is 0 or has its leading bit at window - 1 or above (below 2**top)."""
+    return alg.or_(alg.eq(m, 0), alg.and_(alg.le(1 << (sh.window - 1), m), alg.lt(m, 1 << top)))
+
+
+def _zero_if_neg(alg: QueryAlgebra, n: Bool, m: Int, s: Bool) -> Bool:
+    """A negative sum is -0: n implies mag 0 and no sticky."""
+    return alg.or_(alg.not_(n), alg.and_(alg.eq(m, 0), alg.not_(s)))
+
+
+def _rne(alg: QueryAlgebra, sh: FmaShape, n: Bool, m: Int, l: Int, s: Bool) -> Int:
+    return round_pack(alg, sh.fmt, "rne", n, m, l, s)
+
+
+def _vle(alg: QueryAlgebra, sh: FmaShape, r1: Int, r2: Int) -> Bool:
+    return alg.le(value_key(alg, sh.fmt, r1), value_key(alg, sh.fmt, r2))
+
+
+def _union(sh: FmaShape) -> tuple[int, int]:
+    return min(sh.prod_lead[0], sh.c_lead[0]), max(sh.prod_lead[1], sh.c_lead[1])
+
+
+def _places(alg: QueryAlgebra, sh: FmaShape, x: _Lead, y: _Lead) -> tuple[Int, tuple[Int, Bool], tuple[Int, Bool]]:
+    """(lmax, (kept, cut) of x, (kept, cut) of y): :func:`window_sum`'s own placement of two terms."""
+    lmax = alg.max(x.lead, y.lead)
+    kx, _, cx = window_place(alg, sh.window, lmax, x.neg, x.lead, x.top)
+    ky, _, cy = window_place(alg, sh.window, lmax, y.neg, y.lead, y.top)
+    return lmax, (kx, cx), (ky, cy)
+
+
+def _structure_lemma(sh: FmaShape) -> _Lemma:
+    """window_sum of two well-formed non-negative terms: mag = kept x + kept y, sticky = either cut, lsb = lmax - window."""
+    alg = QueryAlgebra()
+    x, y = _fresh_lead(alg, sh, "x", _union(sh)), _fresh_lead(alg, sh, "y", _union(sh))
+    n, m, l, s = window_sum(alg, sh.window, x.triple(), y.triple())
+    lmax, (kx, cx), (ky, cy) = _places(alg, sh, x, y)
+    goal = alg.all([alg.eq(m, alg.add(kx, ky)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, sh.window)),
+                    _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, sh.window + 1)])
+    return _Lemma("window sum of non-negative terms: mag = kept x + kept y (0 or normalized), sticky = a cut, "
+                  "lsb = lmax - window, negative only as -0", _script(alg, goal))
+
+
+class _Raise:
+    """Fresh X and Y <=lex Y' (every lead in the union of the product's and c's ranges): the placements of both runs."""
+
+    def __init__(self, sh: FmaShape) -> None:
+        self.alg = alg = QueryAlgebra()
+        self.sh = sh
+        self.x = _fresh_lead(alg, sh, "x", _union(sh))
+        self.y = _fresh_lead(alg, sh, "y", _union(sh))
+        self.y2 = _fresh_lead(alg, sh, "z", _union(sh))
+        self.order = _lex(alg, self.y, self.y2)
+        self.lmax1, (self.kx1, self.cx1), (self.ky1, self.cy1) = _places(alg, sh, self.x, self.y)
+        self.lmax2, (self.kx2, self.cx2), (self.ky2, self.cy2) = _places(alg, sh, self.x, self.y2)
+
+    def sums(self) -> tuple[Int, Bool, Int, Bool]:
+        alg = self.alg
+        return (alg.add(self.kx1, self.ky1), alg.or_(self.cx1, self.cy1), alg.add(self.kx2, self.ky2), alg.or_(self.cx2, self.cy2))
+
+    def lemma(self, label: str, premise: list[Bool], goal: Bool) -> _Lemma:
+        alg = self.alg
+        return _Lemma(label, _script(alg, alg.or_(alg.not_(alg.all([self.order] + premise)), goal)))
+
+
+def _place_lemma(sh: FmaShape) -> _Lemma:
+    alg = QueryAlgebra()
+    lmax = _ranged(alg, "lmax", sh.low, _union(sh)[1])
+    y, y2 = _fresh_lead(alg, sh, "y", _union(sh)), _fresh_lead(alg, sh, "z", _union(sh))
+    k1, _, c1 = window_place(alg, sh.window, lmax, y.neg, y.lead, y.top)
+    k2, _, c2 = window_place(alg, sh.window, lmax, y2.neg, y2.lead, y2.top)
+    premise = alg.all([_lex(alg, y, y2), alg.le(y.lead, lmax), alg.le(y2.lead, lmax)])
+    goal = alg.and_(alg.le(k1, k2), alg.or_(alg.not_(alg.and_(alg.eq(k1, k2), c1)), c2))
+    return _Lemma("window, place: at a shared lmax >= both leads, Y <=lex Y' keeps no more bits of Y than of Y', "
+                  "and no cut of Y' is lost when they keep the same", _script(alg, alg.or_(alg.not_(premise), goal)))
+
+
+def _adder_lemma(sh: FmaShape) -> _Lemma:
+    alg = QueryAlgebra()
+    kx, k1, k2 = (_ranged(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
+    cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
+    premise = alg.and_(alg.le(k1, k2), alg.or_(alg.not_(alg.and_(alg.eq(k1, k2), c1)), c2))
+    goal = _rep(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
+    return _Lemma("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
+                  _script(alg, alg.or_(alg.not_(premise), goal)))
+
+
+def window_lemmas(sh: FmaShape) -> list[_Lemma]:
+    """The structure of one sum, the place and adder steps (same lmax), lmax up by one, by two or more."""
+    out = [_structure_lemma(sh), _place_lemma(sh), _adder_lemma(sh)]
+    w = _Raise(sh)
+    alg = w.alg
+    m1, s1, m2, s2 = w.sums()
+    out.append(w.lemma("window, lmax up by one: (mag, sticky) is rep-ordered with (2 mag' + sticky', sticky')",
+                       [alg.eq(alg.add(w.lmax1, 1), w.lmax2)], _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)))
+    w = _Raise(sh)
+    alg = w.alg
+    m1, s1, m2, s2 = w.sums()
+    f = alg.bconst(False)
+    r1 = _rne(alg, sh, f, m1, alg.sub(w.lmax1, sh.window), s1)
+    r2 = _rne(alg, sh, f, m2, alg.sub(w.lmax2, sh.window), s2)
+    out.append(w.lemma("window, lmax up by two or more: RNE of the first sum is no more than of the second",
+                       [alg.le(alg.add(w.lmax1, 2), w.lmax2)], _vle(alg, sh, r1, r2)))
+    return out
+
+
+def rounding_lemmas(sh: FmaShape) -> list[_Lemma]:
+    """RNE is monotone in rep order at a shared lsb; one more lsb is a doubled magnitude."""
+    alg = QueryAlgebra()
+    big = sh.window + 2
+    ms = []
+    for name in ("m", "n"):
+        m = _ranged(alg, f"{name}_mag", 0, (1 << big) - 1)
+        alg.assert_(_normal_mag(alg, sh, m, big))
+        ms.append((alg.eq(alg.var(f"{name}_neg", 1), 1), m, alg.eq(alg.var(f"{name}_sticky", 1), 1)))
+    lsb = _ranged(alg, "lsb", sh.low - sh.window, max(sh.prod_lead[1], sh.c_lead[1]) + 2)
+    (n1, m1, s1), (n2, m2, s2) = ms
+    premise = alg.all([_rep(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)])
+    goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
+    out = [_Lemma("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
+                  _script(alg, alg.or_(alg.not_(premise), goal)))]
+    alg = QueryAlgebra()
+    m = _ranged(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
+    s = alg.eq(alg.var("m_sticky", 1), 1)
+    lsb = _ranged(alg, "lsb", sh.low - sh.window, max(sh.prod_lead[1], sh.c_lead[1]) + 1)
+    f = alg.bconst(False)
+    out.append(_Lemma("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)",
+                      _script(alg, alg.eq(_rne(alg, sh, f, m, alg.add(lsb, 1), s),
+                                          _rne(alg, sh, f, alg.add(alg.shl(m, 1), alg.b2i(s)), lsb, s)))))
+    return out
+
+
+# -- terms: the leads of c and of the product ------------------------------------------------------------
+
+
+def _lead_of(alg: QueryAlgebra, sh: FmaShape, t: Term) -> _Lead:
+    lead, top = window_lead(alg, t, sh.window, sh.low)
+    return _Lead(t.neg, lead, top)
+
+
+def term_lemmas(sh: FmaShape) -> list[_Lemma]:
+    """c's leads, and the product's by the cases of a's next value (each a check-sat expecting unsat)."""
+    from .monotonicity import _smallest_positive, next_moves
+
+    f = sh.fmt
+    out = []
+    alg = QueryAlgebra()
+    c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
+    y, y2 = (_lead_of(alg, sh, input_term(unpack(alg, f, v))) for v in (c, c2))
+    premise = alg.all([_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))])
+    goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
+    out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads",
+                      _script(alg, alg.or_(alg.not_(premise), goal))))
+    # the product, by the cases of a's next value (the gfx90a multiply's split, :mod:`_monotone_chain`)
+    probe = QueryAlgebra()
+    pu = unpack(probe, f, probe.var("x", f.bits))
+    pp, _ = product(probe, pu, pu)
+    for what, case in (("a is a zero", lambda alg, u, u2: u.is_zero),
+                       ("a's exponent field up (a normal)", lambda alg, u, u2: alg.and_(alg.not_(u.is_zero), alg.ne(u.exp, u2.exp)))):
+        alg = QueryAlgebra()
+        a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
+        ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
+        x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
+        moved = alg.any(next_moves(alg, f, a, a2, _smallest_positive(f, None, True)))
+        premise = alg.all([_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), moved, case(alg, ua, ua2)])
+        goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
+        out.append(_Lemma(f"terms, product: a's next value gives a well-formed, lex-larger product lead; {what}",
+                          _script(alg, alg.or_(alg.not_(premise), goal))))
+    alg = QueryAlgebra()
+    a, a2 = alg.var("a", f.bits), alg.var("a2", f.bits)
+    ua, ua2 = unpack(alg, f, a), unpack(alg, f, a2)
+    moved = alg.any(next_moves(alg, f, a, a2, _smallest_positive(f, None, True)))
+    premise = alg.all([_input(alg, f, a), _input(alg, f, a2), moved, alg.not_(ua.is_zero), alg.eq(ua.exp, ua2.exp)])
+    goal = alg.all([alg.eq(ua2.sig, alg.add(ua.sig, 1)), alg.not_(ua2.neg)])
+    out.append(_Lemma("terms, next pattern: a non-zero a's next value with the same exponent has significand s + 1",
+                      _script(alg, alg.or_(alg.not_(premise), goal))))
+    alg = QueryAlgebra()
+    s_, t_ = _ranged(alg, "s", 0, pu.sig.hi - 1), _ranged(alg, "t", 0, pu.sig.hi)
+    out.append(_Lemma("terms, product step: (s + 1) * t = s * t + t (significands, exact)",
+                      _script(alg, alg.eq(alg.mul(alg.add(s_, 1), t_), alg.add(alg.mul(s_, t_), t_)))))
+    alg = QueryAlgebra()
+    P = _ranged(alg, "P", 0, pp.sig.hi - 1)
+    t_ = _ranged(alg, "t", 0, pu.sig.hi)
+    e = _ranged(alg, "e", pp.exp.lo, pp.exp.hi)
+    f_ = alg.bconst(False)
+    x, x2 = _lead_of(alg, sh, Term(f_, P, e, pp.frac)), _lead_of(alg, sh, Term(f_, alg.clamp(alg.add(P, t_), 0, pp.sig.hi), e, pp.frac))
+    goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
+    out.append(_Lemma("terms, product lead: P <= P + t at one exponent gives well-formed, lex-ordered leads (fresh P, t, e)",
+                      _script(alg, alg.or_(alg.not_(alg.le(alg.add(P, t_), pp.sig.hi)), goal))))
+    return out

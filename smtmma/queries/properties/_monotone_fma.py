@@ -48,7 +48,7 @@ from ...encodings.terms import Term, input_term, product
 from ...formats import Format, get_format
 from ...models import Model
 from .._twins import QueryAlgebra, value_key
-from ._monotone_chain import _input
+from ._monotone_chain import _implies, _input, _moved, product_step_lemma
 from .error_parts import _Lemma, _ranged, _script
 
 __all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "FmaShape"]
@@ -119,6 +119,11 @@ def _rep(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
     return alg.or_(alg.lt(m1, m2), alg.and_(alg.eq(m1, m2), alg.or_(s2, alg.not_(s1))))
 
 
+def _kept_order(alg: QueryAlgebra, k1: Int, c1: Bool, k2: Int, c2: Bool) -> Bool:
+    """Kept bits k1 <= k2, and no cut lost when they are equal (the place lemma's conclusion, the adder's premise)."""
+    return alg.and_(alg.le(k1, k2), alg.or_(alg.not_(alg.and_(alg.eq(k1, k2), c1)), c2))
+
+
 def _normal_mag(alg: QueryAlgebra, sh: FmaShape, m: Int, top: int) -> Bool:
     """m is 0 or has its leading bit at window - 1 or above (below 2**top)."""
     return alg.or_(alg.eq(m, 0), alg.and_(alg.le(1 << (sh.window - 1), m), alg.lt(m, 1 << top)))
@@ -138,6 +143,7 @@ def _vle(alg: QueryAlgebra, sh: FmaShape, r1: Int, r2: Int) -> Bool:
 
 
 def _union(sh: FmaShape) -> tuple[int, int]:
+    """The smallest and largest lead (exponent) of a non-zero product or c."""
     return min(sh.prod_lead[0], sh.c_lead[0]), max(sh.prod_lead[1], sh.c_lead[1])
 
 
@@ -180,7 +186,7 @@ class _Raise:
 
     def lemma(self, label: str, premise: list[Bool], goal: Bool) -> _Lemma:
         alg = self.alg
-        return _Lemma(label, _script(alg, alg.or_(alg.not_(alg.all([self.order] + premise)), goal)))
+        return _Lemma(label, _script(alg, _implies(alg, [self.order] + premise, goal)))
 
 
 def _place_lemma(sh: FmaShape) -> _Lemma:
@@ -189,20 +195,18 @@ def _place_lemma(sh: FmaShape) -> _Lemma:
     y, y2 = _fresh_lead(alg, sh, "y", _union(sh)), _fresh_lead(alg, sh, "z", _union(sh))
     k1, _, c1 = window_place(alg, sh.window, lmax, y.neg, y.lead, y.top)
     k2, _, c2 = window_place(alg, sh.window, lmax, y2.neg, y2.lead, y2.top)
-    premise = alg.all([_lex(alg, y, y2), alg.le(y.lead, lmax), alg.le(y2.lead, lmax)])
-    goal = alg.and_(alg.le(k1, k2), alg.or_(alg.not_(alg.and_(alg.eq(k1, k2), c1)), c2))
+    premise = [_lex(alg, y, y2), alg.le(y.lead, lmax), alg.le(y2.lead, lmax)]
     return _Lemma("window, place: at a shared lmax >= both leads, Y <=lex Y' keeps no more bits of Y than of Y', "
-                  "and no cut of Y' is lost when they keep the same", _script(alg, alg.or_(alg.not_(premise), goal)))
+                  "and no cut of Y' is lost when they keep the same", _script(alg, _implies(alg, premise, _kept_order(alg, k1, c1, k2, c2))))
 
 
 def _adder_lemma(sh: FmaShape) -> _Lemma:
     alg = QueryAlgebra()
     kx, k1, k2 = (_ranged(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
     cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
-    premise = alg.and_(alg.le(k1, k2), alg.or_(alg.not_(alg.and_(alg.eq(k1, k2), c1)), c2))
     goal = _rep(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
     return _Lemma("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
-                  _script(alg, alg.or_(alg.not_(premise), goal)))
+                  _script(alg, _implies(alg, [_kept_order(alg, k1, c1, k2, c2)], goal)))
 
 
 def window_lemmas(sh: FmaShape) -> list[_Lemma]:
@@ -233,16 +237,16 @@ def rounding_lemmas(sh: FmaShape) -> list[_Lemma]:
         m = _ranged(alg, f"{name}_mag", 0, (1 << big) - 1)
         alg.assert_(_normal_mag(alg, sh, m, big))
         ms.append((alg.eq(alg.var(f"{name}_neg", 1), 1), m, alg.eq(alg.var(f"{name}_sticky", 1), 1)))
-    lsb = _ranged(alg, "lsb", sh.low - sh.window, max(sh.prod_lead[1], sh.c_lead[1]) + 2)
+    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
     (n1, m1, s1), (n2, m2, s2) = ms
-    premise = alg.all([_rep(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)])
+    premise = [_rep(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)]
     goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
     out = [_Lemma("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
-                  _script(alg, alg.or_(alg.not_(premise), goal)))]
+                  _script(alg, _implies(alg, premise, goal)))]
     alg = QueryAlgebra()
     m = _ranged(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
     s = alg.eq(alg.var("m_sticky", 1), 1)
-    lsb = _ranged(alg, "lsb", sh.low - sh.window, max(sh.prod_lead[1], sh.c_lead[1]) + 1)
+    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 1)
     f = alg.bconst(False)
     out.append(_Lemma("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)",
                       _script(alg, alg.eq(_rne(alg, sh, f, m, alg.add(lsb, 1), s),
@@ -260,17 +264,14 @@ def _lead_of(alg: QueryAlgebra, sh: FmaShape, t: Term) -> _Lead:
 
 def term_lemmas(sh: FmaShape) -> list[_Lemma]:
     """c's leads, and the product's by the cases of a's next value (each a check-sat expecting unsat)."""
-    from .monotonicity import _smallest_positive, next_moves
-
     f = sh.fmt
     out = []
     alg = QueryAlgebra()
     c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
     y, y2 = (_lead_of(alg, sh, input_term(unpack(alg, f, v))) for v in (c, c2))
-    premise = alg.all([_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))])
+    premise = [_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
     goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
-    out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads",
-                      _script(alg, alg.or_(alg.not_(premise), goal))))
+    out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", _script(alg, _implies(alg, premise, goal))))
     # the product, by the cases of a's next value (the gfx90a multiply's split, :mod:`_monotone_chain`)
     probe = QueryAlgebra()
     pu = unpack(probe, f, probe.var("x", f.bits))
@@ -281,23 +282,18 @@ def term_lemmas(sh: FmaShape) -> list[_Lemma]:
         a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
         ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
         x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
-        moved = alg.any(next_moves(alg, f, a, a2, _smallest_positive(f, None, True)))
-        premise = alg.all([_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), moved, case(alg, ua, ua2)])
+        premise = [_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), _moved(alg, f, a, a2), case(alg, ua, ua2)]
         goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
         out.append(_Lemma(f"terms, product: a's next value gives a well-formed, lex-larger product lead; {what}",
-                          _script(alg, alg.or_(alg.not_(premise), goal))))
+                          _script(alg, _implies(alg, premise, goal))))
     alg = QueryAlgebra()
     a, a2 = alg.var("a", f.bits), alg.var("a2", f.bits)
     ua, ua2 = unpack(alg, f, a), unpack(alg, f, a2)
-    moved = alg.any(next_moves(alg, f, a, a2, _smallest_positive(f, None, True)))
-    premise = alg.all([_input(alg, f, a), _input(alg, f, a2), moved, alg.not_(ua.is_zero), alg.eq(ua.exp, ua2.exp)])
+    premise = [_input(alg, f, a), _input(alg, f, a2), _moved(alg, f, a, a2), alg.not_(ua.is_zero), alg.eq(ua.exp, ua2.exp)]
     goal = alg.all([alg.eq(ua2.sig, alg.add(ua.sig, 1)), alg.not_(ua2.neg)])
     out.append(_Lemma("terms, next pattern: a non-zero a's next value with the same exponent has significand s + 1",
-                      _script(alg, alg.or_(alg.not_(premise), goal))))
-    alg = QueryAlgebra()
-    s_, t_ = _ranged(alg, "s", 0, pu.sig.hi - 1), _ranged(alg, "t", 0, pu.sig.hi)
-    out.append(_Lemma("terms, product step: (s + 1) * t = s * t + t (significands, exact)",
-                      _script(alg, alg.eq(alg.mul(alg.add(s_, 1), t_), alg.add(alg.mul(s_, t_), t_)))))
+                      _script(alg, _implies(alg, premise, goal))))
+    out.append(product_step_lemma(pu.sig.hi, "terms"))
     alg = QueryAlgebra()
     P = _ranged(alg, "P", 0, pp.sig.hi - 1)
     t_ = _ranged(alg, "t", 0, pu.sig.hi)
@@ -306,5 +302,5 @@ def term_lemmas(sh: FmaShape) -> list[_Lemma]:
     x, x2 = _lead_of(alg, sh, Term(f_, P, e, pp.frac)), _lead_of(alg, sh, Term(f_, alg.clamp(alg.add(P, t_), 0, pp.sig.hi), e, pp.frac))
     goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
     out.append(_Lemma("terms, product lead: P <= P + t at one exponent gives well-formed, lex-ordered leads (fresh P, t, e)",
-                      _script(alg, alg.or_(alg.not_(alg.le(alg.add(P, t_), pp.sig.hi)), goal))))
+                      _script(alg, _implies(alg, [alg.le(alg.add(P, t_), pp.sig.hi)], goal))))
     return out

@@ -359,3 +359,17 @@ def test_sm100_nvf4_is_proved_monotone_through_the_property() -> None:
     if HAS_Z3:
         answers = recheck(Certificate({"claim": "nvf4"}, r.blocks), solver="z3", timeout=120)
         assert [a.got for a in answers] == ["unsat"] * 45
+
+
+def test_an_fp32_fma_chain_is_proved_monotone_through_the_property() -> None:
+    """CDNA's FP32 FMA chain (Alg. 4): the FMA proof of sm80 f64f64 at FP32's 75-bit window; 35 lemmas (~10 s)."""
+    r = check_property("monotonicity", smtmma.lookup("gfx90a", "f32f32").model, timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 35
+    assert any(b.label.startswith("ring, product step") for b in r.blocks)
+
+
+@pytest.mark.slow  # ~55 s on 2 cores
+def test_sm80_f64f64_is_proved_monotone_through_the_property() -> None:
+    """002 §3.3: binary64 (a chain of correctly rounded FMAs) is monotone; 35 lemmas."""
+    r = check_property("monotonicity", smtmma.lookup("sm80", "f64f64").model, timeout=30.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 35

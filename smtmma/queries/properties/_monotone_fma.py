@@ -1,54 +1,52 @@
-"""Lemmas for a monotonicity proof of a chain of standard FMAs (Alg. 4; Alg. 3 each step): the proof in progress.
+"""Lemmas of the monotonicity proof of a chain of standard FMAs (Alg. 4; Alg. 3 each step), on fresh variables.
 
-D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)), every fma one RNE of the exact
-a*b + c (:func:`encodings.fma.fma`: :func:`fused_sum.exact_sum2`'s window
-adder, then :func:`rounding.round_pack`).  Raising one input raises one
-operand of one FMA, and later FMAs read that result as their c; so the
-chain is monotone if one FMA is monotone in c (any larger c) and in a (a's
-next value), with b by commutativity.  Stated on the model's FMA, "raising c
-never lowers fma(a, b, c)" gives bitwuzla no answer in 60 s (issue 8: FP64's
-162-bit window with its 106-bit product).  The lemmas here split the FMA at
-the window adder's own pieces (:func:`fused_sum.window_lead`: a term as
-(lead, top), top * 2**(lead - window) with top's leading bit at the window's
-top, or (low, 0) for a zero) and state each piece on fresh variables.  With
-"lex" the value order of (lead, top) and "rep" the order of (mag, sticky) at
-one last place (mag < mag', or equal and no sticky lost):
+One fma is one RNE of the exact a*b + c (:func:`encodings.fma.fma`:
+:func:`fused_sum.exact_sum2`'s window adder, then :func:`rounding.round_pack`).
+Stated on the model's FMA, "raising c never lowers fma(a, b, c)" gives
+bitwuzla no answer in 60 s (issue 8: FP64's 162-bit window with its 106-bit
+product).  The lemmas here split the FMA at the window adder's own pieces
+(:func:`fused_sum.window_lead`: a term as (lead, top), top * 2**(lead -
+window) with top's leading bit at the window's top, or (low, 0) for a zero)
+and state each piece on fresh variables; :mod:`_monotone_fma_proof` composes
+them.  With "lex" the value order of (lead, top) and "rep" the order of
+(mag, sticky) at one last place (mag < mag', or equal and no sticky lost):
 
 * **window** (:func:`window_lemmas`, fresh leads X and Y <=lex Y'):
-  - *structure*: window_sum's mag is kept x + kept y (0 or normalized),
-    its sticky a cut, its lsb lmax - window, a negative sum only -0;
+  - *structure*: window_sum's mag is kept x + kept y (0 or normalized, 0
+    only for two zeros), its sticky a cut, its lsb lmax - window, a
+    negative sum only -0;
   - *place*: at one lmax, Y keeps no more bits than Y' and loses no cut
     Y' keeps; *adder*: so kept x + kept y is rep-ordered;
-  - *lmax up by one*: (mag, sticky) is rep-ordered with (2 mag' + sticky',
+  - *lmax up by one* (five cases of lead(Y) - lead(X), which together cover
+    every pair): (mag, sticky) is rep-ordered with (2 mag' + sticky',
     sticky') at the first sum's lsb; *up by two or more*: RNE is ordered;
 * **rounding** (:func:`rounding_lemmas`, fresh): rep order at one lsb gives
-  no smaller RNE; (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky);
-* **terms** (:func:`term_lemmas`): c <= c' gives lex-ordered leads; a's
-  next value gives a lex-larger product lead, by the gfx90a multiply's cases
-  (:mod:`_monotone_chain`): a zero, the exponent field up, and the same
-  exponent (next pattern s + 1, product step (s + 1) t = s t + t, and the
-  product lead on fresh P <= P + t).
-
-Not built yet (docs/claims.md, "Claims without a verdict yet"): the
-compositions (the window's cases into "raising Y never lowers RNE", the FMA
-in c and in a, the chain per input position) and the claim's wiring; two
-lemmas have no bitwuzla answer: the product step at 53 bits (z3 proves it in
-0.14 s) and the product lead when a's exponent field goes up.
+  no smaller RNE; a sum negative only as -0 rounds to no NaN and nothing
+  below zero; (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky);
+* **terms** (:func:`term_lemmas`): c <= c' gives lex-ordered leads; the
+  product's lead, with the significand product s * t a fresh variable
+  (:class:`OpaqueMul`) and what is known of it asserted as instances of the
+  **ring** lemmas (:func:`ring_lemmas`: (s + 1) t = s t + t, a power of
+  two, zero, commutativity; stated on bit-vectors wide enough that nothing
+  wraps, where a solver's rewriter proves them at once: the same step on the
+  algebra's clamped terms gives bitwuzla and z3 no answer in 60 s), is well
+  formed, and a's next value (a zero raised, the same exponent with s + 1,
+  or the exponent up from s = 2**p - 1) gives a lex-larger one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...encodings.algebra import Bool, Int
+from ...encodings.algebra import Bool, Int, IntLike
 from ...encodings.fields import unpack
 from ...encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
 from ...encodings.rounding import round_pack
-from ...encodings.terms import Term, input_term, product
+from ...encodings.terms import input_term, product
 from ...formats import Format, get_format
 from ...models import Model
 from .._twins import QueryAlgebra, value_key
-from ._monotone_chain import _implies, _input, _moved, product_step_lemma
+from ._monotone_chain import _implies, _input, _moved
 from .error_parts import _Lemma, _ranged, _script
 
 __all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "FmaShape"]
@@ -67,6 +65,11 @@ class FmaShape:
     low: int
     prod_lead: tuple[int, int]  # non-zero products
     c_lead: tuple[int, int]  # non-zero c
+
+    @property
+    def sig_bits(self) -> int:
+        """Bits of a significand, the hidden bit included (53 for FP64)."""
+        return self.fmt.man_bits + 1
 
     @classmethod
     def of(cls, model: Model) -> "FmaShape":
@@ -138,6 +141,12 @@ def _rne(alg: QueryAlgebra, sh: FmaShape, n: Bool, m: Int, l: Int, s: Bool) -> I
     return round_pack(alg, sh.fmt, "rne", n, m, l, s)
 
 
+def nonneg(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
+    """x is a pattern of ``fmt`` that is not NaN and not below zero (-0 and +inf included)."""
+    u = unpack(alg, fmt, x)
+    return alg.and_(alg.not_(u.is_nan), alg.or_(alg.not_(u.neg), u.is_zero))
+
+
 def _vle(alg: QueryAlgebra, sh: FmaShape, r1: Int, r2: Int) -> Bool:
     return alg.le(value_key(alg, sh.fmt, r1), value_key(alg, sh.fmt, r2))
 
@@ -162,9 +171,14 @@ def _structure_lemma(sh: FmaShape) -> _Lemma:
     n, m, l, s = window_sum(alg, sh.window, x.triple(), y.triple())
     lmax, (kx, cx), (ky, cy) = _places(alg, sh, x, y)
     goal = alg.all([alg.eq(m, alg.add(kx, ky)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, sh.window)),
-                    _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, sh.window + 1)])
-    return _Lemma("window sum of non-negative terms: mag = kept x + kept y (0 or normalized), sticky = a cut, "
-                  "lsb = lmax - window, negative only as -0", _script(alg, goal))
+                    _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, sh.window + 1), _live(alg, sh, lmax, m)])
+    return _Lemma("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
+                  "sticky = a cut, lsb = lmax - window, negative only as -0", _script(alg, goal))
+
+
+def _live(alg: QueryAlgebra, sh: FmaShape, lmax: Int, m: Int) -> Bool:
+    """A sum whose larger lead is not the zero's (low) has its leading bit at window - 1 or above."""
+    return alg.or_(alg.eq(lmax, sh.low), alg.le(1 << (sh.window - 1), m))
 
 
 class _Raise:
@@ -212,19 +226,25 @@ def _adder_lemma(sh: FmaShape) -> _Lemma:
 def window_lemmas(sh: FmaShape) -> list[_Lemma]:
     """The structure of one sum, the place and adder steps (same lmax), lmax up by one, by two or more."""
     out = [_structure_lemma(sh), _place_lemma(sh), _adder_lemma(sh)]
+    # by lead(Y) - lead(X): at most 0, X's lead is the first lmax; else Y's (the second lmax is always Y''s)
+    for lo, hi in ((None, 0), (1, 2), (3, 40), (41, 80), (81, None)):
+        w = _Raise(sh)
+        alg = w.alg
+        m1, s1, m2, s2 = w.sums()
+        d = alg.sub(w.y.lead, w.x.lead)
+        case = ([alg.le(lo, d)] if lo is not None else []) + ([alg.le(d, hi)] if hi is not None else [])
+        out.append(w.lemma(f"window, lmax up by one, lead(Y) - lead(X) in [{lo if lo is not None else '-inf'}, "
+                           f"{hi if hi is not None else 'inf'}]: (mag, sticky) is rep-ordered with (2 mag' + sticky', sticky')",
+                           [alg.eq(alg.add(w.lmax1, 1), w.lmax2), *case], _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)))
     w = _Raise(sh)
     alg = w.alg
     m1, s1, m2, s2 = w.sums()
-    out.append(w.lemma("window, lmax up by one: (mag, sticky) is rep-ordered with (2 mag' + sticky', sticky')",
-                       [alg.eq(alg.add(w.lmax1, 1), w.lmax2)], _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)))
-    w = _Raise(sh)
-    alg = w.alg
-    m1, s1, m2, s2 = w.sums()
-    f = alg.bconst(False)
-    r1 = _rne(alg, sh, f, m1, alg.sub(w.lmax1, sh.window), s1)
-    r2 = _rne(alg, sh, f, m2, alg.sub(w.lmax2, sh.window), s2)
-    out.append(w.lemma("window, lmax up by two or more: RNE of the first sum is no more than of the second",
-                       [alg.le(alg.add(w.lmax1, 2), w.lmax2)], _vle(alg, sh, r1, r2)))
+    n1 = alg.eq(alg.var("n1", 1), 1)
+    r1 = _rne(alg, sh, n1, m1, alg.sub(w.lmax1, sh.window), s1)
+    r2 = _rne(alg, sh, alg.bconst(False), m2, alg.sub(w.lmax2, sh.window), s2)
+    out.append(w.lemma("window, lmax up by two or more: RNE of the first sum (either sign, negative only as -0) is no "
+                       "more than of the second", [alg.le(alg.add(w.lmax1, 2), w.lmax2), _zero_if_neg(alg, n1, m1, s1)],
+                       _vle(alg, sh, r1, r2)))
     return out
 
 
@@ -243,6 +263,12 @@ def rounding_lemmas(sh: FmaShape) -> list[_Lemma]:
     goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
     out = [_Lemma("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
                   _script(alg, _implies(alg, premise, goal)))]
+    alg = QueryAlgebra()
+    n, m, s = alg.eq(alg.var("m_neg", 1), 1), _ranged(alg, "m_mag", 0, (1 << big) - 1), alg.eq(alg.var("m_sticky", 1), 1)
+    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
+    premise = [_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)]
+    out.append(_Lemma("rounding, sign: RNE of a sum negative only as -0 is not NaN and not below zero",
+                      _script(alg, _implies(alg, premise, nonneg(alg, sh.fmt, _rne(alg, sh, n, m, lsb, s))))))
     alg = QueryAlgebra()
     m = _ranged(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
     s = alg.eq(alg.var("m_sticky", 1), 1)
@@ -272,35 +298,79 @@ def term_lemmas(sh: FmaShape) -> list[_Lemma]:
     premise = [_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
     goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
     out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", _script(alg, _implies(alg, premise, goal))))
-    # the product, by the cases of a's next value (the gfx90a multiply's split, :mod:`_monotone_chain`)
-    probe = QueryAlgebra()
-    pu = unpack(probe, f, probe.var("x", f.bits))
-    pp, _ = product(probe, pu, pu)
-    for what, case in (("a is a zero", lambda alg, u, u2: u.is_zero),
-                       ("a's exponent field up (a normal)", lambda alg, u, u2: alg.and_(alg.not_(u.is_zero), alg.ne(u.exp, u2.exp)))):
-        alg = QueryAlgebra()
-        a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
-        ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
-        x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
-        premise = [_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), _moved(alg, f, a, a2), case(alg, ua, ua2)]
-        goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
-        out.append(_Lemma(f"terms, product: a's next value gives a well-formed, lex-larger product lead; {what}",
-                          _script(alg, _implies(alg, premise, goal))))
-    alg = QueryAlgebra()
-    a, a2 = alg.var("a", f.bits), alg.var("a2", f.bits)
-    ua, ua2 = unpack(alg, f, a), unpack(alg, f, a2)
-    premise = [_input(alg, f, a), _input(alg, f, a2), _moved(alg, f, a, a2), alg.not_(ua.is_zero), alg.eq(ua.exp, ua2.exp)]
-    goal = alg.all([alg.eq(ua2.sig, alg.add(ua.sig, 1)), alg.not_(ua2.neg)])
-    out.append(_Lemma("terms, next pattern: a non-zero a's next value with the same exponent has significand s + 1",
-                      _script(alg, _implies(alg, premise, goal))))
-    out.append(product_step_lemma(pu.sig.hi, "terms"))
-    alg = QueryAlgebra()
-    P = _ranged(alg, "P", 0, pp.sig.hi - 1)
-    t_ = _ranged(alg, "t", 0, pu.sig.hi)
-    e = _ranged(alg, "e", pp.exp.lo, pp.exp.hi)
-    f_ = alg.bconst(False)
-    x, x2 = _lead_of(alg, sh, Term(f_, P, e, pp.frac)), _lead_of(alg, sh, Term(f_, alg.clamp(alg.add(P, t_), 0, pp.sig.hi), e, pp.frac))
-    goal = alg.all([_well_formed(alg, sh, x, sh.prod_lead), _well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
-    out.append(_Lemma("terms, product lead: P <= P + t at one exponent gives well-formed, lex-ordered leads (fresh P, t, e)",
-                      _script(alg, _implies(alg, [alg.le(alg.add(P, t_), pp.sig.hi)], goal))))
+    out += ring_lemmas(sh)
+    out += [_product_lemma(sh, moved) for moved in (False, True)]
     return out
+
+
+def _ring_script(bits: int, lhs: str, rhs: str) -> str:
+    """"lhs = rhs" for all s, t of ``bits`` bits, as (S, T) zero-extended to 2 bits + 1: no term below wraps there."""
+    w = 2 * bits + 1
+    ext = f"(_ zero_extend {w - bits})"
+    return "\n".join(["(set-logic QF_BV)", f"(declare-const s (_ BitVec {bits}))", f"(declare-const t (_ BitVec {bits}))",
+                      f"(define-fun S () (_ BitVec {w}) ({ext} s))", f"(define-fun T () (_ BitVec {w}) ({ext} t))",
+                      f"(assert (not (= {lhs} {rhs})))", ""])
+
+
+def ring_lemmas(sh: FmaShape) -> list[_Lemma]:
+    """What the product proof assumes of a significand product s * t (s, t < 2**p, p = significand bits; every value
+    below 2**(2p + 1), so the bit-vector ring is the integers): the step to s + 1, a power of two, zero, commutativity."""
+    p = sh.sig_bits
+    w = 2 * p + 1
+    lit = lambda v: f"(_ bv{v} {w})"  # noqa: E731
+    out = [_Lemma("ring, product step: (s + 1) * t = s * t + t (significands, exact)",
+                  _ring_script(p, f"(bvmul (bvadd S {lit(1)}) T)", "(bvadd (bvmul S T) T)"))]
+    for k in (p - 1, p):
+        out.append(_Lemma(f"ring, power of two 2**{k}: 2**{k} * t = t shifted left by {k}",
+                          _ring_script(p, f"(bvmul {lit(1 << k)} T)", f"(bvshl T {lit(k)})")))
+    out.append(_Lemma("ring, zero on the right: s * 0 = 0", _ring_script(p, f"(bvmul S {lit(0)})", lit(0))))
+    out.append(_Lemma("ring, zero on the left: 0 * t = 0", _ring_script(p, f"(bvmul {lit(0)} T)", lit(0))))
+    out.append(_Lemma("ring, commutativity: s * t = t * s", _ring_script(p, "(bvmul S T)", "(bvmul T S)")))
+    return out
+
+
+class OpaqueMul(QueryAlgebra):
+    """A :class:`QueryAlgebra` whose products of two non-constant terms are fresh variables (in the product's static
+    interval), one per operand pair; :attr:`muls` maps the pair to (s, t, s * t).  What a proof knows of them is what it
+    asserts: instances of :func:`ring_lemmas`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.muls: dict[tuple[str, str], tuple[Int, Int, Int]] = {}
+
+    def mul(self, a: IntLike, b: IntLike) -> Int:
+        a, b = self.lift(a), self.lift(b)
+        if a.const is not None or b.const is not None:
+            return super().mul(a, b)
+        key = (str(a.raw), str(b.raw))
+        if key not in self.muls:
+            corners = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
+            self.muls[key] = (a, b, _ranged(self, f"mul{len(self.muls)}", min(corners), max(corners)))
+        return self.muls[key][2]
+
+
+def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
+    """The product's lead (s * t a fresh variable, ring lemma instances asserted): well formed for finite non-negative
+    a, b; with ``moved``, a's next value a' gives a lex-larger lead (a zero raised, the same exponent with significand
+    s + 1, or the exponent up from s = 2**p - 1 to 2**(p-1))."""
+    f, p = sh.fmt, sh.sig_bits
+    alg = OpaqueMul()
+    a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
+    ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
+    x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
+    (_, _, m1), (_, _, m2) = alg.muls.values()
+    s, s2, t = ua.sig, ua2.sig, ub.sig
+    for fact in (_implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
+                 _implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
+                 _implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
+                 _implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
+                 _implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))):
+        alg.assert_(fact)
+    premise = [_input(alg, f, a), _input(alg, f, b)]
+    if not moved:
+        return _Lemma("terms, product lead: finite non-negative a, b give a well-formed lead (s * t fresh, ring facts)",
+                      _script(alg, _implies(alg, premise, _well_formed(alg, sh, x, sh.prod_lead))))
+    premise += [_input(alg, f, a2), _moved(alg, f, a, a2)]
+    goal = alg.all([_well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
+    return _Lemma("terms, product lead, a raised: a's next value gives a well-formed, lex-larger lead (s * t fresh, ring facts)",
+                  _script(alg, _implies(alg, premise, goal)))

@@ -1,0 +1,338 @@
+"""A compositional monotonicity proof of a chain of standard FMAs (Alg. 4, every step Alg. 3): the lemmas of
+:mod:`_monotone_fma` composed, first into one FMA, then along the chain.
+
+D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)).  Raising one input raises one
+operand of one FMA, and the later FMAs read its result as their c; so the
+chain is monotone if one FMA is.  The lemmas (each a check-sat expecting unsat):
+
+* **glue**: the model's D is the chain of :func:`encodings.fma.fma`; **split**:
+  one fma of finite non-negative a, b and non-negative c (+inf and -0
+  included) is +inf for c = +inf, else RNE of :func:`fused_sum.window_sum` of
+  the product's and c's leads (:func:`fused_sum.window_lead`); **commutes**:
+  fma(a, b, c) = fma(b, a, c);
+* the window, rounding and term lemmas of :mod:`_monotone_fma`;
+* **FMA in c** and **FMA in a** (compositions): the split fma over fresh
+  variables, one per piece applied (a lead, a placement, a window sum, an
+  RNE), named by its operands, with every lemma's instance asserted: raising
+  c (to any larger value, +inf included) or a (to its next value) never
+  lowers the result, and results are not NaN and not below zero;
+* **chain** (one composition per input position): the chain over fresh
+  variables, one per FMA applied, with the FMA lemmas' instances at each
+  FMA the raised input reaches (b through commutativity).
+
+As in :mod:`_monotone_chain`, applying a lemma stated on fresh operands to the
+pieces named in a composition is the one step no solver checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import unpack
+from ...encodings.fma import fma
+from ...encodings.fused_sum import window_sum
+from ...encodings.rounding import round_pack
+from ...encodings.terms import input_term, product
+from ...formats import get_format
+from ...models import Model
+from ...simulate import run_model
+from .._twins import InputSet, QueryAlgebra, Runner, value_key
+from ._monotone_chain import _implies, _input, _moved
+from ._monotone_fma import (FmaShape, _Lead, _kept_order, _lead_of, _lex, _live, _normal_mag, _rep, _union, _vle,
+                            _well_formed, _zero_if_neg, nonneg, rounding_lemmas, term_lemmas, window_lemmas)
+from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
+
+__all__ = ["supports_fma_monotone", "prove_fma_monotone"]
+
+
+def supports_fma_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_fma_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is."""
+    if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt or K < 1:
+        return False
+    f = get_format(model.c_fmt)
+    return model.via in (None, f.name) and not model.ftz_inputs and f.nan == "ieee" and f.subnormals and f.signed
+
+
+# -- fresh variables for the pieces ---------------------------------------------------------------------
+
+
+def _key(*xs: object) -> tuple[str, ...]:
+    return tuple(str(x.const) if x.const is not None else str(x.raw) for x in xs)  # type: ignore[attr-defined]
+
+
+class _Apps:
+    """One fresh variable (or tuple) per piece applied to distinct operands, in the piece's static interval; the facts
+    (lemma instances) asserted about them."""
+
+    def __init__(self, sh: FmaShape) -> None:
+        self.alg = QueryAlgebra()
+        self.sh = sh
+        self.memo: dict[tuple[str, ...], object] = {}
+        self.facts: list[Bool] = []
+        probe = QueryAlgebra()  # the static intervals of window_sum's outputs
+        lo, hi = _union(sh)
+        t = [(probe.bconst(False), _ranged(probe, f"l{i}", sh.low, hi), _ranged(probe, f"t{i}", 0, (1 << sh.window) - 1))
+             for i in (0, 1)]
+        _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
+        self.mag, self.lsb = (m.lo, m.hi), (l.lo, l.hi)
+
+    def _bool(self, name: str) -> Bool:
+        return self.alg.eq(self.alg.var(name, 1), 1)
+
+    def fact(self, premise: list[Bool], goal: Bool) -> None:
+        self.facts.append(_implies(self.alg, premise, goal))
+
+    def lead(self, what: str, *ops: Int) -> _Lead:
+        """The (neg, lead, top) of the product of ``ops`` (what="p") or of c (what="c")."""
+        key = ("lead", what, *_key(*ops))
+        if key not in self.memo:
+            n = len(self.memo)
+            self.memo[key] = _Lead(self._bool(f"ln{n}"), _ranged(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
+                                   _ranged(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def place(self, lmax: Int, t: _Lead) -> tuple[Int, Bool]:
+        """(kept, cut) of :func:`window_place` for term t at lmax."""
+        key = ("place", *_key(lmax, *t.triple()))
+        if key not in self.memo:
+            n = len(self.memo)
+            self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
+        """(neg, mag, lsb, sticky) of :func:`window_sum` of x and y."""
+        key = ("sum", *_key(*x.triple(), *y.triple()))
+        if key not in self.memo:
+            n = len(self.memo)
+            self.memo[key] = (self._bool(f"sn{n}"), _ranged(self.alg, f"sm{n}", *self.mag),
+                              _ranged(self.alg, f"sl{n}", *self.lsb), self._bool(f"ss{n}"))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def rne(self, n: Bool, m: Int, l: Int, s: Bool) -> Int:
+        """The pattern :func:`rounding.round_pack` (RNE) makes of (neg, mag, lsb, sticky)."""
+        key = ("rne", *_key(n, m, l, s))
+        if key not in self.memo:
+            self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
+        return self.memo[key]  # type: ignore[return-value]
+
+    def fma(self, a: Int, b: Int, c: Int) -> Int:
+        """The pattern fma(a, b, c) (the chain's step)."""
+        key = ("fma", *_key(a, b, c))
+        if key not in self.memo:
+            self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
+        return self.memo[key]  # type: ignore[return-value]
+
+
+@dataclass
+class Composed:
+    """A composition: the premise, the lemma instances (``apps.facts``) and the goal over the pieces' fresh variables."""
+
+    apps: _Apps
+    premise: list[Bool]
+    goal: Bool
+    label: str
+
+    def lemma(self) -> _Lemma:
+        """The check-sat that proves it: premise and facts with the goal false (expect unsat)."""
+        alg = self.apps.alg
+        return _Lemma(self.label, _script(alg, _implies(alg, self.premise + self.apps.facts, self.goal)))
+
+    def script(self, *, facts: bool = True, goal: bool = False) -> str:
+        """Premise, the facts (or none) and the goal (or its negation) asserted: a sat check of the facts' consistency,
+        or of what the goal needs of them."""
+        alg = self.apps.alg
+        hyps = self.premise + (self.apps.facts if facts else [])
+        return _script(alg, alg.not_(alg.and_(alg.all(hyps), self.goal if goal else alg.not_(self.goal))))
+
+
+# -- the window: one term raised, the other fixed -------------------------------------------------------
+
+
+def _window(ap: _Apps, F: _Lead, G1: _Lead, G2: _Lead, raised_first: bool) -> tuple[Int, Int]:
+    """RNE of window_sum with term G1, then G2 (G1 <=lex G2), beside the fixed F (F second, or first with
+    ``raised_first`` False): every window and rounding lemma's instance asserted; the two RNE patterns."""
+    alg, sh = ap.alg, ap.sh
+    w = sh.window
+    f_ = alg.bconst(False)
+    sums, lmaxes, fixed, raised = [], [], [], []
+    wf = [_well_formed(alg, sh, t, _union(sh)) for t in (F, G1, G2)]
+    for G in (G1, G2):
+        X, Y = (G, F) if raised_first else (F, G)
+        lmax = alg.max(X.lead, Y.lead)
+        kf, kg = ap.place(lmax, F), ap.place(lmax, G)
+        (kx, cx), (ky, cy) = (kg, kf) if raised_first else (kf, kg)
+        n, m, l, s = ap.wsum(X, Y)
+        ap.fact([_well_formed(alg, sh, X, _union(sh)), _well_formed(alg, sh, Y, _union(sh))],  # structure
+                alg.all([alg.eq(m, alg.add(kx, ky)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, w)),
+                         _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, w + 1), _live(alg, sh, lmax, m)]))
+        sums.append((n, m, l, s))
+        lmaxes.append(lmax)
+        fixed.append(kf)
+        raised.append(kg)
+    (n1, m1, l1, s1), (n2, m2, l2, s2) = sums
+    L1, L2 = lmaxes
+    (kf1, cf1), (kf2, cf2) = fixed
+    (kg1, cg1), (kg2, cg2) = raised
+    r1, r2 = ap.rne(*sums[0]), ap.rne(*sums[1])
+    order = _lex(alg, G1, G2)
+    k1, c1, k2, c2 = alg.add(kf1, kg1), alg.or_(cf1, cg1), alg.add(kf2, kg2), alg.or_(cf2, cg2)
+    zin1, zin2 = _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)
+    big = w + 2
+    # the same lmax: place, the fixed term placed alike, adder, rounding at one lsb
+    same = alg.eq(L1, L2)
+    ap.fact(wf + [order, alg.le(G1.lead, L1), alg.le(G2.lead, L1), same], _kept_order(alg, kg1, cg1, kg2, cg2))
+    ap.fact([same], alg.and_(alg.eq(kf1, kf2), alg.eq(alg.b2i(cf1), alg.b2i(cf2))))
+    ap.fact([_kept_order(alg, kg1, cg1, kg2, cg2)], _rep(alg, k1, c1, alg.add(kf1, kg2), alg.or_(cf1, cg2)))
+    ap.fact([_rep(alg, m1, s1, m2, s2), zin1, zin2, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, m2, big), alg.eq(l1, l2)],
+            _vle(alg, sh, r1, r2))
+    # lmax up by one: the second sum at one lsb lower, then rounding at one lsb
+    ap.fact(wf + [order, alg.eq(L2, alg.add(L1, 1))], _rep(alg, k1, c1, alg.add(alg.shl(k2, 1), alg.b2i(c2)), c2))
+    wide = alg.add(alg.shl(m2, 1), alg.b2i(s2))
+    rb = ap.rne(f_, wide, l1, s2)
+    ap.fact([alg.le(1 << (w - 1), m2), alg.lt(m2, 1 << (w + 1)), alg.not_(n2), alg.eq(l2, alg.add(l1, 1))], alg.eq(r2, rb))
+    ap.fact([_rep(alg, m1, s1, wide, s2), zin1, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, wide, big)],
+            _vle(alg, sh, r1, rb))
+    # lmax up by two or more
+    ap.fact(wf + [order, alg.le(alg.add(L1, 2), L2), _zero_if_neg(alg, n1, k1, c1), alg.eq(m1, k1), alg.eq(alg.b2i(s1), alg.b2i(c1)),
+                  alg.eq(l1, alg.sub(L1, w)), alg.eq(m2, k2), alg.eq(alg.b2i(s2), alg.b2i(c2)), alg.eq(l2, alg.sub(L2, w)), alg.not_(n2)],
+            _vle(alg, sh, r1, r2))
+    for (n, m, _, s), r in zip(sums, (r1, r2)):  # rounding, sign
+        ap.fact([_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)], nonneg(alg, sh.fmt, r))
+    return r1, r2
+
+
+def _finish(ap: _Apps, c: Int, r: Int) -> Int:
+    """The split fma: +inf for c = +inf, else the RNE pattern r."""
+    return ap.alg.ite(unpack(ap.alg, ap.sh.fmt, c).is_inf, ap.sh.fmt.inf_bits(), r)
+
+
+def fma_in_c(sh: FmaShape) -> Composed:
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a, b, c, c2 = (alg.var(n, f.bits) for n in ("a", "b", "c", "c2"))
+    X, Y1, Y2 = ap.lead("p", a, b), ap.lead("c", c), ap.lead("c", c2)
+    ap.fact([_input(alg, f, a), _input(alg, f, b)], _well_formed(alg, sh, X, sh.prod_lead))  # terms, product
+    ap.fact([_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))],  # terms, c
+            alg.all([_well_formed(alg, sh, Y1, sh.c_lead), _well_formed(alg, sh, Y2, sh.c_lead), _lex(alg, Y1, Y2)]))
+    for Y, v in ((Y1, c), (Y2, c2)):  # terms, c (c' = c)
+        ap.fact([_input(alg, f, v)], _well_formed(alg, sh, Y, sh.c_lead))
+    r1, r2 = _window(ap, X, Y1, Y2, raised_first=False)
+    d1, d2 = _finish(ap, c, r1), _finish(ap, c2, r2)
+    premise = [_input(alg, f, a), _input(alg, f, b), nonneg(alg, f, c), nonneg(alg, f, c2),
+               alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
+    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
+    return Composed(ap, premise, goal, "FMA in c (composition): finite non-negative a, b and c <= c' (not below zero, +inf "
+                    "included) give fma(a, b, c) <= fma(a, b, c'), neither NaN nor below zero")
+
+
+def fma_in_a(sh: FmaShape) -> Composed:
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a, a2, b, c = (alg.var(n, f.bits) for n in ("a", "a2", "b", "c"))
+    X1, X2, Y = ap.lead("p", a, b), ap.lead("p", a2, b), ap.lead("c", c)
+    ap.fact([_input(alg, f, a), _input(alg, f, b)], _well_formed(alg, sh, X1, sh.prod_lead))  # terms, product
+    ap.fact([_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), _moved(alg, f, a, a2)],  # terms, product (moved)
+            alg.and_(_well_formed(alg, sh, X2, sh.prod_lead), _lex(alg, X1, X2)))
+    ap.fact([_input(alg, f, c)], _well_formed(alg, sh, Y, sh.c_lead))  # terms, c (c' = c)
+    r1, r2 = _window(ap, Y, X1, X2, raised_first=True)
+    d1, d2 = _finish(ap, c, r1), _finish(ap, c, r2)
+    premise = [_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), _moved(alg, f, a, a2), nonneg(alg, f, c)]
+    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
+    return Composed(ap, premise, goal, "FMA in a (composition): raising a to its next value never lowers fma(a, b, c) "
+                    "(finite non-negative a, b; c not below zero, +inf included)")
+
+
+# -- one FMA: split and commutativity; the model: the chain ---------------------------------------------
+
+
+def _split_lemmas(sh: FmaShape) -> list[_Lemma]:
+    f = sh.fmt
+    alg = QueryAlgebra()
+    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
+    ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
+    x, y = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, input_term(uc))
+    r = round_pack(alg, f, "rne", *window_sum(alg, sh.window, x.triple(), y.triple()))
+    premise = [_input(alg, f, a), _input(alg, f, b), nonneg(alg, f, c)]
+    split = alg.eq(fma(alg, ua, ub, uc, out=f), alg.ite(uc.is_inf, f.inf_bits(), r))
+    out = [_Lemma("split (Alg. 3): fma of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
+                  "the window sum of the product's and c's leads", _script(alg, _implies(alg, premise, split)))]
+    alg = QueryAlgebra()
+    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
+    ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
+    out.append(_Lemma("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", _script(alg, _implies(
+        alg, [_input(alg, f, a), _input(alg, f, b)], alg.eq(fma(alg, ua, ub, uc, out=f), fma(alg, ub, ua, uc, out=f))))))
+    return out
+
+
+def _glue_lemma(model: Model, K: int, sh: FmaShape) -> _Lemma:
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, K)
+    d = x.c
+    for a, b in zip(x.a, x.b):
+        d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt)
+    return _Lemma(f"glue (Alg. 4): the model's D is the chain of {K} FMAs, c first (every input)",
+                  _script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
+
+
+def chain_position(sh: FmaShape, K: int, label: str) -> Composed:
+    """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the chain over fresh FMA results, the FMA lemmas' instances."""
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a = [alg.var(f"a{k}", f.bits) for k in range(K)]
+    b = [alg.var(f"b{k}", f.bits) for k in range(K)]
+    c = alg.var("c", f.bits)
+    a2, b2, c2 = list(a), list(b), c
+    raised = alg.var(f"{label}_2", f.bits)
+    if label == "c":
+        c2, moved = raised, _moved(alg, f, c, raised)
+    else:
+        k = int(label[1:])
+        (a2 if label[0] == "a" else b2)[k] = raised
+        moved = _moved(alg, f, (a if label[0] == "a" else b)[k], raised)
+    ok = lambda v: _input(alg, f, v)  # noqa: E731
+    nn = lambda v: nonneg(alg, f, v)  # noqa: E731
+
+    def in_c(x: Int, y: Int, d: Int, d2: Int) -> Int:  # FMA in c
+        r1, r2 = ap.fma(x, y, d), ap.fma(x, y, d2)
+        ap.fact([ok(x), ok(y), nn(d), nn(d2), alg.le(value_key(alg, f, d), value_key(alg, f, d2))],
+                alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
+        return r2
+
+    def in_a(x: Int, x2: Int, y: Int, d: Int) -> Int:  # FMA in a
+        r1, r2 = ap.fma(x, y, d), ap.fma(x2, y, d)
+        ap.fact([ok(x), ok(x2), ok(y), _moved(alg, f, x, x2), nn(d)], alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
+        return r2
+
+    d, d2 = c, c2
+    for k in range(K):
+        x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
+        in_c(x, y, d, d)  # the first run's result is not below zero
+        if x2 is not x:  # the raised input's FMA (d2 is d there)
+            next2 = in_a(x, x2, y, d)
+        elif y2 is not y:  # b through commutativity
+            for v in (y, y2):
+                ap.fact([ok(x), ok(v)], alg.eq(ap.fma(x, v, d), ap.fma(v, x, d)))
+            in_a(y, y2, x, d)
+            next2 = ap.fma(x, y2, d)
+        else:
+            next2 = in_c(x, y, d, d2)
+        d, d2 = ap.fma(x, y, d), next2
+    premise = [ok(v) for v in a + b + [c, raised]] + [moved]
+    goal = alg.all([nn(d), nn(d2), _vle(alg, sh, d, d2)])
+    return Composed(ap, premise, goal, f"chain (composition): raising {label} never lowers D (the FMA lemmas at each FMA it reaches)")
+
+
+def prove_fma_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+    """Prove that no single move of one input lowers the FMA chain's D (all finite non-negative inputs).
+
+    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    """
+    sh = FmaShape.of(model)
+    lemmas = [_glue_lemma(model, K, sh), *_split_lemmas(sh), *term_lemmas(sh), *window_lemmas(sh), *rounding_lemmas(sh),
+              fma_in_c(sh).lemma(), fma_in_a(sh).lemma()]
+    lemmas += [chain_position(sh, K, label).lemma() for label in ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]]
+    proof = run_lemmas(lemmas, run)
+    proof.summary = ("glue, the FMA split at its window adder, term, ring, window and rounding lemmas composed into the "
+                     "FMA in c and in a, composed along the chain")
+    return proof

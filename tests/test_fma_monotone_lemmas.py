@@ -88,3 +88,38 @@ def test_the_adder_step_needs_its_cut_premise() -> None:
     r = solve(_script(alg, alg.or_(alg.not_(alg.le(k1, k2)), goal)), ["cx", "cy", "cz", "ky", "kz"], solver="bitwuzla", timeout=60)
     assert r.verdict == "sat"
     assert (r.values["ky"], r.values["cx"], r.values["cy"], r.values["cz"]) == (r.values["kz"], 0, 1, 0)
+
+
+def _f64(x: float) -> int:
+    import struct
+
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+#: (composition, inputs as FP64 patterns): points where the lemma instances each composition asserts are checked
+#: against the pieces themselves (the step no solver checks in the proof: applying a lemma stated on fresh operands)
+POINTS = [
+    ("FMA in c", {"a": _f64(1.5), "b": _f64(3.0), "c": _f64(4.0), "c2": _f64(4.0) + 1}),  # the same lmax
+    ("FMA in c", {"a": _f64(1.0), "b": _f64(2.0 ** -60), "c": _f64(2.0), "c2": _f64(4.0)}),  # lmax up by one, c cut
+    ("FMA in c", {"a": _f64(3.0), "b": _f64(5.0), "c": _f64(1.0), "c2": _f64(2.0 ** 40)}),  # lmax up by many
+    ("FMA in c", {"a": _f64(3.0), "b": _f64(5.0), "c": _f64(-0.0), "c2": _f64(float("inf"))}),  # c' = +inf
+    ("FMA in a", {"a": _f64(2.0) - 1, "a2": _f64(2.0), "b": _f64(3.0), "c": _f64(1.0)}),  # the exponent field up
+    ("FMA in a", {"a": _f64(1.25), "a2": _f64(1.25) + 1, "b": _f64(2.0 ** -1000), "c": _f64(2.0 ** -1000)}),  # s + 1
+    ("FMA in a", {"a": 0, "a2": 1, "b": _f64(2.0 ** 1000), "c": _f64(7.0)}),  # a zero raised to the least subnormal
+    ("chain, b2", {"a0": _f64(1.0), "a1": _f64(2.0), "a2": _f64(0.5), "a3": _f64(1.0), "b0": _f64(3.0), "b1": _f64(1e-3),
+                   "b2": _f64(7.0), "b3": _f64(2.0 ** 900), "c": _f64(1.0), "b2_2": _f64(7.0) + 1}),
+]
+
+
+@pytest.mark.parametrize("name, point", POINTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(POINTS)])
+def test_every_asserted_fact_holds_of_the_pieces_themselves(name: str, point: dict[str, int]) -> None:
+    comp: Composed = COMPOSITIONS[name]()
+    ap = comp.apps
+    alg = ap.alg
+    facts, premise = alg.all(ap.facts), alg.all(comp.premise)
+    for v, bits in point.items():
+        alg.assert_(alg.eq(ap.inputs[v], bits))
+    for d in ap.definitions():  # every fresh variable is the piece it stands for
+        alg.assert_(d)
+    assert solve(_script(alg, alg.not_(premise)), solver="bitwuzla", timeout=60).verdict == "sat"  # the point is in the domain
+    assert solve(_script(alg, facts), solver="bitwuzla", timeout=60).verdict == "unsat"  # and every fact holds there

@@ -21,17 +21,20 @@ chain is monotone if one FMA is.  The lemmas (each a check-sat expecting unsat):
   FMA the raised input reaches (b through commutativity).
 
 As in :mod:`_monotone_chain`, applying a lemma stated on fresh operands to the
-pieces named in a composition is the one step no solver checks.
+pieces named in a composition is the one step no solver checks in the proof;
+:meth:`_Apps.definitions` (each fresh variable defined as its piece) lets a
+test check every asserted fact at pinned inputs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
 from ...encodings.fma import fma
-from ...encodings.fused_sum import window_sum
+from ...encodings.fused_sum import window_place, window_sum
 from ...encodings.rounding import round_pack
 from ...encodings.terms import input_term, product
 from ...formats import get_format
@@ -70,6 +73,8 @@ class _Apps:
         self.sh = sh
         self.memo: dict[tuple[str, ...], object] = {}
         self.facts: list[Bool] = []
+        self.inputs: dict[str, Int] = {}
+        self._real: list[Callable[[], Bool]] = []  # per piece applied: "its variables equal the piece itself"
         probe = QueryAlgebra()  # the static intervals of window_sum's outputs
         lo, hi = _union(sh)
         t = [(probe.bconst(False), _ranged(probe, f"l{i}", sh.low, hi), _ranged(probe, f"t{i}", 0, (1 << sh.window) - 1))
@@ -80,6 +85,21 @@ class _Apps:
     def _bool(self, name: str) -> Bool:
         return self.alg.eq(self.alg.var(name, 1), 1)
 
+    def var(self, name: str) -> Int:
+        """An input pattern of the format (kept in :attr:`inputs`)."""
+        self.inputs[name] = self.alg.var(name, self.sh.fmt.bits)
+        return self.inputs[name]
+
+    def definitions(self) -> list[Bool]:
+        """For every piece applied, "its fresh variables equal the piece computed by the encoding on its operands":
+        built only when asked (a test pins the inputs and checks every fact under these), never part of a proof."""
+        return [real() for real in self._real]
+
+    def _same(self, xs: tuple[object, ...], ys: tuple[object, ...]) -> Bool:
+        alg = self.alg
+        return alg.all([alg.eq(alg.b2i(x), alg.b2i(y)) if isinstance(x, Bool) else alg.eq(x, y)  # type: ignore[arg-type]
+                        for x, y in zip(xs, ys)])
+
     def fact(self, premise: list[Bool], goal: Bool) -> None:
         self.facts.append(_implies(self.alg, premise, goal))
 
@@ -88,8 +108,12 @@ class _Apps:
         key = ("lead", what, *_key(*ops))
         if key not in self.memo:
             n = len(self.memo)
-            self.memo[key] = _Lead(self._bool(f"ln{n}"), _ranged(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
-                                   _ranged(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
+            x = self.memo[key] = _Lead(self._bool(f"ln{n}"), _ranged(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
+                                       _ranged(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
+            alg, f = self.alg, self.sh.fmt
+            term = (lambda: product(alg, unpack(alg, f, ops[0]), unpack(alg, f, ops[1]))[0]) if what == "p" else \
+                (lambda: input_term(unpack(alg, f, ops[0])))
+            self._real.append(lambda: self._same(x.triple(), _lead_of(alg, self.sh, term()).triple()))
         return self.memo[key]  # type: ignore[return-value]
 
     def place(self, lmax: Int, t: _Lead) -> tuple[Int, Bool]:
@@ -97,7 +121,8 @@ class _Apps:
         key = ("place", *_key(lmax, *t.triple()))
         if key not in self.memo:
             n = len(self.memo)
-            self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
+            v = self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
+            self._real.append(lambda: self._same(v, (lambda k, _, c: (k, c))(*window_place(self.alg, self.sh.window, lmax, *t.triple()))))
         return self.memo[key]  # type: ignore[return-value]
 
     def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
@@ -105,22 +130,26 @@ class _Apps:
         key = ("sum", *_key(*x.triple(), *y.triple()))
         if key not in self.memo:
             n = len(self.memo)
-            self.memo[key] = (self._bool(f"sn{n}"), _ranged(self.alg, f"sm{n}", *self.mag),
-                              _ranged(self.alg, f"sl{n}", *self.lsb), self._bool(f"ss{n}"))
+            v = self.memo[key] = (self._bool(f"sn{n}"), _ranged(self.alg, f"sm{n}", *self.mag),
+                                  _ranged(self.alg, f"sl{n}", *self.lsb), self._bool(f"ss{n}"))
+            self._real.append(lambda: self._same(v, window_sum(self.alg, self.sh.window, x.triple(), y.triple())))
         return self.memo[key]  # type: ignore[return-value]
 
     def rne(self, n: Bool, m: Int, l: Int, s: Bool) -> Int:
         """The pattern :func:`rounding.round_pack` (RNE) makes of (neg, mag, lsb, sticky)."""
         key = ("rne", *_key(n, m, l, s))
         if key not in self.memo:
-            self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
+            r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
+            self._real.append(lambda: self.alg.eq(r, round_pack(self.alg, self.sh.fmt, "rne", n, m, l, s)))
         return self.memo[key]  # type: ignore[return-value]
 
     def fma(self, a: Int, b: Int, c: Int) -> Int:
         """The pattern fma(a, b, c) (the chain's step)."""
         key = ("fma", *_key(a, b, c))
         if key not in self.memo:
-            self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
+            d = self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
+            f = self.sh.fmt
+            self._real.append(lambda: self.alg.eq(d, fma(self.alg, unpack(self.alg, f, a), unpack(self.alg, f, b), unpack(self.alg, f, c), out=f)))
         return self.memo[key]  # type: ignore[return-value]
 
 
@@ -210,7 +239,7 @@ def _finish(ap: _Apps, c: Int, r: Int) -> Int:
 def fma_in_c(sh: FmaShape) -> Composed:
     ap = _Apps(sh)
     alg, f = ap.alg, sh.fmt
-    a, b, c, c2 = (alg.var(n, f.bits) for n in ("a", "b", "c", "c2"))
+    a, b, c, c2 = (ap.var(n) for n in ("a", "b", "c", "c2"))
     X, Y1, Y2 = ap.lead("p", a, b), ap.lead("c", c), ap.lead("c", c2)
     ap.fact([_input(alg, f, a), _input(alg, f, b)], _well_formed(alg, sh, X, sh.prod_lead))  # terms, product
     ap.fact([_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))],  # terms, c
@@ -229,7 +258,7 @@ def fma_in_c(sh: FmaShape) -> Composed:
 def fma_in_a(sh: FmaShape) -> Composed:
     ap = _Apps(sh)
     alg, f = ap.alg, sh.fmt
-    a, a2, b, c = (alg.var(n, f.bits) for n in ("a", "a2", "b", "c"))
+    a, a2, b, c = (ap.var(n) for n in ("a", "a2", "b", "c"))
     X1, X2, Y = ap.lead("p", a, b), ap.lead("p", a2, b), ap.lead("c", c)
     ap.fact([_input(alg, f, a), _input(alg, f, b)], _well_formed(alg, sh, X1, sh.prod_lead))  # terms, product
     ap.fact([_input(alg, f, a), _input(alg, f, a2), _input(alg, f, b), _moved(alg, f, a, a2)],  # terms, product (moved)
@@ -279,11 +308,11 @@ def chain_position(sh: FmaShape, K: int, label: str) -> Composed:
     """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the chain over fresh FMA results, the FMA lemmas' instances."""
     ap = _Apps(sh)
     alg, f = ap.alg, sh.fmt
-    a = [alg.var(f"a{k}", f.bits) for k in range(K)]
-    b = [alg.var(f"b{k}", f.bits) for k in range(K)]
-    c = alg.var("c", f.bits)
+    a = [ap.var(f"a{k}") for k in range(K)]
+    b = [ap.var(f"b{k}") for k in range(K)]
+    c = ap.var("c")
     a2, b2, c2 = list(a), list(b), c
-    raised = alg.var(f"{label}_2", f.bits)
+    raised = ap.var(f"{label}_2")
     if label == "c":
         c2, moved = raised, _moved(alg, f, c, raised)
     else:

@@ -122,7 +122,11 @@ class _Apps:
         if key not in self.memo:
             n = len(self.memo)
             v = self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
-            self._real.append(lambda: self._same(v, (lambda k, _, c: (k, c))(*window_place(self.alg, self.sh.window, lmax, *t.triple()))))
+            def real() -> Bool:
+                kept, _, cut = window_place(self.alg, self.sh.window, lmax, *t.triple())
+                return self._same(v, (kept, cut))
+
+            self._real.append(real)
         return self.memo[key]  # type: ignore[return-value]
 
     def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
@@ -148,8 +152,8 @@ class _Apps:
         key = ("fma", *_key(a, b, c))
         if key not in self.memo:
             d = self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
-            f = self.sh.fmt
-            self._real.append(lambda: self.alg.eq(d, fma(self.alg, unpack(self.alg, f, a), unpack(self.alg, f, b), unpack(self.alg, f, c), out=f)))
+            alg, f = self.alg, self.sh.fmt
+            self._real.append(lambda: alg.eq(d, fma(alg, *(unpack(alg, f, v) for v in (a, b, c)), out=f)))
         return self.memo[key]  # type: ignore[return-value]
 
 

@@ -42,7 +42,7 @@ from ...encodings.algebra import Bool, Int, IntLike
 from ...encodings.fields import unpack
 from ...encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
 from ...encodings.rounding import round_pack
-from ...encodings.terms import input_term, product
+from ...encodings.terms import Term, input_term, product
 from ...formats import Format, get_format
 from ...models import Model
 from .._twins import QueryAlgebra, value_key
@@ -168,17 +168,28 @@ def _structure_lemma(sh: FmaShape) -> _Lemma:
     """window_sum of two well-formed non-negative terms: mag = kept x + kept y, sticky = either cut, lsb = lmax - window."""
     alg = QueryAlgebra()
     x, y = _fresh_lead(alg, sh, "x", _union(sh)), _fresh_lead(alg, sh, "y", _union(sh))
-    n, m, l, s = window_sum(alg, sh.window, x.triple(), y.triple())
-    lmax, (kx, cx), (ky, cy) = _places(alg, sh, x, y)
-    goal = alg.all([alg.eq(m, alg.add(kx, ky)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, sh.window)),
-                    _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, sh.window + 1), _live(alg, sh, lmax, m)])
+    total = window_sum(alg, sh.window, x.triple(), y.triple())
+    lmax, kx, ky = _places(alg, sh, x, y)
+    goal = structure(alg, sh, total, lmax, kx, ky)
     return _Lemma("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
                   "sticky = a cut, lsb = lmax - window, negative only as -0", _script(alg, goal))
 
 
-def _live(alg: QueryAlgebra, sh: FmaShape, lmax: Int, m: Int) -> Bool:
-    """A sum whose larger lead is not the zero's (low) has its leading bit at window - 1 or above."""
-    return alg.or_(alg.eq(lmax, sh.low), alg.le(1 << (sh.window - 1), m))
+def structure(alg: QueryAlgebra, sh: FmaShape, total: tuple[Bool, Int, Int, Bool], lmax: Int, kx: tuple[Int, Bool],
+              ky: tuple[Int, Bool]) -> Bool:
+    """The structure lemma's conclusion for the window sum ``total`` (neg, mag, lsb, sticky) of two terms placed at lmax
+    as (kept, cut) ``kx`` and ``ky``: mag = kept x + kept y (0, or normalized and 0 only when lmax is the zero's
+    lead, low), sticky = a cut, lsb = lmax - window, negative only as -0."""
+    (n, m, l, s), (kx_, cx), (ky_, cy) = total, kx, ky
+    return alg.all([alg.eq(m, alg.add(kx_, ky_)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, sh.window)),
+                    _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, sh.window + 1),
+                    alg.or_(alg.eq(lmax, sh.low), alg.le(1 << (sh.window - 1), m))])
+
+
+def up_by_one(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
+    """The lmax-up-by-one lemma's conclusion: (m1, s1) is rep-ordered with (2 m2 + s2, s2), the second sum at the
+    first's lsb."""
+    return _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)
 
 
 class _Raise:
@@ -235,7 +246,7 @@ def window_lemmas(sh: FmaShape) -> list[_Lemma]:
         case = ([alg.le(lo, d)] if lo is not None else []) + ([alg.le(d, hi)] if hi is not None else [])
         out.append(w.lemma(f"window, lmax up by one, lead(Y) - lead(X) in [{lo if lo is not None else '-inf'}, "
                            f"{hi if hi is not None else 'inf'}]: (mag, sticky) is rep-ordered with (2 mag' + sticky', sticky')",
-                           [alg.eq(alg.add(w.lmax1, 1), w.lmax2), *case], _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)))
+                           [alg.eq(alg.add(w.lmax1, 1), w.lmax2), *case], up_by_one(alg, m1, s1, m2, s2)))
     w = _Raise(sh)
     alg = w.alg
     m1, s1, m2, s2 = w.sums()
@@ -331,12 +342,12 @@ def ring_lemmas(sh: FmaShape) -> list[_Lemma]:
 
 class OpaqueMul(QueryAlgebra):
     """A :class:`QueryAlgebra` whose products of two non-constant terms are fresh variables (in the product's static
-    interval), one per operand pair; :attr:`muls` maps the pair to (s, t, s * t).  What a proof knows of them is what it
-    asserts: instances of :func:`ring_lemmas`."""
+    interval), one per operand pair; :attr:`muls` maps the pair to its product's variable.  What a proof knows of them
+    is what it asserts: instances of :func:`ring_lemmas`."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.muls: dict[tuple[str, str], tuple[Int, Int, Int]] = {}
+        self.muls: dict[tuple[str, str], Int] = {}
 
     def mul(self, a: IntLike, b: IntLike) -> Int:
         a, b = self.lift(a), self.lift(b)
@@ -345,8 +356,8 @@ class OpaqueMul(QueryAlgebra):
         key = (str(a.raw), str(b.raw))
         if key not in self.muls:
             corners = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
-            self.muls[key] = (a, b, _ranged(self, f"mul{len(self.muls)}", min(corners), max(corners)))
-        return self.muls[key][2]
+            self.muls[key] = _ranged(self, f"mul{len(self.muls)}", min(corners), max(corners))
+        return self.muls[key]
 
 
 def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
@@ -358,7 +369,7 @@ def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
     a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
     ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
     x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
-    (_, _, m1), (_, _, m2) = alg.muls.values()
+    m1, m2 = alg.muls.values()
     s, s2, t = ua.sig, ua2.sig, ub.sig
     for fact in (_implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
                  _implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two

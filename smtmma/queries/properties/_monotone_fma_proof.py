@@ -42,8 +42,8 @@ from ...models import Model
 from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, value_key
 from ._monotone_chain import _implies, _input, _moved
-from ._monotone_fma import (FmaShape, _Lead, _kept_order, _lead_of, _lex, _live, _normal_mag, _rep, _union, _vle,
-                            _well_formed, _zero_if_neg, nonneg, rounding_lemmas, term_lemmas, window_lemmas)
+from ._monotone_fma import (FmaShape, _Lead, _kept_order, _lead_of, _lex, _normal_mag, _rep, _union, _vle, _well_formed,
+                            _zero_if_neg, nonneg, rounding_lemmas, structure, term_lemmas, up_by_one, window_lemmas)
 from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
 
 __all__ = ["supports_fma_monotone", "prove_fma_monotone"]
@@ -76,7 +76,7 @@ class _Apps:
         self.inputs: dict[str, Int] = {}
         self._real: list[Callable[[], Bool]] = []  # per piece applied: "its variables equal the piece itself"
         probe = QueryAlgebra()  # the static intervals of window_sum's outputs
-        lo, hi = _union(sh)
+        hi = _union(sh)[1]
         t = [(probe.bconst(False), _ranged(probe, f"l{i}", sh.low, hi), _ranged(probe, f"t{i}", 0, (1 << sh.window) - 1))
              for i in (0, 1)]
         _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
@@ -194,12 +194,10 @@ def _window(ap: _Apps, F: _Lead, G1: _Lead, G2: _Lead, raised_first: bool) -> tu
         X, Y = (G, F) if raised_first else (F, G)
         lmax = alg.max(X.lead, Y.lead)
         kf, kg = ap.place(lmax, F), ap.place(lmax, G)
-        (kx, cx), (ky, cy) = (kg, kf) if raised_first else (kf, kg)
-        n, m, l, s = ap.wsum(X, Y)
+        total = ap.wsum(X, Y)
         ap.fact([_well_formed(alg, sh, X, _union(sh)), _well_formed(alg, sh, Y, _union(sh))],  # structure
-                alg.all([alg.eq(m, alg.add(kx, ky)), alg.eq(alg.b2i(s), alg.b2i(alg.or_(cx, cy))), alg.eq(l, alg.sub(lmax, w)),
-                         _zero_if_neg(alg, n, m, s), _normal_mag(alg, sh, m, w + 1), _live(alg, sh, lmax, m)]))
-        sums.append((n, m, l, s))
+                structure(alg, sh, total, lmax, *((kg, kf) if raised_first else (kf, kg))))
+        sums.append(total)
         lmaxes.append(lmax)
         fixed.append(kf)
         raised.append(kg)
@@ -220,7 +218,7 @@ def _window(ap: _Apps, F: _Lead, G1: _Lead, G2: _Lead, raised_first: bool) -> tu
     ap.fact([_rep(alg, m1, s1, m2, s2), zin1, zin2, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, m2, big), alg.eq(l1, l2)],
             _vle(alg, sh, r1, r2))
     # lmax up by one: the second sum at one lsb lower, then rounding at one lsb
-    ap.fact(wf + [order, alg.eq(L2, alg.add(L1, 1))], _rep(alg, k1, c1, alg.add(alg.shl(k2, 1), alg.b2i(c2)), c2))
+    ap.fact(wf + [order, alg.eq(L2, alg.add(L1, 1))], up_by_one(alg, k1, c1, k2, c2))
     wide = alg.add(alg.shl(m2, 1), alg.b2i(s2))
     rb = ap.rne(f_, wide, l1, s2)
     ap.fact([alg.le(1 << (w - 1), m2), alg.lt(m2, 1 << (w + 1)), alg.not_(n2), alg.eq(l2, alg.add(l1, 1))], alg.eq(r2, rb))

@@ -170,9 +170,12 @@ FP4_TRUNCATED = smtmma.Model("t-fdpa", "e2m1", "e2m1", "fp16", "fp16", L=2, F=6,
 
 
 def test_an_exact_sum_rounded_once_is_monotonic() -> None:
-    """Every single move proved harmless; the FP4 formats end in 0x7 (6.0): its next pattern 0x8 is -0, not larger."""
+    """E-FDPA's compositional proof on the full domain (18 lemmas at K = 1); with c fixed, every single move of a and b
+    proved harmless on its own.  The FP4 formats end in 0x7 (6.0): its next pattern 0x8 is -0, not larger."""
     r = check_property("monotonicity", FP4_EXACT, K=1)
-    assert (r.verdict, r.extra["queries"]) == ("holds", 3)
+    assert (r.verdict, r.extra["lemmas"]) == ("holds", 18) and {b.expect for b in r.blocks} == {"unsat"}
+    r = check_property("monotonicity", FP4_EXACT, K=1, domain=Domain(fixed=(("c", 0),)))
+    assert (r.verdict, r.extra["queries"]) == ("holds", 2)
 
 
 def test_the_same_sum_truncated_before_normalizing_is_not() -> None:

@@ -7,7 +7,7 @@
 * :func:`truncated_sum` -- step 2 of Alg. 7/8/9/10/11: the exact sum of
   the aligned terms, optionally held in a register with limited carry bits;
 * :func:`exact_sum` -- the infinitely precise sum of Alg. 6 (E-FDPA), as
-  an integer at the smallest last place among the terms;
+  an integer at the smallest last place any term can have;
 * :func:`exact_sum2` -- the same for two terms, in a window of bounded
   width with a sticky bit (the classic FP adder: exact for rounding).
 """
@@ -19,7 +19,8 @@ from typing import Optional, Sequence
 from .algebra import Algebra, Bool, Int
 from .terms import Term, zero_exponent_floor
 
-__all__ = ["max_exponent", "aligned", "truncated_sum", "wrap_carry", "exact_sum", "exact_sum2", "sum2_window", "window_lead",
+__all__ = ["max_exponent", "aligned", "truncated_sum", "wrap_carry", "exact_sum", "exact_floor", "placed", "placed_total",
+           "exact_sum2", "sum2_window", "window_lead",
            "window_place", "window_sum", "signed"]
 
 
@@ -82,24 +83,35 @@ def truncated_sum(
 
 
 def exact_sum(alg: Algebra, terms: Sequence[Term]) -> tuple[Bool, Int, Int]:
-    """(neg, mag, lsb): the exact sum is (-1)**neg * mag * 2**lsb; an exact zero is -0 only if every term is -0."""
-    lsbs = [alg.sub(t.exp, t.frac) for t in terms]
+    """(neg, mag, lsb): the exact sum is (-1)**neg * mag * 2**lsb; an exact zero is -0 only if every term is -0.
+
+    lsb is static (an exponent, :func:`exact_floor`), so every term is placed
+    by its own exponent and no alignment depends on the other terms (one term
+    alone is returned as it is).
+    """
     if len(terms) == 1:
-        return terms[0].neg, terms[0].sig, lsbs[0]
-    high = max(x.hi for x in lsbs) + 1
-    ref = _min_nonzero(alg, terms, lsbs, high)
-    total = alg.sum_all(
-        signed(alg, t.neg, alg.shl(t.sig, alg.clamp(alg.sub(x, ref), 0, max(0, x.hi - ref.lo)))) for t, x in zip(terms, lsbs)
-    )
-    neg = alg.or_(alg.lt(total, 0), alg.and_(alg.eq(total, 0), alg.all(t.neg for t in terms)))
-    return neg, alg.abs(total), ref
+        t = terms[0]
+        return t.neg, t.sig, alg.sub(t.exp, t.frac)
+    floor = exact_floor(terms)
+    neg, mag = placed_total(alg, [placed(alg, t, floor) for t in terms], [t.neg for t in terms])
+    return neg, mag, alg.const(floor)
 
 
-def _min_nonzero(alg: Algebra, terms: Sequence[Term], lsbs: Sequence[Int], high: int) -> Int:
-    out = alg.ite(alg.eq(terms[0].sig, 0), high, lsbs[0])
-    for t, x in zip(terms[1:], lsbs[1:]):
-        out = alg.min(out, alg.ite(alg.eq(t.sig, 0), high, x))
-    return out
+def exact_floor(terms: Sequence[Term]) -> int:
+    """The smallest last place (exponent of the lsb) any of ``terms`` can have: where :func:`exact_sum` puts its lsb."""
+    return min(t.exp.lo - t.frac for t in terms)
+
+
+def placed(alg: Algebra, t: Term, floor: int) -> Int:
+    """``t``'s exact signed value in units of 2**floor (floor at most its last place)."""
+    return signed(alg, t.neg, alg.shl(t.sig, alg.sub(t.exp, t.frac + floor)))
+
+
+def placed_total(alg: Algebra, values: Sequence[Int], negs: Sequence[Bool]) -> tuple[Bool, Int]:
+    """(neg, mag) of the sum of placed values (:func:`placed`); a zero sum is negative only if every term's sign is."""
+    total = alg.sum_all(values)
+    neg = alg.or_(alg.lt(total, 0), alg.and_(alg.eq(total, 0), alg.all(negs)))
+    return neg, alg.abs(total)
 
 
 def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:

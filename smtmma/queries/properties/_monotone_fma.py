@@ -49,7 +49,7 @@ from .._twins import QueryAlgebra, value_key
 from ._monotone_chain import _implies, _input, _moved
 from .error_parts import _Lemma, _ranged, _script
 
-__all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "FmaShape"]
+__all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "ring_lemmas", "step_facts", "OpaqueMul", "FmaShape"]
 
 
 # -- the window: leads and sums on fresh variables ------------------------------------------------------
@@ -309,7 +309,7 @@ def term_lemmas(sh: FmaShape) -> list[_Lemma]:
     premise = [_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
     goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
     out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", _script(alg, _implies(alg, premise, goal))))
-    out += ring_lemmas(sh)
+    out += ring_lemmas(sh.sig_bits)
     out += [_product_lemma(sh, moved) for moved in (False, True)]
     return out
 
@@ -323,10 +323,9 @@ def _ring_script(bits: int, lhs: str, rhs: str) -> str:
                       f"(assert (not (= {lhs} {rhs})))", ""])
 
 
-def ring_lemmas(sh: FmaShape) -> list[_Lemma]:
-    """What the product proof assumes of a significand product s * t (s, t < 2**p, p = significand bits; every value
+def ring_lemmas(p: int) -> list[_Lemma]:
+    """What the product proofs assume of a significand product s * t (s, t < 2**p, p = significand bits; every value
     below 2**(2p + 1), so the bit-vector ring is the integers): the step to s + 1, a power of two, zero, commutativity."""
-    p = sh.sig_bits
     w = 2 * p + 1
     lit = lambda v: f"(_ bv{v} {w})"  # noqa: E731
     out = [_Lemma("ring, product step: (s + 1) * t = s * t + t (significands, exact)",
@@ -360,6 +359,16 @@ class OpaqueMul(QueryAlgebra):
         return self.muls[key]
 
 
+def step_facts(alg: QueryAlgebra, p: int, s: Int, s2: Int, t: Int, m1: Int, m2: Int) -> list[Bool]:
+    """Instances of :func:`ring_lemmas` for m1 = s * t and m2 = s2 * t (p-bit significands, s2 the significand of the
+    next value of s's input): the step s2 = s + 1, the binade's end s = 2**p - 1 and start s2 = 2**(p-1), zeros."""
+    return [_implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
+            _implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
+            _implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
+            _implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
+            _implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))]
+
+
 def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
     """The product's lead (s * t a fresh variable, ring lemma instances asserted): well formed for finite non-negative
     a, b; with ``moved``, a's next value a' gives a lex-larger lead (a zero raised, the same exponent with significand
@@ -370,12 +379,7 @@ def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
     ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
     x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
     m1, m2 = alg.muls.values()
-    s, s2, t = ua.sig, ua2.sig, ub.sig
-    for fact in (_implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
-                 _implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
-                 _implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
-                 _implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
-                 _implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))):
+    for fact in step_facts(alg, p, ua.sig, ua2.sig, ub.sig, m1, m2):
         alg.assert_(fact)
     premise = [_input(alg, f, a), _input(alg, f, b)]
     if not moved:

@@ -28,9 +28,6 @@ test check every asserted fact at pinned inputs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
 from ...encodings.fma import fma
@@ -44,6 +41,7 @@ from .._twins import InputSet, QueryAlgebra, Runner, value_key
 from ._monotone_chain import _implies, _input, _moved
 from ._monotone_fma import (FmaShape, _Lead, _kept_order, _lead_of, _lex, _normal_mag, _rep, _union, _vle, _well_formed,
                             _zero_if_neg, nonneg, rounding_lemmas, structure, term_lemmas, up_by_one, window_lemmas)
+from ._pieces import Composed, Pieces, piece_key
 from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
 
 __all__ = ["supports_fma_monotone", "prove_fma_monotone"]
@@ -60,21 +58,12 @@ def supports_fma_monotone(model: Model, K: int) -> bool:
 # -- fresh variables for the pieces ---------------------------------------------------------------------
 
 
-def _key(*xs: object) -> tuple[str, ...]:
-    return tuple(str(x.const) if x.const is not None else str(x.raw) for x in xs)  # type: ignore[attr-defined]
-
-
-class _Apps:
-    """One fresh variable (or tuple) per piece applied to distinct operands, in the piece's static interval; the facts
-    (lemma instances) asserted about them."""
+class _Apps(Pieces):
+    """The FMA's pieces: leads, placements, window sums, RNE, whole FMAs (one fresh variable or tuple each)."""
 
     def __init__(self, sh: FmaShape) -> None:
-        self.alg = QueryAlgebra()
+        super().__init__()
         self.sh = sh
-        self.memo: dict[tuple[str, ...], object] = {}
-        self.facts: list[Bool] = []
-        self.inputs: dict[str, Int] = {}
-        self._real: list[Callable[[], Bool]] = []  # per piece applied: "its variables equal the piece itself"
         probe = QueryAlgebra()  # the static intervals of window_sum's outputs
         hi = _union(sh)[1]
         t = [(probe.bconst(False), _ranged(probe, f"l{i}", sh.low, hi), _ranged(probe, f"t{i}", 0, (1 << sh.window) - 1))
@@ -82,30 +71,13 @@ class _Apps:
         _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
         self.mag, self.lsb = (m.lo, m.hi), (l.lo, l.hi)
 
-    def _bool(self, name: str) -> Bool:
-        return self.alg.eq(self.alg.var(name, 1), 1)
-
     def var(self, name: str) -> Int:
         """An input pattern of the format (kept in :attr:`inputs`)."""
-        self.inputs[name] = self.alg.var(name, self.sh.fmt.bits)
-        return self.inputs[name]
-
-    def definitions(self) -> list[Bool]:
-        """For every piece applied, "its fresh variables equal the piece computed by the encoding on its operands":
-        built only when asked (a test pins the inputs and checks every fact under these), never part of a proof."""
-        return [real() for real in self._real]
-
-    def _same(self, xs: tuple[object, ...], ys: tuple[object, ...]) -> Bool:
-        alg = self.alg
-        return alg.all([alg.eq(alg.b2i(x), alg.b2i(y)) if isinstance(x, Bool) else alg.eq(x, y)  # type: ignore[arg-type]
-                        for x, y in zip(xs, ys)])
-
-    def fact(self, premise: list[Bool], goal: Bool) -> None:
-        self.facts.append(_implies(self.alg, premise, goal))
+        return self.input(name, self.sh.fmt.bits)
 
     def lead(self, what: str, *ops: Int) -> _Lead:
         """The (neg, lead, top) of the product of ``ops`` (what="p") or of c (what="c")."""
-        key = ("lead", what, *_key(*ops))
+        key = ("lead", what, *piece_key(*ops))
         if key not in self.memo:
             n = len(self.memo)
             x = self.memo[key] = _Lead(self._bool(f"ln{n}"), _ranged(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
@@ -118,7 +90,7 @@ class _Apps:
 
     def place(self, lmax: Int, t: _Lead) -> tuple[Int, Bool]:
         """(kept, cut) of :func:`window_place` for term t at lmax."""
-        key = ("place", *_key(lmax, *t.triple()))
+        key = ("place", *piece_key(lmax, *t.triple()))
         if key not in self.memo:
             n = len(self.memo)
             v = self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
@@ -131,7 +103,7 @@ class _Apps:
 
     def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
         """(neg, mag, lsb, sticky) of :func:`window_sum` of x and y."""
-        key = ("sum", *_key(*x.triple(), *y.triple()))
+        key = ("sum", *piece_key(*x.triple(), *y.triple()))
         if key not in self.memo:
             n = len(self.memo)
             v = self.memo[key] = (self._bool(f"sn{n}"), _ranged(self.alg, f"sm{n}", *self.mag),
@@ -141,7 +113,7 @@ class _Apps:
 
     def rne(self, n: Bool, m: Int, l: Int, s: Bool) -> Int:
         """The pattern :func:`rounding.round_pack` (RNE) makes of (neg, mag, lsb, sticky)."""
-        key = ("rne", *_key(n, m, l, s))
+        key = ("rne", *piece_key(n, m, l, s))
         if key not in self.memo:
             r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
             self._real.append(lambda: self.alg.eq(r, round_pack(self.alg, self.sh.fmt, "rne", n, m, l, s)))
@@ -149,34 +121,12 @@ class _Apps:
 
     def fma(self, a: Int, b: Int, c: Int) -> Int:
         """The pattern fma(a, b, c) (the chain's step)."""
-        key = ("fma", *_key(a, b, c))
+        key = ("fma", *piece_key(a, b, c))
         if key not in self.memo:
             d = self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
             alg, f = self.alg, self.sh.fmt
             self._real.append(lambda: alg.eq(d, fma(alg, *(unpack(alg, f, v) for v in (a, b, c)), out=f)))
         return self.memo[key]  # type: ignore[return-value]
-
-
-@dataclass
-class Composed:
-    """A composition: the premise, the lemma instances (``apps.facts``) and the goal over the pieces' fresh variables."""
-
-    apps: _Apps
-    premise: list[Bool]
-    goal: Bool
-    label: str
-
-    def lemma(self) -> _Lemma:
-        """The check-sat that proves it: premise and facts with the goal false (expect unsat)."""
-        alg = self.apps.alg
-        return _Lemma(self.label, _script(alg, _implies(alg, self.premise + self.apps.facts, self.goal)))
-
-    def script(self, *, facts: bool = True, goal: bool = False) -> str:
-        """Premise, the facts (or none) and the goal (or its negation) asserted: a sat check of the facts' consistency,
-        or of what the goal needs of them."""
-        alg = self.apps.alg
-        hyps = self.premise + (self.apps.facts if facts else [])
-        return _script(alg, alg.not_(alg.and_(alg.all(hyps), self.goal if goal else alg.not_(self.goal))))
 
 
 # -- the window: one term raised, the other fixed -------------------------------------------------------

@@ -19,6 +19,7 @@ from ...proofs.certificate import Block, pin_block
 from . import _monotone_search as _search
 from ._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
 from ._monotone_chain import prove_chain_monotone, supports_chain_monotone
+from ._monotone_efdpa import prove_efdpa_monotone, supports_efdpa_monotone
 from ._monotone_fma_proof import prove_fma_monotone, supports_fma_monotone
 from ._monotone_gst import prove_gst_monotone, supports_gst_monotone
 from ._monotone_parts import prove_monotone_parts, supports_monotone_parts
@@ -92,7 +93,7 @@ def monotonicity(
     their low bits) are first checked by the simulator; a witness found so
     is pinned in the query and confirmed by the solver.  Where a
     compositional proof covers the model (one T-FDPA, one CDNA3 TR-/GTR-FDPA,
-    FTZ-AddMul's tree, one GST-FDPA with a scale per group, a chain of FMAs)
+    FTZ-AddMul's tree, one GST-FDPA with a scale per group, a chain of FMAs, one E-FDPA)
     it runs next; if it does not prove the property, each
     position gets a short solver call (a witness), then the full timeout
     (a proof).  ``blocks``: the pinned witness query (sat), the proof's
@@ -148,6 +149,8 @@ def monotonicity(
         prove = prove_gst_monotone
     elif full and supports_fma_monotone(model, K):
         prove = prove_fma_monotone
+    elif full and supports_efdpa_monotone(model, K):
+        prove = prove_efdpa_monotone
     parts_reason = ""
     if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
         proof = prove(model, K, run)

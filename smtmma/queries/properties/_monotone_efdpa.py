@@ -1,0 +1,312 @@
+"""A compositional monotonicity proof of E-FDPA (Alg. 6): D = RNE(c + sum a_k b_k), the sum exact.
+
+:func:`fused_sum.exact_sum` places every term at one static last place
+2**floor (:func:`fused_sum.exact_floor`), so D is RNE at a fixed place of an
+integer M, the sum of the placed terms (:func:`fused_sum.placed`).  Raising
+one input raises one placed term and leaves the others as they are, and
+rounding at a fixed place is monotone in M.  (With the place set by the
+terms, the smallest non-zero last place, the same proof would need RNE's
+invariance under shifting M and its place together, which no solver proved
+at the sum's 278 bits within minutes: docs/claims.md.)  The lemmas, each a
+check-sat expecting unsat:
+
+* **glue** (Alg. 6 line 1, every finite input): the model's D is the RNE
+  (:func:`rounding.round_pack`) of :func:`fused_sum.placed_total` of the
+  placed terms, at the static place;
+* **terms**: c and the product of a and b, finite and non-negative, are
+  placed at >= 0; raising c, a or b to its next value never lowers its
+  placed term (a product's s * t a fresh variable, with instances of the
+  **ring** lemmas of :mod:`_monotone_fma`; b through their commutativity);
+* **rounding**, by ranges of M': M <= M', each sign negative only on a zero
+  sum, give RNE(M) <= RNE(M') as values, neither NaN;
+* **composition**, one per input position: the sum over fresh placed terms
+  (one per term applied, named by its operands) and fresh RNE patterns, with
+  the instances of the lemmas above: the larger inputs' D is not below D.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...encodings.algebra import Bool, Int
+from ...encodings.fields import Unpacked, unpack
+from ...encodings.fused_sum import exact_floor, placed, placed_total
+from ...encodings.rounding import round_pack
+from ...encodings.terms import Term, input_term, product
+from ...formats import Format, get_format
+from ...models import Model
+from ...simulate import output_format, run_model
+from .._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ._monotone_chain import _implies, _input, _moved
+from ._monotone_fma import OpaqueMul, ring_lemmas, step_facts
+from ._pieces import Composed, Pieces, piece_key
+from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
+
+__all__ = ["supports_efdpa_monotone", "prove_efdpa_monotone", "EfdpaShape"]
+
+#: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
+_CUTS = (50, 100, 200)
+
+
+def supports_efdpa_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_efdpa_monotone` applies: one E-FDPA (K <= L) of A and B in one format, read as they are,
+    C in D's format."""
+    return (model.kind == "e-fdpa" and model.L is not None and 1 <= K <= model.L and model.scale_fmt is None
+            and model.a_fmt == model.b_fmt
+            and model.via is None and not model.ftz_inputs and not model.c_after
+            and model.c_fmt == output_container(model).name == output_format(model).name)
+
+
+@dataclass(frozen=True)
+class EfdpaShape:
+    """An E-FDPA's formats, its static place (exponent of the sum's lsb) and the ranges of its placed terms and M."""
+
+    fa: Format
+    fb: Format
+    fc: Format
+    out: Format
+    K: int
+    floor: int
+    prod: tuple[int, int]  # a placed product
+    c: tuple[int, int]  # placed c
+    mag_hi: int  # M = |sum| is at most this
+
+    @classmethod
+    def of(cls, model: Model, K: int) -> "EfdpaShape":
+        fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+        alg = QueryAlgebra()
+        tp = product(alg, unpack(alg, fa, alg.var("a", fa.bits)), unpack(alg, fb, alg.var("b", fb.bits)))[0]
+        tc = input_term(unpack(alg, fc, alg.var("c", fc.bits)))
+        floor = exact_floor([tp, tc])
+        p, c = placed(alg, tp, floor), placed(alg, tc, floor)
+        _, mag = placed_total(alg, [p] * K + [c], [tp.neg] * K + [tc.neg])
+        return cls(fa, fb, fc, output_format(model), K, floor, (p.lo, p.hi), (c.lo, c.hi), mag.hi)
+
+    def rne(self, alg: QueryAlgebra, neg: Bool, mag: Int) -> Int:
+        """E-FDPA's rounding of (-1)**neg * mag * 2**floor: D's bits (Alg. 6 line 1)."""
+        return round_pack(alg, self.out, "rne", neg, mag, alg.const(self.floor))
+
+    def placed_product(self, alg: QueryAlgebra, a: Unpacked, b: Unpacked) -> tuple[Int, Bool]:
+        t = product(alg, a, b)[0]
+        return placed(alg, t, self.floor), t.neg
+
+    def placed_c(self, alg: QueryAlgebra, c: Unpacked) -> tuple[Int, Bool]:
+        t: Term = input_term(c)
+        return placed(alg, t, self.floor), t.neg
+
+
+def _rounds_up(alg: QueryAlgebra, out: Format, r1: Int, r2: Int) -> Bool:
+    """Neither pattern NaN and r1 <= r2 as values."""
+    u1, u2 = unpack(alg, out, r1), unpack(alg, out, r2)
+    return alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, out, r1), value_key(alg, out, r2))])
+
+
+def _rounding_premise(alg: QueryAlgebra, n1: Bool, m1: Int, n2: Bool, m2: Int) -> list[Bool]:
+    return [alg.le(m1, m2), _implies(alg, [n1], alg.eq(m1, 0)), _implies(alg, [n2], alg.eq(m2, 0))]
+
+
+def _cases(sh: EfdpaShape) -> list[tuple[int, int | None]]:
+    """[lo, hi) bit ranges of M' (powers of two), covering [0, mag_hi]."""
+    cuts = [c for c in _CUTS if (1 << c) <= sh.mag_hi]
+    bounds = [0, *cuts]
+    return [(lo, hi) for lo, hi in zip(bounds, cuts + [None])]  # type: ignore[operator]
+
+
+def _in_case(alg: QueryAlgebra, m: Int, lo: int, hi: int | None) -> Bool:
+    parts = ([alg.le(1 << lo, m)] if lo else []) + ([alg.lt(m, 1 << hi)] if hi is not None else [])
+    return alg.all(parts)
+
+
+# -- lemmas on fresh operands ---------------------------------------------------------------------------
+
+
+def glue_lemma(model: Model, K: int, sh: EfdpaShape) -> _Lemma:
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, K)
+    ua, ub = [unpack(alg, sh.fa, v) for v in x.a], [unpack(alg, sh.fb, v) for v in x.b]
+    uc = unpack(alg, sh.fc, x.c)
+    terms = [sh.placed_product(alg, u, w) for u, w in zip(ua, ub)] + [sh.placed_c(alg, uc)]
+    d = sh.rne(alg, *placed_total(alg, [v for v, _ in terms], [n for _, n in terms]))
+    finite = alg.all(alg.not_(alg.or_(u.is_nan, u.is_inf)) for u in [*ua, *ub, uc])
+    return _Lemma(f"glue (Alg. 6): for finite inputs the model's D is RNE of the sum of its {K + 1} terms, each placed "
+                  f"at 2**{sh.floor}", _script(alg, _implies(alg, [finite], alg.eq(run_model(alg, model, x.a, x.b, x.c), d))))
+
+
+def term_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+    """c placed at >= 0 and raised in order; the product likewise, a raised and b raised (s * t fresh, ring facts)."""
+    out = []
+    alg = QueryAlgebra()
+    fc = sh.fc
+    c, c2 = alg.var("c", fc.bits), alg.var("c2", fc.bits)
+    (v1, _), (v2, _) = sh.placed_c(alg, unpack(alg, fc, c)), sh.placed_c(alg, unpack(alg, fc, c2))
+    out.append(_Lemma("terms, c: finite non-negative c is placed at >= 0", _script(alg, _implies(
+        alg, [_input(alg, fc, c)], alg.le(0, v1)))))
+    out.append(_Lemma("terms, c raised: c's next value is placed no lower", _script(alg, _implies(
+        alg, [_input(alg, fc, c), _input(alg, fc, c2), _moved(alg, fc, c, c2)], alg.le(v1, v2)))))
+    for moved in ("", "a", "b"):
+        out.append(_product_lemma(sh, moved))
+    return out + ring_lemmas(sh.fa.man_bits + 1)
+
+
+def _product_lemma(sh: EfdpaShape, moved: str) -> _Lemma:
+    """"" : a placed product of finite non-negative a, b is >= 0; "a" / "b": raising a / b to its next value never
+    lowers it.  s * t are fresh variables (:class:`OpaqueMul`) with ring-lemma instances."""
+    alg = OpaqueMul()
+    fa, fb = sh.fa, sh.fb
+    p = fa.man_bits + 1  # fa == fb
+    a, b = alg.var("a", fa.bits), alg.var("b", fb.bits)
+    ua, ub = unpack(alg, fa, a), unpack(alg, fb, b)
+    v1, _ = sh.placed_product(alg, ua, ub)
+    m1 = alg.muls[piece_key(ua.sig, ub.sig)]  # type: ignore[index]
+    premise = [_input(alg, fa, a), _input(alg, fb, b)]
+    if not moved:
+        for fact in (_implies(alg, [alg.eq(ua.sig, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(ub.sig, 0)], alg.eq(m1, 0))):
+            alg.assert_(fact)  # ring: zero on either side
+        return _Lemma("terms, product: finite non-negative a, b give a placed product >= 0 (s * t fresh, ring facts)",
+                      _script(alg, _implies(alg, premise, alg.le(0, v1))))
+    fmt, x = (fa, a) if moved == "a" else (fb, b)
+    x2 = alg.var(f"{moved}2", fmt.bits)
+    u2 = unpack(alg, fmt, x2)
+    v2, _ = sh.placed_product(alg, *((u2, ub) if moved == "a" else (ua, u2)))
+    m2 = alg.muls[piece_key(*((u2.sig, ub.sig) if moved == "a" else (ua.sig, u2.sig)))]  # type: ignore[index]
+    if moved == "a":
+        facts = step_facts(alg, p, ua.sig, u2.sig, ub.sig, m1, m2)
+    else:  # b's step, through commutativity: t * s = s * t
+        n1, n2 = alg.mul(ub.sig, ua.sig), alg.mul(u2.sig, ua.sig)
+        facts = [alg.eq(m1, n1), alg.eq(m2, n2), *step_facts(alg, p, ub.sig, u2.sig, ua.sig, n1, n2)]
+    for fact in facts:
+        alg.assert_(fact)
+    premise += [_input(alg, fmt, x2), _moved(alg, fmt, x, x2)]
+    return _Lemma(f"terms, product, {moved} raised: {moved}'s next value never lowers the placed product (s * t fresh, "
+                  "ring facts)", _script(alg, _implies(alg, premise, alg.le(v1, v2))))
+
+
+def adder_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+    """Raising one addend of non-negative integers never lowers their sum, for the raised addend on either side
+    (x, x', y in [0, M's bound]: the partial sums of :func:`fused_sum.placed_total`)."""
+    out = []
+    for side in ("left", "right"):
+        alg = QueryAlgebra()
+        x, x2, y = (_ranged(alg, n, 0, sh.mag_hi) for n in ("x", "x2", "y"))
+        s1, s2 = (alg.add(x, y), alg.add(x2, y)) if side == "left" else (alg.add(y, x), alg.add(y, x2))
+        what = "x + y <= x' + y" if side == "left" else "y + x <= y + x'"
+        out.append(_Lemma(f"adder, {side}: 0 <= x <= x' and 0 <= y give 0 <= {what}", _script(alg, _implies(
+            alg, [alg.le(x, x2)], alg.and_(alg.le(0, s1), alg.le(s1, s2))))))
+    return out
+
+
+def rounding_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+    """RNE at the static place is monotone in M, one lemma per range of M' (:data:`_CUTS`)."""
+    out = []
+    for lo, hi in _cases(sh):
+        alg = QueryAlgebra()
+        m1, m2 = _ranged(alg, "M1", 0, sh.mag_hi), _ranged(alg, "M2", 0, sh.mag_hi)
+        n1, n2 = alg.bvar("n1"), alg.bvar("n2")
+        r1, r2 = sh.rne(alg, n1, m1), sh.rne(alg, n2, m2)
+        premise = _rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, lo, hi)]
+        where = f"2**{lo} <= M' < 2**{hi}" if lo and hi else (f"M' < 2**{hi}" if hi else f"M' >= 2**{lo}")
+        out.append(_Lemma(f"rounding ({where}): M <= M', a negative sign only on 0, give RNE(M 2**{sh.floor}) <= "
+                          f"RNE(M' 2**{sh.floor}), neither NaN", _script(alg, _implies(alg, premise, _rounds_up(alg, sh.out, r1, r2)))))
+    return out
+
+
+# -- the composition ------------------------------------------------------------------------------------
+
+
+class _Apps(Pieces):
+    """E-FDPA's pieces: a placed term (value and sign) per product or c applied, an RNE pattern per sum."""
+
+    def __init__(self, sh: EfdpaShape) -> None:
+        super().__init__()
+        self.sh = sh
+
+    def term(self, what: str, *ops: Int) -> tuple[Int, Bool]:
+        """(placed value, sign) of the product of ``ops`` (what="p") or of c (what="c")."""
+        key = ("term", what, *piece_key(*ops))
+        if key not in self.memo:
+            n, sh, alg = len(self.memo), self.sh, self.alg
+            v = self.memo[key] = (_ranged(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self._bool(f"n{n}"))
+            if what == "p":
+                real = lambda: sh.placed_product(alg, unpack(alg, sh.fa, ops[0]), unpack(alg, sh.fb, ops[1]))  # noqa: E731
+            else:
+                real = lambda: sh.placed_c(alg, unpack(alg, sh.fc, ops[0]))  # noqa: E731
+            self._real.append(lambda: self._same(v, real()))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def rne(self, neg: Bool, mag: Int) -> Int:
+        """The pattern E-FDPA's rounding makes of (neg, mag)."""
+        key = ("rne", *piece_key(neg, mag))
+        if key not in self.memo:
+            r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.out.bits)
+            self._real.append(lambda: self.alg.eq(r, self.sh.rne(self.alg, neg, mag)))
+        return self.memo[key]  # type: ignore[return-value]
+
+
+def position(sh: EfdpaShape, label: str) -> Composed:
+    """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the sum over fresh placed terms, the lemmas' instances."""
+    ap = _Apps(sh)
+    alg = ap.alg
+    a = [ap.input(f"a{k}", sh.fa.bits) for k in range(sh.K)]
+    b = [ap.input(f"b{k}", sh.fb.bits) for k in range(sh.K)]
+    c = ap.input("c", sh.fc.bits)
+    who = label[0]
+    fmt = {"a": sh.fa, "b": sh.fb, "c": sh.fc}[who]
+    raised = ap.input(f"{label}_2", fmt.bits)
+    old = c if who == "c" else (a if who == "a" else b)[int(label[1:])]
+    a2, b2, c2 = list(a), list(b), raised if who == "c" else c
+    if who != "c":
+        (a2 if who == "a" else b2)[int(label[1:])] = raised
+    ok = [_input(alg, sh.fa, v) for v in a] + [_input(alg, sh.fb, v) for v in b] + [_input(alg, sh.fc, c)]
+    premise = ok + [_input(alg, fmt, raised), _moved(alg, fmt, old, raised)]
+    runs = []
+    for xa, xb, xc in ((a, b, c), (a2, b2, c2)):
+        terms = []
+        for k in range(sh.K):
+            v, n = ap.term("p", xa[k], xb[k])
+            ap.fact([_input(alg, sh.fa, xa[k]), _input(alg, sh.fb, xb[k])], alg.le(0, v))  # terms, product
+            terms.append((v, n))
+        v, n = ap.term("c", xc)
+        ap.fact([_input(alg, sh.fc, xc)], alg.le(0, v))  # terms, c
+        terms.append((v, n))
+        runs.append(terms)
+    k = sh.K if who == "c" else int(label[1:])
+    ap.fact(premise, alg.le(runs[0][k][0], runs[1][k][0]))  # terms, raised
+    _partial_sums(ap, [v for v, _ in runs[0]], [v for v, _ in runs[1]])
+    (n1, m1), (n2, m2) = (placed_total(alg, [v for v, _ in t], [n for _, n in t]) for t in runs)
+    r1, r2 = ap.rne(n1, m1), ap.rne(n2, m2)
+    for case in _cases(sh):  # rounding
+        ap.fact(_rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, *case)], _rounds_up(alg, sh.out, r1, r2))
+    return Composed(ap, premise, _rounds_up(alg, sh.out, r1, r2),
+                    f"composition: raising {label} never lowers D (one placed term up, the others as they are, RNE at a fixed place)")
+
+
+def _partial_sums(ap: _Apps, xs: list[Int], ys: list[Int]) -> None:
+    """The adder lemmas' instances along the partial sums of two runs' addends (as :func:`fused_sum.placed_total` adds
+    them, first to last), the addends not below zero and ys[k] >= xs[k] where they differ."""
+    alg = ap.alg
+    px, py = xs[0], ys[0]
+    for x, y in zip(xs[1:], ys[1:]):
+        qx, qy = alg.add(px, x), alg.add(py, y)
+        if x.raw == y.raw:  # adder, left: the partial sums differ (or not), the addend is the same
+            ap.fact([alg.le(0, px), alg.le(px, py), alg.le(0, x)], alg.and_(alg.le(0, qx), alg.le(qx, qy)))
+        else:  # adder, right: the raised addend, after the same partial sum
+            ap.fact([alg.le(0, x), alg.le(x, y), alg.le(0, px)], alg.and_(alg.le(0, qx), alg.le(qx, qy)))
+        px, py = qx, qy
+
+
+def positions(K: int) -> list[str]:
+    """The input positions of one E-FDPA, c first."""
+    return ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]
+
+
+def prove_efdpa_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+    """Prove that no single move of one input lowers E-FDPA's D (all finite non-negative inputs).
+
+    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    """
+    sh = EfdpaShape.of(model, K)
+    lemmas = [glue_lemma(model, K, sh), *term_lemmas(sh), *adder_lemmas(sh), *rounding_lemmas(sh)]
+    lemmas += [position(sh, label).lemma() for label in positions(K)]
+    proof = run_lemmas(lemmas, run)
+    proof.summary = "glue, term, ring, adder and rounding lemmas composed per input position (the sum at a static place)"
+    return proof

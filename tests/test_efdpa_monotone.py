@@ -4,6 +4,7 @@ facts true of the pieces themselves at pinned inputs."""
 from __future__ import annotations
 
 import pytest
+from composition_checks import assert_composition_sound, assert_facts_hold_at
 
 from smtmma.catalogue import model_of
 from smtmma.formats import from_fraction
@@ -11,7 +12,6 @@ from smtmma.queries._twins import QueryAlgebra, value_key
 from smtmma.queries.backends import available, solve
 from smtmma.queries.properties._monotone_efdpa import (EfdpaShape, _cases, adder_lemmas, glue_lemma, position, positions,
                                                        rounding_lemmas, supports_efdpa_monotone, term_lemmas)
-from smtmma.queries.properties._pieces import Composed
 from smtmma.queries.properties.error_parts import _Lemma, _ranged, _script
 
 pytestmark = pytest.mark.skipif("bitwuzla" not in available(), reason="bitwuzla not installed")
@@ -70,10 +70,7 @@ COMPOSITIONS = {label: (lambda label=label: position(SHAPE, label)) for label in
 
 @pytest.mark.parametrize("name", sorted(COMPOSITIONS))
 def test_a_composition_is_proved_consistent_and_needs_its_facts(name: str) -> None:
-    comp: Composed = COMPOSITIONS[name]()
-    assert solve(comp.lemma().script, solver="bitwuzla", timeout=60).verdict == "unsat"
-    assert solve(comp.script(goal=True), solver="bitwuzla", timeout=60).verdict == "sat"  # the facts are consistent
-    assert solve(comp.script(facts=False), solver="bitwuzla", timeout=60).verdict == "sat"  # and needed
+    assert_composition_sound(COMPOSITIONS[name]())
 
 
 def _h(x: float) -> int:
@@ -101,16 +98,7 @@ POINTS = [
 
 @pytest.mark.parametrize("name, point", POINTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(POINTS)])
 def test_every_asserted_fact_holds_of_the_pieces_themselves(name: str, point: dict[str, int]) -> None:
-    comp: Composed = COMPOSITIONS[name]()
-    ap = comp.apps
-    alg = ap.alg
-    facts, premise = alg.all(ap.facts), alg.all(comp.premise)
-    for v, bits in point.items():
-        alg.assert_(alg.eq(ap.inputs[v], bits))
-    for d in ap.definitions():
-        alg.assert_(d)
-    assert solve(_script(alg, alg.not_(premise)), solver="bitwuzla", timeout=60).verdict == "sat"  # in the domain
-    assert solve(_script(alg, facts), solver="bitwuzla", timeout=60).verdict == "unsat"  # every fact holds there
+    assert_facts_hold_at(COMPOSITIONS[name](), point)
 
 
 def test_a_reversed_move_is_outside_the_premise() -> None:

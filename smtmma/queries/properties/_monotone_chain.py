@@ -252,7 +252,11 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
                       "both positive finite", _script(alg, _implies(alg, premise, same))))
     probe = QueryAlgebra()
     ps = unpack(probe, f, probe.var("x", f.bits))
-    out.append(product_step_lemma(ps.sig.hi, "mul"))
+    alg = QueryAlgebra()
+    s = _ranged(alg, "s", 0, ps.sig.hi - 1)
+    t = _ranged(alg, "t", 0, ps.sig.hi)
+    out.append(_Lemma("mul, product step: (s + 1) * t = s * t + t (significands, exact)",
+                      _script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t)))))
     alg = QueryAlgebra()
     s, t = _ranged(alg, "s", 0, ps.sig.hi - 1), _ranged(alg, "t", 0, ps.sig.hi)
     P = _ranged(alg, "P", 0, alg.mul(s, t).hi)
@@ -270,15 +274,6 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
     out.append(_Lemma("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
                       _script(alg, _implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
     return out
-
-
-def product_step_lemma(sig_hi: int, part: str) -> _Lemma:
-    """"(s + 1) * t = s * t + t" for significands s < sig_hi, t <= sig_hi: the product of a's next pattern, exactly."""
-    alg = QueryAlgebra()
-    s = _ranged(alg, "s", 0, sig_hi - 1)
-    t = _ranged(alg, "t", 0, sig_hi)
-    return _Lemma(f"{part}, product step: (s + 1) * t = s * t + t (significands, exact)",
-                  _script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t))))
 
 
 def _c_lemma(ops: _Ops) -> _Lemma:

@@ -32,7 +32,7 @@ from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.fused_sum import exact_floor, placed, placed_total
 from ...encodings.rounding import round_pack
-from ...encodings.terms import Term, input_term, product
+from ...encodings.terms import input_term, product
 from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import output_format, run_model
@@ -40,7 +40,7 @@ from .._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ._monotone_chain import _implies, _input, _moved
 from ._monotone_fma import OpaqueMul, ring_lemmas, step_facts
 from ._pieces import Composed, Pieces, piece_key
-from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
+from .error_parts import PartsProof, _finite, _Lemma, _ranged, _script, run_lemmas
 
 __all__ = ["supports_efdpa_monotone", "prove_efdpa_monotone", "EfdpaShape"]
 
@@ -91,7 +91,7 @@ class EfdpaShape:
         return placed(alg, t, self.floor), t.neg
 
     def placed_c(self, alg: QueryAlgebra, c: Unpacked) -> tuple[Int, Bool]:
-        t: Term = input_term(c)
+        t = input_term(c)
         return placed(alg, t, self.floor), t.neg
 
 
@@ -127,7 +127,7 @@ def glue_lemma(model: Model, K: int, sh: EfdpaShape) -> _Lemma:
     uc = unpack(alg, sh.fc, x.c)
     terms = [sh.placed_product(alg, u, w) for u, w in zip(ua, ub)] + [sh.placed_c(alg, uc)]
     d = sh.rne(alg, *placed_total(alg, [v for v, _ in terms], [n for _, n in terms]))
-    finite = alg.all(alg.not_(alg.or_(u.is_nan, u.is_inf)) for u in [*ua, *ub, uc])
+    finite = _finite(alg, *ua, *ub, uc)
     return _Lemma(f"glue (Alg. 6): for finite inputs the model's D is RNE of the sum of its {K + 1} terms, each placed "
                   f"at 2**{sh.floor}", _script(alg, _implies(alg, [finite], alg.eq(run_model(alg, model, x.a, x.b, x.c), d))))
 
@@ -260,14 +260,12 @@ def position(sh: EfdpaShape, label: str) -> Composed:
     premise = ok + [_input(alg, fmt, raised), _moved(alg, fmt, old, raised)]
     runs = []
     for xa, xb, xc in ((a, b, c), (a2, b2, c2)):
-        terms = []
-        for k in range(sh.K):
-            v, n = ap.term("p", xa[k], xb[k])
-            ap.fact([_input(alg, sh.fa, xa[k]), _input(alg, sh.fb, xb[k])], alg.le(0, v))  # terms, product
-            terms.append((v, n))
-        v, n = ap.term("c", xc)
-        ap.fact([_input(alg, sh.fc, xc)], alg.le(0, v))  # terms, c
-        terms.append((v, n))
+        terms = [ap.term("p", xa[k], xb[k]) for k in range(sh.K)] + [ap.term("c", xc)]
+        for k, (v, _) in enumerate(terms):
+            if runs and v.raw == runs[0][k][0].raw:
+                continue  # the same term as the first run's: its fact is asserted
+            ok_k = [_input(alg, sh.fa, xa[k]), _input(alg, sh.fb, xb[k])] if k < sh.K else [_input(alg, sh.fc, xc)]
+            ap.fact(ok_k, alg.le(0, v))  # terms, product / c
         runs.append(terms)
     k = sh.K if who == "c" else int(label[1:])
     ap.fact(premise, alg.le(runs[0][k][0], runs[1][k][0]))  # terms, raised

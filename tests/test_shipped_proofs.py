@@ -20,8 +20,9 @@ FILES = sorted([*PROOFS.glob("*.smt2"), *PROOFS.glob("*.smt2.gz")])
 SAMPLE = [
     "volta-carry-bits", "turing-carry-bits", "ampere-carry-bits", "hopper-carry-bits",
     "exact-products", "exact-products-model", "fp16-output-rne", "fp16-output-rne-model", "truncation-not-rz",
-    "accumulation-order", "no-normalization", "no-normalization-model", "subnormal-inputs", "subnormal-inputs-model",
-    "subnormal-outputs", "subnormal-outputs-model", "exact-addition-fp16-model", "volta-alignment-vs-smt-paper",
+    "accumulation-order", "accumulation-order-model", "no-normalization", "no-normalization-model", "subnormal-inputs",
+    "subnormal-inputs-model", "subnormal-outputs", "subnormal-outputs-model", "exact-addition-fp16-model",
+    "volta-alignment-vs-smt-paper",
     "cdna3-asymmetry", "volta-nonmonotonic", "monotonicity-sm70-f16f32", "monotonicity-sm90-f16f32",
     "monotonicity-sm100-mxe4m3f32", "error-bound-sm89-e4m3e4m3f32", "error-bound-sm90-e4m3e4m3f32-wgmma",
 ]

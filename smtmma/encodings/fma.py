@@ -12,10 +12,13 @@ from .terms import input_term, merge_specials, product, value_specials
 __all__ = ["fma"]
 
 
-def fma(alg: Algebra, a: Unpacked, b: Unpacked, c: Unpacked, *, out: Format) -> Int:
-    """Bits of ``out`` holding a*b + c rounded once to nearest-even (IEEE NaN 0x7FC00000-style)."""
+def fma(alg: Algebra, a: Unpacked, b: Unpacked, c: Unpacked, *, out: Format, mode: str = "rne") -> Int:
+    """Bits of ``out`` holding a*b + c rounded once, to nearest-even by default (IEEE NaN 0x7FC00000-style).
+
+    ``mode`` (rne, rz, ru, rd): another IEEE rounding, for hypotheses (the SMT paper's ``a*b (+)_rm c``).
+    """
     p, ps = product(alg, a, b)
     neg, mag, lsb, sticky = exact_sum2(alg, p, input_term(c))  # Alg. 3 line 1: exact a*b + c
-    finite = round_pack(alg, out, "rne", neg, mag, lsb, sticky)
+    finite = round_pack(alg, out, mode, neg, mag, lsb, sticky)
     specials = merge_specials(alg, [ps, value_specials(alg, c)])
     return pack_special(alg, out, out.nan_bits(), *specials.resolved(alg), finite)

@@ -18,27 +18,27 @@ hardware rows).
 from __future__ import annotations
 
 import itertools
-import time
 from fractions import Fraction
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from ..catalogue import model_of
 from ..encodings.algebra import Algebra, Bool, Int
 from ..encodings.fields import unpack
+from ..encodings.fma import fma
 from ..encodings.rounding import flush_subnormal
 from ..formats import format_hex, get_format, to_fraction
 from ..models import Model
-from ..queries._twins import InputSet, QueryAlgebra, declare_output, fused_parts, same_value, value_key
-from ..queries.backends import solve
+from ..queries._twins import same_value, value_key
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
 from ..simulate import run_model, simulate_dot
-from .certificate import Block, chain_block, pin_block
+from .certificate import Block, pin_block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, witness_pins, witness_record
 from .hypotheses import Found, Hyp, Inputs, add_rm, ask, evaluate, mul_rm, tc
+from .transpositions import transposition_proofs
 
 MODES = ("rne", "rz", "ru", "rd")
 ONE16 = 0x3C00
@@ -108,6 +108,11 @@ def _dist(label: str, m1: Model, m2: Model, K: int, domain: Domain, ctx: Context
     return f
 
 
+def _proving(ctx: Context) -> dict[str, Any]:
+    """:func:`ask`'s solver options for a model property: a query expected to be unsat."""
+    return {"solver": ctx.solver, "timeout": ctx.timeout, "proof": True}
+
+
 def _differ(alg: Algebra, fmt: str, x: Int, y: Int) -> Bool:
     """Different values (+0 and -0 are the same value, as are two NaNs): a difference a test can see as a number."""
     return alg.not_(same_value(alg, get_format(fmt), x, y))
@@ -161,7 +166,7 @@ def exact_products_model(ctx: Context) -> Outcome:
     for arch in ("sm70", "sm75", "sm80"):
         m = model_of(arch, "f16f32")
         found.append(ask(f"{arch}: a*b (C=0) != IEEE FP32 a*b", m, 1, [tc("m", m), _product("rne", "fp32")],
-                         _ne_all("m", ["rne-fp32(a0*b0)"]), domain=C0, solver=ctx.solver, timeout=ctx.timeout))
+                         _ne_all("m", ["rne-fp32(a0*b0)"]), domain=C0, **_proving(ctx)))
     out = _outcome("exact-products-model", "001 Table 4", "unsat", found, _m32(),
                    "unsat for sm70, sm75, sm80 (f16f32, K=1, C=0): no FP16 pair, subnormals included, whose product "
                    "the model does not return exactly (FP32 holds every FP16 product).", ctx)
@@ -241,7 +246,7 @@ def exact_addition_fp16_model(ctx: Context) -> Outcome:
     hyps = [tc("sm70 f16f16", m), tc("exact", _wide16("rz"))]  # the sum, exact: Property 1 has RZ == RU
     f = ask("Property 1's inputs: sm70 f16f16 != the exact sum", m, 2, hyps,
             lambda alg, x, o: _p1_side(alg, x, o) + [_differ(alg, "fp16", o["sm70 f16f16"], o["exact"])],
-            domain=_P1_DOMAIN, solver=ctx.solver, timeout=ctx.timeout)
+            domain=_P1_DOMAIN, **_proving(ctx))
     return _holds(_outcome("exact-addition-fp16-model", "001 Table 4", "unsat", [f], m,
                            "unsat on Property 1's domain (two lanes, C = 0, exponents -4..4): the unit accumulates "
                            "FP16 products in FP32 width, so a representable sum comes out exact.", ctx))
@@ -281,7 +286,7 @@ def fp16_output_rne_model(ctx: Context) -> Outcome:
     for arch in ("sm70", "sm75", "sm80"):
         m = model_of(arch, "f16f16")
         found.append(ask(f"{arch} f16f16: a*b (C=0) != RNE-FP16(a*b)", m, 1, [tc("m", m), _product("rne", "fp16")],
-                         _ne_all("m", ["rne-fp16(a0*b0)"], "fp16"), domain=C0, solver=ctx.solver, timeout=ctx.timeout))
+                         _ne_all("m", ["rne-fp16(a0*b0)"], "fp16"), domain=C0, **_proving(ctx)))
     return _holds(_outcome("fp16-output-rne-model", "001 Table 4", "unsat", found, _m16(),
                            "unsat for sm70, sm75, sm80 (f16f16, K=1, C=0): the final rounding is RNE, subnormal "
                            "results included.", ctx))
@@ -291,7 +296,19 @@ def fp16_output_rne_model(ctx: Context) -> Outcome:
 
 
 def _ieee_sum(rm: str) -> Hyp:
-    """The paper's ``ToFP32(a)*ToFP32(b) (+)_rm c``: the exact product, one IEEE FP32 addition with ``rm``."""
+    """The paper's ``ToFP32(a)*ToFP32(b) (+)_rm c``: the exact product plus c, rounded once to FP32 with ``rm``.
+
+    An FP16 product is exact in FP32, so this is one FMA rounded with ``rm``
+    (:func:`~smtmma.encodings.fma.fma`); the tests prove it equal, bit for bit,
+    to the product rounded to FP32 then added (:func:`ieee_mul_add`).
+    """
+    f16, f32 = get_format("fp16"), get_format("fp32")
+    return Hyp(f"ieee-{rm}", "fp32", lambda alg, a, b, c: fma(
+        alg, unpack(alg, f16, a[0]), unpack(alg, f16, b[0]), unpack(alg, f32, c), out=f32, mode=rm))
+
+
+def ieee_mul_add(rm: str) -> Hyp:
+    """``ToFP32(a)*ToFP32(b) (+)_rm c`` as the paper writes it: a product rounded to FP32, then an addition with ``rm``."""
     return Hyp(f"ieee-{rm}", "fp32", lambda alg, a, b, c: add_rm(
         alg, mul_rm(alg, a[0], b[0], "fp16", "fp16", "fp32", "rz"), c, "fp32", rm))
 
@@ -319,9 +336,9 @@ def truncation_not_rz_model(ctx: Context) -> Outcome:
     m = _m32()
     hyps = [tc("sm70", m), _ieee_sum("rz")]
     every = ask("a,b,c >= 0: sm70 != RZ", m, 1, hyps, _ne_all("sm70", ["ieee-rz"]),
-                domain=Domain(nonneg=True), solver=ctx.solver, timeout=ctx.timeout)
+                domain=Domain(nonneg=True), **_proving(ctx))
     normal = ask("a,b,c >= 0 and normal: sm70 != RZ", m, 1, hyps, _ne_all("sm70", ["ieee-rz"]),
-                 domain=Domain(nonneg=True, subnormals=False), solver=ctx.solver, timeout=ctx.timeout)
+                 domain=Domain(nonneg=True, subnormals=False), **_proving(ctx))
     out = _holds(_outcome("truncation-not-rz-model", "001 §4.2", "unsat", [every, normal], m, "", ctx))
     if every.verdict == "sat" and normal.verdict == "unsat":
         out.verdict = "fails (holds for normal inputs)"
@@ -363,7 +380,7 @@ def rounding_of_accumulator_model(ctx: Context) -> Outcome:
     hyps = [tc("sm70", m), _ieee_sum("rd")]
     f = ask("a,b,c >= 0: sm70 > RD(a*b + c)", m, 1, hyps,
             lambda alg, x, o: [alg.lt(value_key(alg, f32, o["ieee-rd"]), value_key(alg, f32, o["sm70"]))],
-            domain=Domain(nonneg=True), solver=ctx.solver, timeout=ctx.timeout)
+            domain=Domain(nonneg=True), **_proving(ctx))
     return _holds(_outcome("rounding-of-accumulator-model", "001 §4.2", "unsat", [f], m,
                            "unsat (K=1 as the paper's two-input query, a, b, c >= 0, subnormals included): "
                            "sm70 <= RD(a*b + c): on effective additions the truncating accumulator never rounds up "
@@ -404,55 +421,13 @@ def accumulation_order(ctx: Context) -> Outcome:
        summary="sm70 f16f32 (K=4): every adjacent transposition of the products leaves D unchanged (3 proofs)")
 def accumulation_order_model(ctx: Context) -> Outcome:
     m = _m32()
-    found = [_transposition(m, k, ctx) for k in range(3)]
+    found = transposition_proofs(m, 4, ctx)
     return _holds(_outcome("accumulation-order-model", "001 §4.3", "unsat", found, m,
                            "unsat for each of the 3 adjacent transpositions (they generate every permutation). Each "
-                           "block runs the model twice, on the lanes and on the swapped lanes (no operand order "
-                           "canonicalized), and proves first, as lemmas checked in the block: equal e_max, equal "
-                           "aligned summands, equal sums; then D = D_swapped.", ctx))
-
-
-def _transposition(m: Model, k: int, ctx: Context) -> Found:
-    """Swapping lanes k, k+1 leaves D unchanged: a lemma chain (e_max, aligned summands, sum), each lemma a check-sat."""
-    t0 = time.perf_counter()
-    perm = list(range(4))
-    perm[k], perm[k + 1] = perm[k + 1], perm[k]
-    alg = QueryAlgebra(canonical=False)
-    x = InputSet.of(alg, m, 4)
-    pa, pb = [x.a[i] for i in perm], [x.b[i] for i in perm]
-    declare_output(alg, "d", run_model(alg, m, x.a, x.b, x.c), 32)
-    declare_output(alg, "d_swapped", run_model(alg, m, pa, pb, x.c), 32)
-    f1, f2 = fused_parts(alg, m, x.a, x.b, x.c), fused_parts(alg, m, pa, pb, x.c)  # the models' own terms
-    lemmas = [("equal e_max", alg.eq(f1.e_max, f2.e_max))]
-    lemmas += [(f"aligned summand {j} of the swapped run = summand {perm[j] if j < 4 else 4}",
-                alg.eq(f2.aligned[j], f1.aligned[perm[j] if j < 4 else 4])) for j in range(5)]
-    lemmas.append(("equal sums", alg.eq(f1.total, f2.total)))
-    base = alg.script().rstrip("\n")
-    lines, proved, verdict, solver, reason = [base], [], "unsat", "", ""
-    for label, goal in lemmas:
-        raw = alg.raw_bool(goal)
-        r = solve(base + "\n" + "\n".join(f"(assert {g})" for g in proved) + f"\n(assert (not {raw}))\n", (),
-                  solver=ctx.solver, timeout=ctx.timeout)
-        solver = r.solver
-        if r.verdict != "unsat":
-            verdict, reason = "unknown", f"lemma {label}: {r.verdict} {r.reason}"
-            break
-        proved.append(raw)
-        lines += [f"; lemma: {label}", "(push 1)", f"(assert (not {raw}))", "; expect: unsat", "(check-sat)", "(pop 1)",
-                  f"(assert {raw})"]
-    final = "(assert (not (= d d_swapped)))"
-    if verdict == "unsat":
-        r = solve(base + "\n" + "\n".join(f"(assert {g})" for g in proved) + "\n" + final + "\n", (),
-                  solver=ctx.solver, timeout=ctx.timeout)
-        verdict, reason = r.verdict, r.reason
-        if r.verdict == "sat":  # cannot be: the lemmas are proved; a sat here is a bug to report, not a witness
-            verdict, reason = "unknown", "the final check answered sat after the lemmas were proved"
-    lines += ["; the property", final, "; expect: unsat", "(check-sat)"]
-    text = "\n".join(lines)
-    f = Found(verdict, solver, time.perf_counter() - t0, text, reason=reason)
-    if verdict == "unsat":
-        f.block = chain_block(f"swapping lanes {k} and {k + 1} leaves D unchanged", text)
-    return f
+                           "chain runs the model twice, on the lanes and on the swapped lanes (no operand order "
+                           "canonicalized), proves equal e_max, asserts instances of lemmas proved on fresh variables "
+                           "(equal summands at equal e_max, the sum unchanged by the swap, equal sums round alike), "
+                           "and proves D = D_swapped.", ctx))
 
 
 # -- 6. normalization (Property 4) ------------------------------------------------------------------------
@@ -533,7 +508,7 @@ def subnormal_inputs_model(ctx: Context) -> Outcome:
         found.append(ask(f"{arch}: a0 subnormal, a0*b0 != exact", m, 1, [tc("m", m), _product("rne", "fp32")],
                          lambda alg, x, o: [_subnormal(alg, "fp16", x.a[0]),
                                             _differ(alg, "fp32", o["m"], o["rne-fp32(a0*b0)"])],
-                         domain=C0, solver=ctx.solver, timeout=ctx.timeout))
+                         domain=C0, **_proving(ctx)))
     return _holds(_outcome("subnormal-inputs-model", "001 §4.4", "unsat", found, _m32(),
                            "unsat for sm70, sm75, sm80 (f16f32, K=1, C=0, a0 subnormal).", ctx))
 
@@ -562,11 +537,12 @@ def subnormal_outputs_model(ctx: Context) -> Outcome:
         m = model_of(arch, "f16f16")
         found.append(ask(f"{arch} f16f16: a0, b0 normal, D != RNE-FP16(exact)", m, 1, [tc("m", m), _product("rne", "fp16")],
                          lambda alg, x, o: [_normal(alg, "fp16", x.a[0]), _normal(alg, "fp16", x.b[0]),
-                                            _differ(alg, "fp16", o["m"], o["rne-fp16(a0*b0)"])], domain=C0, solver=ctx.solver, timeout=ctx.timeout))
+                                            _differ(alg, "fp16", o["m"], o["rne-fp16(a0*b0)"])],
+                         domain=C0, **_proving(ctx)))
         m32 = model_of(arch, "f16f32")
         found.append(ask(f"{arch} f16f32: zero products, C subnormal, D != C", m32, 1, [tc("m", m32)],
                          lambda alg, x, o: [_subnormal(alg, "fp32", x.c), _differ(alg, "fp32", o["m"], x.c)],
-                         domain=Domain(fixed=(("a0", 0),)), solver=ctx.solver, timeout=ctx.timeout))
+                         domain=Domain(fixed=(("a0", 0),)), **_proving(ctx)))
     return _holds(_outcome("subnormal-outputs-model", "001 §4.4", "unsat", found, _m16(),
                            "unsat for sm70, sm75, sm80: gradual underflow of FP16 results, subnormal FP32 results "
                            "kept.", ctx))

@@ -158,8 +158,11 @@ def evaluate(base: Model, hyps: Sequence[Hyp], w: Witness, constraint: Optional[
 
 
 def ask(label: str, base: Model, K: int, hyps: Sequence[Hyp], constraint: Constraint, *,
-        domain: Optional[Domain] = None, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0) -> Found:
+        domain: Optional[Domain] = None, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0,
+        proof: bool = False) -> Found:
     """Is there an input (K lanes, the formats of ``base``, within ``domain``) satisfying ``constraint``?
+
+    ``proof``: the caller expects none (unsat), a hint to the solver (:func:`~smtmma.queries.backends.solve`).
 
     sat: the witness is replayed (:func:`evaluate`: the solver's outputs and
     the constraint must come out the same on NumPy) and the block pins it
@@ -169,7 +172,7 @@ def ask(label: str, base: Model, K: int, hyps: Sequence[Hyp], constraint: Constr
     t0 = time.perf_counter()
     f, names = _formula(base, K, hyps, constraint, domain)
     script = f.alg.script()
-    r = solve(script, f.input_names + names, solver=solver, timeout=timeout, seed=seed)
+    r = solve(script, f.input_names + names, solver=solver, timeout=timeout, seed=seed, proof=proof)
     found = Found(r.verdict, r.solver, 0.0, script, reason=r.reason)
     if r.verdict == "unsat":
         found.block = Block(label, script, "unsat")

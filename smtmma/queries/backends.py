@@ -47,14 +47,18 @@ class SolverResult:
 Want = Sequence[str]  # names of bit-vector constants whose values a sat answer reports
 
 
-def _run_bitwuzla(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+def _run_bitwuzla(script: str, want: Want, timeout: float, seed: int, proof: bool = False) -> SolverResult:
     """Two phases: propagation-based local search (finds witnesses of these queries in a fraction of a
-    second, cannot prove unsat) for a short budget, then bit-blasting (complete) for the rest."""
+    second, cannot prove unsat) for a short budget, then bit-blasting (complete) for the rest.
+    ``proof``: the caller expects unsat, so only the complete phase runs."""
     import bitwuzla as bw
 
     t0 = time.perf_counter()
     quick = min(2.0, timeout / 4) if timeout else 2.0
-    for engine, limit in (("preprop", quick), ("bitblast", (timeout - quick) if timeout else 0)):
+    phases = [("preprop", quick), ("bitblast", (timeout - quick) if timeout else 0)]
+    if proof:
+        phases = [("bitblast", timeout)]
+    for engine, limit in phases:
         tm = bw.TermManager()
         opts = bw.Options()
         opts.set(bw.Option.PRODUCE_MODELS, True)
@@ -76,7 +80,7 @@ def _run_bitwuzla(script: str, want: Want, timeout: float, seed: int) -> SolverR
     return SolverResult("unknown", "bitwuzla", dt, reason=f"timeout after {timeout:g} s" if timeout else "solver gave up")
 
 
-def _run_z3(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+def _run_z3(script: str, want: Want, timeout: float, seed: int, proof: bool = False) -> SolverResult:
     import z3
 
     t0 = time.perf_counter()
@@ -97,7 +101,7 @@ def _run_z3(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
     return SolverResult("unknown", "z3", dt, reason=s.reason_unknown() or "unknown")
 
 
-def _run_cvc5(script: str, want: Want, timeout: float, seed: int) -> SolverResult:
+def _run_cvc5(script: str, want: Want, timeout: float, seed: int, proof: bool = False) -> SolverResult:
     import cvc5
 
     t0 = time.perf_counter()
@@ -127,7 +131,8 @@ def _run_cvc5(script: str, want: Want, timeout: float, seed: int) -> SolverResul
 
 
 #: name -> (python module, runner), in preference order.
-BACKENDS: dict[str, tuple[str, Callable[[str, Want, float, int], SolverResult]]] = {
+#: A runner: (script, want, timeout in s, seed, proof) -> SolverResult; ``proof``: unsat is expected (a hint only).
+BACKENDS: dict[str, tuple[str, Callable[[str, Want, float, int, bool], SolverResult]]] = {
     "bitwuzla": ("bitwuzla", _run_bitwuzla),
     "z3": ("z3", _run_z3),
     "cvc5": ("cvc5", _run_cvc5),
@@ -147,15 +152,17 @@ def default_backend() -> str:
     return have[0]
 
 
-def _child(name: str, script: str, want: Want, timeout: float, seed: int, queue: "mp.Queue[SolverResult]") -> None:
+def _child(name: str, script: str, want: Want, timeout: float, seed: int, proof: bool,
+           queue: "mp.Queue[SolverResult]") -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it kills this process
     try:
-        queue.put(BACKENDS[name][1](script, want, timeout, seed))
+        queue.put(BACKENDS[name][1](script, want, timeout, seed, proof))
     except Exception as e:  # a crash in one racer must not stop the race
         queue.put(SolverResult("unknown", name, 0.0, reason=f"{type(e).__name__}: {e}"))
 
 
-def _race(script: str, want: Want, timeout: float, seed: int, names: Sequence[str]) -> SolverResult:
+def _race(script: str, want: Want, timeout: float, seed: int, names: Sequence[str], proof: bool = False
+          ) -> SolverResult:
     """Run the backends ``names`` in child processes; the first definite answer wins.
 
     The parent only waits, so Ctrl-C and a command's time limit
@@ -171,7 +178,8 @@ def _race(script: str, want: Want, timeout: float, seed: int, names: Sequence[st
             if n == "z3":
                 module.main_ctx()  # z3's global context costs ~40 ms to make; a child inherits it
     queue: "mp.Queue[SolverResult]" = ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(n, script, want, timeout, seed, queue), daemon=True) for n in names]
+    procs = [ctx.Process(target=_child, args=(n, script, want, timeout, seed, proof, queue), daemon=True)
+             for n in names]
     for p in procs:
         p.start()
     answers: list[SolverResult] = []
@@ -199,14 +207,17 @@ def _race(script: str, want: Want, timeout: float, seed: int, names: Sequence[st
     return SolverResult("unknown", "portfolio" if many else names[0], time.perf_counter() - t0, reason=reasons)
 
 
-def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0) -> SolverResult:
+def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout: float = 60.0, seed: int = 0,
+          proof: bool = False) -> SolverResult:
     """Check ``script`` (SMT-LIB2 without ``check-sat``) with ``solver`` (default: the preferred installed one).
 
     ``want``: names of declared bit-vector constants whose values a sat
     answer returns.  ``solver="portfolio"`` races every installed backend.
     The solver runs in a child process (killed on Ctrl-C or when the
     command's time limit runs out); ``timeout`` (seconds) is cut to what is
-    left of that limit.
+    left of that limit.  ``proof``: the caller expects unsat (a lemma, a
+    property it proves); a hint that skips search that can only find
+    witnesses (bitwuzla's local search), never a change of the verdict.
     """
     have = available()
     if solver in (None, "", "default"):
@@ -217,9 +228,9 @@ def solve(script: str, want: Want = (), *, solver: Optional[str] = None, timeout
     if solver == "portfolio":
         if not have:
             default_backend()
-        return _race(script, want, timeout, seed, have)
+        return _race(script, want, timeout, seed, have, proof)
     if solver not in BACKENDS:
         raise UnknownNameError(unknown_name("solver", solver, [*BACKENDS, "portfolio"]))
     if solver not in have:
         raise NoBackendError(f"solver {solver} is not installed (installed: {choices(have) or 'none'}); pip install 'smtmma[{solver}]'")
-    return _race(script, want, timeout, seed, [solver])
+    return _race(script, want, timeout, seed, [solver], proof)

@@ -188,6 +188,18 @@ def test_emit_smt2_writes_a_self_contained_script(capsys, tmp_path) -> None:
     assert backends.solve(body, (), solver=FAST[1] if FAST else None, timeout=60).verdict == "unsat"
 
 
+@pytest.mark.parametrize("solver", available())
+def test_the_proof_hint_never_changes_a_verdict(solver: str) -> None:
+    """``proof=True`` (unsat expected) still answers sat, with the witness, on a satisfiable script; unsat stays unsat."""
+    decl = "(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n(declare-const y (_ BitVec 8))\n"
+    sat = decl + "(assert (= (bvmul x y) #x8f))\n(assert (bvugt x #x01))\n(assert (bvugt y #x01))\n"
+    unsat = decl + "(assert (not (= (bvadd x y) (bvadd y x))))\n"
+    for hint in (False, True):
+        r = backends.solve(sat, ["x", "y"], solver=solver, timeout=30, proof=hint)
+        assert r.verdict == "sat" and (r.values["x"] * r.values["y"]) % 256 == 0x8F and r.values["x"] > 1
+        assert backends.solve(unsat, (), solver=solver, timeout=30, proof=hint).verdict == "unsat"
+
+
 @pytest.mark.skipif(len(available()) < 2, reason="portfolio needs two SMT backends to race")
 def test_portfolio_races_the_installed_backends(capsys) -> None:
     code, rec, err = run_json(capsys, "distinguish", "sm80", "sm86", *F16F32, "--solver", "portfolio")

@@ -305,14 +305,16 @@ class Runner:
     used: str = ""
     t0: float = field(default_factory=time.perf_counter)
 
-    def check(self, script: str, want: Sequence[str] = (), *, timeout: Optional[float] = None) -> SolverResult:
-        """The solver's answer on ``script`` (``timeout``: this call's own limit, at most the runner's).
+    def check(self, script: str, want: Sequence[str] = (), *, timeout: Optional[float] = None,
+              proof: bool = False) -> SolverResult:
+        """The solver's answer on ``script`` (``timeout``: this call's own limit, at most the runner's; ``proof``:
+        a lemma, unsat expected, see :func:`~smtmma.queries.backends.solve`).
 
         A crash of the backend is an ``unknown`` with its message.
         """
         limit = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
-            r = solve(script, list(want), solver=self.solver, timeout=limit, seed=self.seed)
+            r = solve(script, list(want), solver=self.solver, timeout=limit, seed=self.seed, proof=proof)
         except SmtmmaError:
             raise  # a user error (unknown or missing solver): report it, do not hide it
         except Exception as e:  # a backend failure (out of memory, crash) is an answer of its own: unknown
@@ -383,7 +385,7 @@ class LemmaChain:
             premises = [f"(assert {self.proven[i][1]})" for i in deps]
             script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *premises,
                                  f"(assert (not {raw}))"]) + "\n"
-        r = self.runner.check(script)
+        r = self.runner.check(script, proof=True)
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False

@@ -190,7 +190,7 @@ def composed_position(model: Model, K: int, domain: Domain, label: str, run: Run
     base = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts]
     lines = list(base)
     for (what, _), raw in zip(steps, raws):
-        r = run.check("\n".join(lines + [f"(assert (not {raw}))"]) + "\n")
+        r = run.check("\n".join(lines + [f"(assert (not {raw}))"]) + "\n", proof=True)
 
         if r.verdict != "unsat":
             return r.verdict, None, f"{what.split(':')[0]} of raising {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")

@@ -357,7 +357,7 @@ def run_lemmas(lemmas: list[_Lemma], run: Runner) -> PartsProof:
     proof = PartsProof("holds")
     for lem in lemmas:
         t0 = time.perf_counter()
-        r = run.check(lem.script)
+        r = run.check(lem.script, proof=True)
         proof.seconds[lem.label] = time.perf_counter() - t0
         if r.verdict != "unsat":
             proof.verdict = "unknown"

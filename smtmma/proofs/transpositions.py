@@ -4,8 +4,9 @@ The model runs twice, on the lanes and on the lanes with k and k+1
 swapped; nothing is canonicalized, so the two runs are separate circuits.
 Each transposition rests on:
 
-* a chain on both runs: "equal e_max" (checked), then instances of the
-  lemmas below (asserted), then D = D_swapped (checked);
+* a chain on both runs (:class:`~smtmma.queries._twins.LemmaChain`): "equal
+  e_max" (checked) and instances of the lemmas below (asserted), then
+  D = D_swapped (checked);
 * lemmas on fresh variables (:func:`~smtmma.proofs.generalized.generalized`):
   a term aligned at equal e_max gives equal summands (Alg. 7 line 9), the
   exact sum of the summands does not change when two of them trade places,
@@ -21,18 +22,17 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-from ..encodings.algebra import Bool
+from ..encodings.algebra import Bool, Int
 from ..encodings.fused_sum import aligned
 from ..encodings.rounding import convert_fixed
 from ..encodings.terms import Term
 from ..formats import get_format
 from ..models import Model
-from ..queries._twins import InputSet, QueryAlgebra, declare_output, fused_parts
-from ..queries.backends import solve
+from ..queries._twins import InputSet, LemmaChain, QueryAlgebra, Runner, declare_output, fused_parts, output_container
 from ..queries.properties._monotone_chain import _implies
-from ..queries.properties.error_parts import _Lemma
+from ..queries.properties.error_parts import _Lemma, run_lemmas
 from ..simulate import run_model
-from .certificate import Block, chain_block
+from .certificate import chain_block
 from .claim import Context
 from .generalized import Arg, generalized
 from .hypotheses import Found
@@ -45,17 +45,15 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
     distinct one once), then one chain per transposition; the first that is not unsat ends the list."""
     if m.kind != "t-fdpa" or m.carry_bits is not None or m.emax_floor is not None or m.ieee_zero or m.zero_emax:
         raise ValueError(f"{m.describe()}: the transposition proof covers plain T-FDPA models")
-    done: dict[str, Found] = {}
-    found: list[Found] = []
-    for k in range(K - 1):
-        lemmas, chain = _transposition(m, K, k)
-        for lem in lemmas:
-            if lem.script not in done:
-                done[lem.script] = f = _check(lem.label, lem.script, ctx)
-                found.append(f)
-                if f.verdict != "unsat":
-                    return found
-        f = _run_chain(f"swapping lanes {k} and {k + 1} leaves D unchanged", *chain, ctx)
+    run = Runner(ctx.solver, ctx.timeout, ctx.seed)
+    swaps = [_transposition(m, K, k) for k in range(K - 1)]
+    lemmas = list({lem.script: lem for lems, _ in swaps for lem in lems}.values())  # each distinct lemma once
+    proved = run_lemmas(lemmas, run)
+    found = [Found("unsat", run.name, proved.seconds[b.label], b.text, block=b) for b in proved.blocks]
+    if proved.verdict != "holds":
+        return found + [Found("unknown", run.name, 0.0, "", reason=proved.reason)]
+    for k, (_, chain) in enumerate(swaps):
+        f = _run_chain(f"swapping lanes {k} and {k + 1} leaves D unchanged", *chain, run)
         found.append(f)
         if f.verdict != "unsat":
             break
@@ -70,8 +68,9 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryA
     alg = QueryAlgebra(canonical=False)
     x = InputSet.of(alg, m, K)
     pa, pb = [x.a[i] for i in perm], [x.b[i] for i in perm]
-    declare_output(alg, "d", run_model(alg, m, x.a, x.b, x.c), 32)
-    declare_output(alg, "d_swapped", run_model(alg, m, pa, pb, x.c), 32)
+    bits = output_container(m).bits
+    declare_output(alg, "d", run_model(alg, m, x.a, x.b, x.c), bits)
+    declare_output(alg, "d_swapped", run_model(alg, m, pa, pb, x.c), bits)
     f1, f2 = fused_parts(alg, m, x.a, x.b, x.c), fused_parts(alg, m, pa, pb, x.c)  # the models' own terms
     F = m.F
     assert F is not None
@@ -101,29 +100,22 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryA
         add(f"{what} aligned at equal e_max gives equal summands (Alg. 7 line 9; fresh variables)", realign,
             [t.neg, t.sig, t.exp, f1.e_max, f2.e_max], {4: 3})
 
+    def same_sum(label: str, first: Sequence[Int], second: Sequence[Int], pick: Sequence[int]) -> None:
+        """Lemma: when summand j of ``second`` is summand pick[j] of ``first``, their running sums end equal."""
+        n = len(first)
+
+        def statement(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
+            same = [A.eq(v[n + j], v[pick[j]]) for j in range(n)]  # type: ignore[arg-type]
+            return _implies(A, same, A.eq(A.sum_all(v[:n]), A.sum_all(v[n:])))  # type: ignore[arg-type]
+
+        add(label, statement, [*first, *second], {n + j: pick[j] for j in range(n)})
+
     n = k + 2  # the running sums of the two runs differ up to summand k+1 (Alg. 7 line 10, in the lanes' order)
-
-    def reorder(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
-        s, s2 = list(v[:n]), list(v[n:])
-        same = [A.eq(s2[j], s[src[j]]) for j in range(n)]  # type: ignore[arg-type]
-        return _implies(A, same, A.eq(A.sum_all(s), A.sum_all(s2)))  # type: ignore[arg-type]
-
-    add(f"summands {k} and {k + 1} trade places: the running sum through them is the same (fresh variables)",
-        reorder, [*f1.aligned[:n], *f2.aligned[:n]], {n + j: src[j] for j in range(n)})
-
-    def rest(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
-        m2 = len(v) // 2
-        sums = []
-        for half in (v[:m2], v[m2:]):
-            run = half[0]
-            for y in half[1:]:
-                run = A.add(run, y)  # type: ignore[arg-type]
-            sums.append(run)
-        return _implies(A, [A.eq(p, q) for p, q in zip(v[:m2], v[m2:])], A.eq(sums[0], sums[1]))  # type: ignore[arg-type]
-
+    same_sum(f"summands {k} and {k + 1} trade places: the running sum through them is the same (fresh variables)",
+             f1.aligned[:n], f2.aligned[:n], src[:n])
     tail1, tail2 = [f1.prefix[n - 1], *f1.aligned[n:]], [f2.prefix[n - 1], *f2.aligned[n:]]
-    add("equal running sums plus equal summands are equal sums (fresh variables)", rest, [*tail1, *tail2],
-        {len(tail1) + j: j for j in range(len(tail1))})
+    same_sum(f"equal running sums through summand {k + 1} plus equal summands are equal sums (fresh variables)",
+             tail1, tail2, range(len(tail1)))
 
     def rounding(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
         t1, e1, t2, e2 = v
@@ -136,36 +128,22 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryA
     return lemmas, (alg, alg.eq(f1.e_max, f2.e_max), instances)
 
 
-def _check(label: str, script: str, ctx: Context) -> Found:
-    t0 = time.perf_counter()
-    r = solve(script, (), solver=ctx.solver, timeout=ctx.timeout, proof=True)
-    f = Found(r.verdict, r.solver, time.perf_counter() - t0, script, reason=r.reason)
-    if r.verdict == "unsat":
-        f.block = Block(label, script, "unsat")
-    return f
-
-
-def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[tuple[str, Bool]], ctx: Context) -> Found:
+def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[tuple[str, Bool]], run: Runner) -> Found:
     """The chain of one transposition: prove equal e_max, assert the fresh lemmas' instances, prove D = D_swapped."""
     t0 = time.perf_counter()
-    base = alg.script().rstrip("\n")
-    goal = alg.raw_bool(emax)
-    r = solve(base + f"\n(assert (not {goal}))\n", (), solver=ctx.solver, timeout=ctx.timeout, proof=True)
-    lines = [base, "; lemma: equal e_max", "(push 1)", f"(assert (not {goal}))", "; expect: unsat", "(check-sat)",
-             "(pop 1)", f"(assert {goal})"]
-    if r.verdict != "unsat":
-        return Found("unknown", r.solver, time.perf_counter() - t0, "\n".join(lines),
-                     reason=f"lemma equal e_max: {r.verdict} {r.reason}")
-    for what, inst in instances:
-        lines += [f"; instance of the lemma: {what}", f"(assert {alg.raw_bool(inst)})"]
+    base = len(alg.asserts)
+    chain = LemmaChain(alg, run)
+    if not chain.prove("equal e_max", emax):
+        return Found("unknown", run.name, time.perf_counter() - t0, alg.script(), reason=chain.stopped)
+    for what, inst in instances:  # proved above on fresh variables
+        alg.asserts.append(f"; instance of the lemma: {what}\n(assert {alg.raw_bool(inst)})")
     final = "(assert (not (= d d_swapped)))"
-    r = solve("\n".join(lines) + "\n" + final + "\n", (), solver=ctx.solver, timeout=ctx.timeout, proof=True)
+    r = run.check(alg.script(final), proof=True)
     verdict, reason = r.verdict, r.reason
     if verdict == "sat":  # cannot be: the lemmas are proved; a sat here is a bug to report, not a witness
         verdict, reason = "unknown", "the final check answered sat after the lemmas were proved"
-    lines += ["; the property", final, "; expect: unsat", "(check-sat)"]
-    text = "\n".join(lines)
-    f = Found(verdict, r.solver, time.perf_counter() - t0, text, reason=reason)
+    text = chain.certificate(base, final)
+    f = Found(verdict, run.name, time.perf_counter() - t0, text, reason=reason)
     if verdict == "unsat":
         f.block = chain_block(label, text)
     return f

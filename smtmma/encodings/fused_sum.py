@@ -114,7 +114,7 @@ def placed_total(alg: Algebra, values: Sequence[Int], negs: Sequence[Bool]) -> t
     return neg, alg.abs(total)
 
 
-def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:
+def exact_sum2(alg: Algebra, x: Term, y: Term, *, nominal_x: int = 0) -> tuple[Bool, Int, Int, Bool]:
     """(neg, mag, lsb, sticky) of x + y for correct rounding: value = (-1)**neg * (mag + t) * 2**lsb, t in (0,1) iff sticky.
 
     Both significands are normalized and placed in a window of
@@ -122,23 +122,38 @@ def exact_sum2(alg: Algebra, x: Term, y: Term) -> tuple[Bool, Int, Int, Bool]:
     larger term; a smaller term that falls out of it only sets the sticky
     bit (it cannot cancel more than one bit of the larger): the classic
     FP adder, exact for rounding, and 51 bits wide for FP32.
+
+    ``nominal_x`` (a precision p in bits; 0: off): x (an FMA's product) is
+    placed at its nominal exponent, unnormalized, as an FMA datapath and the
+    fused-sum models place it, in a window of ``bits(x) + max(bits(y), p) + 3``
+    bits. That is exact for rounding to p bits: a cut y is less than half of
+    x's lowest possible bit, so the sum's leading bit is at most bits(x) under
+    the window's top, which leaves p bits of the sum and 3 below them (a
+    window 3 bits narrower fails tests/test_fma_nominal.py).
     """
-    window, low = sum2_window(x, y)
-    lx, tx = window_lead(alg, x, window, low)
+    window, low = sum2_window(x, y, nominal_x)
+    lx, tx = window_lead(alg, x, window, low, normalize=not nominal_x)
     ly, ty = window_lead(alg, y, window, low)
     return window_sum(alg, window, (x.neg, lx, tx), (y.neg, ly, ty))
 
 
-def sum2_window(x: Term, y: Term) -> tuple[int, int]:
-    """(window, low) of :func:`exact_sum2`: the window's width in bits, and the lead exponent standing for a zero term."""
-    window = x.sig.hi.bit_length() + y.sig.hi.bit_length() + 3
+def sum2_window(x: Term, y: Term, y_at_least: int = 0) -> tuple[int, int]:
+    """(window, low) of :func:`exact_sum2`: the window's width in bits, and the lead exponent standing for a zero term
+    (``y_at_least``: y counted as at least that many bits wide)."""
+    window = x.sig.hi.bit_length() + max(y.sig.hi.bit_length(), y_at_least) + 3
     return window, min(x.exp.lo - x.frac, y.exp.lo - y.frac) - window - 1
 
 
-def window_lead(alg: Algebra, t: Term, window: int, low: int) -> tuple[Int, Int]:
+def window_lead(alg: Algebra, t: Term, window: int, low: int, *, normalize: bool = True) -> tuple[Int, Int]:
     """(lead, top): t's magnitude is top * 2**(lead - window), top's leading bit at bit window - 1 (lead: the exponent
-    just above t's leading bit); (low, 0) for a zero term."""
+    just above t's leading bit); (low, 0) for a zero term.
+
+    ``normalize=False``: lead is t's nominal one (just above its significand's highest possible bit), and top's
+    leading bit may lie up to bits(t) - 1 lower.
+    """
     bits = t.sig.hi.bit_length()
+    if not normalize:
+        return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bits)), alg.shl(t.sig, window - bits)
     norm, bl = alg.normalize(t.sig, bits)
     top = alg.shl(norm, window - bits)
     return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bl)), top

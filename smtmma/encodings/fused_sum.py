@@ -152,9 +152,7 @@ def window_lead(alg: Algebra, t: Term, window: int, low: int, *, normalize: bool
     leading bit may lie up to bits(t) - 1 lower.
     """
     bits = t.sig.hi.bit_length()
-    if not normalize:
-        return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bits)), alg.shl(t.sig, window - bits)
-    norm, bl = alg.normalize(t.sig, bits)
+    norm, bl = alg.normalize(t.sig, bits) if normalize else (t.sig, bits)
     top = alg.shl(norm, window - bits)
     return alg.ite(alg.eq(t.sig, 0), low, alg.add(alg.sub(t.exp, t.frac), bl)), top
 

@@ -380,7 +380,7 @@ def rounding_of_accumulator(ctx: Context) -> Outcome:
 def rounding_of_accumulator_model(ctx: Context) -> Outcome:
     m = _m32()
     f32 = get_format("fp32")
-    hyps = [tc("sm70", m), _ieee_sum("rd", nominal=True)]  # the product placed as sm70 places it: 12.2 s -> 3.5-3.9 s
+    hyps = [tc("sm70", m), _ieee_sum("rd", nominal=True)]  # the product placed as sm70 places it: 12.2 s -> 3.4-3.9 s
     f = ask("a,b,c >= 0: sm70 > RD(a*b + c)", m, 1, hyps,
             lambda alg, x, o: [alg.lt(value_key(alg, f32, o["ieee-rd"]), value_key(alg, f32, o["sm70"]))],
             domain=Domain(nonneg=True), **_proving(ctx))

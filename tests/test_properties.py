@@ -236,10 +236,26 @@ def test_carry_bits_of_a_short_dot_product() -> None:
 SMALL = parse_domain("exp=-2:2,cexp=-2:2")
 
 
-def test_table9_bound_holds_for_ampere_on_a_small_domain() -> None:
-    r = check_property("error-bound", M("sm80"), K=2, domain=SMALL)
-    assert r.verdict == "holds"
+SCOPE_TAIL = ", K=2; a NaN or infinite D is outside the bound"
+
+
+def test_table9_bound_holds_for_ampere_with_the_scope_its_proof_has() -> None:
+    # NaN/Inf inputs may be asked for, but the proof is about finite inputs and outputs: the scope says so
+    dom = parse_domain("specials,exp=-2:2,cexp=-2:2")
+    r = check_property("error-bound", M("sm80"), K=2, domain=dom)
+    assert r.verdict == "holds" and r.extra["proof"].startswith("compositional")
     assert r.extra["bound"] == "3*2^(e_max-24) + 1 ulp(fp32)"
+    assert r.extra["scope"] == "every finite input whose D is finite" + SCOPE_TAIL
+    assert r.reason == f"|Phi - exact| <= 3*2^(e_max-24) + 1 ulp(fp32) for {r.extra['scope']}"
+
+
+@pytest.mark.slow
+def test_error_bound_without_lemmas_states_its_formulas_scope() -> None:
+    # one formula over the domain asked (35 s): its inputs may be NaN/Inf, its outputs are finite
+    dom = parse_domain("specials,exp=-1:1,cexp=-1:1,lanes=1")
+    r = check_property("error-bound", M("sm80"), K=2, domain=dom, lemmas=False, timeout=300)
+    assert r.verdict == "holds" and "proof" not in r.extra
+    assert r.extra["scope"] == f"every input of the domain ({dom.describe()}) whose D is finite" + SCOPE_TAIL
 
 
 def test_half_the_table9_bound_fails_with_an_exact_witness() -> None:

@@ -113,7 +113,9 @@ def _cmd_query(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rec))
     else:
-        where = f"{rec['arch']} {rec['instr']}, {model.describe()}, K={K}, {rec['domain']}"
+        # a proof whose scope differs from the domain asked states it ("scope:" below), not the domain asked
+        where = f"{rec['arch']} {rec['instr']}, {model.describe()}, K={K}, " + (
+            f"domain asked: {rec['domain']}" if "scope" in rec else rec["domain"])
         print(f"{prop} {r.verdict} for {name} ({where})")
         for k, v in dict(getattr(r, "extra", None) or {}).items():
             v = json_scalar(v)

@@ -175,6 +175,8 @@ class _ErrorFormula:
         finite = alg.not_(alg.or_(ud.is_inf, ud.is_nan))
         outside = alg.and_(alg.not_(ud.is_zero), alg.or_(alg.lt(ud.exp, e_lo), alg.lt(e_hi, ud.exp)))
         self.finite, self.outside, self.bound = finite, outside, bound
+        # what :meth:`script` asks about: the domain's inputs, and of them only those whose output is finite
+        self.scope = f"every input of the domain ({domain.describe()}) whose D is finite"
         self.model, self.lemma_count = model, 0
 
     def prove_lemmas(self, run: Runner) -> LemmaChain:
@@ -275,6 +277,7 @@ def error_bound(
     cdna3 = supports_cdna3(model, K)
     parts = lemmas and (supports_parts(model, K) or cdna3) and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
+    scopes: dict[Fraction, str] = {}  # per scale proved: the inputs that proof covers (its formula's or its lemmas')
 
     def violation(f: _ErrorFormula, values: dict[str, int], lam: Fraction) -> Optional[tuple[Witness, int, Fraction]]:
         """The solver's witness replayed: (witness, d, ratio) when it breaks ``lam`` * bound; None when it only left
@@ -306,6 +309,7 @@ def error_bound(
                         proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
                     if proof.verdict == "holds":
                         blocks[lam] = proof.blocks
+                        scopes[lam] = proof.scope
                         return "holds", None, script
                     return "unknown", proof.reason, script
                 found = violation(f, r.values, lam)
@@ -323,6 +327,7 @@ def error_bound(
             if chain is not None and chain.proven:
                 script = chain.certificate(f.base_asserts, script.rstrip("\n").rsplit("\n", 1)[-1])
             if r.verdict == "unsat":
+                scopes[lam] = f.scope
                 return "holds", None, script
             if r.verdict == "unknown":
                 return "unknown", r.reason, script
@@ -348,8 +353,9 @@ def error_bound(
     if verdict == "holds":
         if scale in blocks:
             extra["proof"] = "compositional (full domain: every finite input)"
+        extra["scope"] = f"{scopes[scale]}, K={K}; a NaN or infinite D is outside the bound"
         return _result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
-                       reason=f"|Phi - exact| <= {bound.describe(scale)} for every input ({domain.describe()}, K={K})")
+                       reason=f"|Phi - exact| <= {bound.describe(scale)} for {extra['scope']}")
     w, got, ratio = info
     return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,
                    reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")

@@ -86,6 +86,8 @@ class PartsProof:
     reason: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
     summary: str = "glue, per-summand re-alignment and gain, composition, rounding"  # the kinds of lemma, for reports
+    #: the inputs the lemmas cover: every lemma's premise is a finite input whose output is finite
+    scope: str = "every finite input whose D is finite"
 
 
 def _ranged(alg: QueryAlgebra, name: str, lo: int, hi: int) -> Int:

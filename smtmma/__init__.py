@@ -1,7 +1,8 @@
 """smtmma: bit-accurate models of GPU matrix units, as a simulator and as SMT formulas.
 
 Public API: :func:`simulate_dot`, :func:`simulate_mma` (bit patterns in,
-bit patterns out), :func:`matmul` (whole GEMMs on real-valued arrays), the catalogue (:func:`lookup`), formats and models, and
+bit patterns out), :func:`matmul` (whole GEMMs on real-valued arrays), :func:`ulp_distance` (how far apart two
+outputs are, in ulps of their format), the catalogue (:func:`lookup`), formats and models, and
 the solver queries :func:`distinguish` and :func:`query` (imported on first
 use; they return the records ``smtmma distinguish/query --json`` print).
 """
@@ -9,6 +10,7 @@ use; they return the records ``smtmma distinguish/query --json`` print).
 from __future__ import annotations
 
 from .catalogue import CATALOGUE, lookup, resolve_arch, resolve_instr
+from .compare import ulp_distance
 from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError, UnknownNameError
 from .formats import FORMATS, get_format
 from .models import Model
@@ -33,6 +35,7 @@ __all__ = [
     "simulate_dot",
     "simulate_mma",
     "matmul",
+    "ulp_distance",
     "distinguish",
     "query",
     "lookup",

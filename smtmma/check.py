@@ -21,24 +21,31 @@ that do not; an unknown name makes the line an error), and where a line
 also has the device's ``d``, the report names the candidates whose
 expectations agree with ``d`` on every such line (``consistent``): the
 models a recorded run of a suite identifies.
+
+:func:`check_against` asks the other question of a log: which models explain
+it?  Every candidate of a space (the catalogue, a list, a parameter grid; see
+:mod:`smtmma.discriminators.candidates`) runs on every line with a ``d``,
+whatever the line's ``arch`` and ``op`` say, and each gets a count of the
+lines it explains (:class:`AgainstReport`).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from .catalogue import model_of
-from .discriminators.candidates import model_by_name
+from .catalogue import entries, model_of, resolve_instr
+from .discriminators.candidates import Space, model_by_name
 from .errors import InputError, InputTypeError, SmtmmaError
 from .formats import Format, format_hex, to_float
 from .models import Model
 from .simulate import simulate_dot
-from .vectors import LineError, TestVector, iter_vectors, vector_formats
+from .vectors import MAX_LINE_BYTES, LineError, TestVector, iter_vectors, parse_line, parse_record, vector_formats
 
 __all__ = [
     "Mismatch",
@@ -46,6 +53,12 @@ __all__ = [
     "CheckReport",
     "check_file",
     "check_files",
+    "LogFile",
+    "ModelCount",
+    "InstrCounts",
+    "AgainstReport",
+    "check_against",
+    "iter_vectors_any_arch",
     "simulate_vectors",
     "simulate_with",
     "json_value",
@@ -444,3 +457,267 @@ def check_files(
         cb = (lambda n, _p=str(p): progress(_p, n)) if progress is not None else None
         reports.append(check_file(p, max_mismatches=max_mismatches, max_errors=max_errors, progress=cb))
     return CheckReport(reports)
+
+
+# ---------------------------------------------------------------- which models explain a log (check --against)
+
+
+def _open_bytes(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
+    """The byte stream of ``path`` (``-``: standard input) and whether the caller closes it; InputError if it cannot be opened."""
+    if str(path) == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:
+            raise InputError("-: no standard input")
+        return buffer, False
+    try:
+        return open(path, "rb"), True
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a test-vector file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
+def _retargeted(raw: bytes, n: int, first: InputError) -> TestVector:
+    """The line read as if its arch were the instruction's first catalogue architecture and it had no op.
+
+    Only for a line whose ``arch`` or ``op`` (or an arch without its
+    ``instr``) is what failed; raises ``first`` otherwise.
+    """
+    msg = str(first)
+    if not (msg.startswith((f"line {n}: arch: ", f"line {n}: op: ")) or
+            msg.startswith(f"line {n}: instr: ") and "has no instruction" in msg):
+        raise first
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+        base = entries(instr=resolve_instr(obj["instr"]))[0].arch
+        return parse_record({**{k: v for k, v in obj.items() if k != "op"}, "arch": base}, n)
+    except (ValueError, KeyError, TypeError, IndexError, SmtmmaError):
+        raise first from None
+
+
+def iter_vectors_any_arch(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError]]:
+    """Per non-blank line of ``path``: its vector, read whatever its ``arch`` says, or a :class:`LineError`.
+
+    As :func:`~smtmma.vectors.iter_vectors`, except that a line whose
+    ``arch`` is unknown, lacks the line's ``instr``, or whose ``op`` does
+    not fit, is read in the formats of its ``instr`` alone (the vector's
+    ``arch`` is then the instruction's first catalogue architecture; the
+    line's own stays in ``raw``): the log of a GPU no catalogue row names
+    yet can still be matched against candidate models.  Raises InputError
+    when the file cannot be opened or read (missing, a directory, gzip, UTF-16).
+    """
+    fh, owned = _open_bytes(path)
+    name = "<stdin>" if str(path) == "-" else str(path)
+    try:
+        n = 0
+        while True:
+            try:
+                raw = fh.readline(MAX_LINE_BYTES + 1)
+            except OSError as e:
+                raise InputError(f"{name}: cannot read line {n + 1} ({e.strerror or e})") from None
+            if not raw:
+                return
+            n += 1
+            if n == 1:
+                if raw.startswith(b"\x1f\x8b"):
+                    raise InputError(f"{name}: gzip-compressed; decompress it first (zcat {name} | smtmma check -)")
+                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    raise InputError(f"{name}: UTF-16 text; test-vector files are UTF-8")
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = fh.readline(1 << 20)
+                yield LineError(n, f"line {n}: longer than {MAX_LINE_BYTES} bytes")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                yield parse_line(raw, n)
+            except InputError as e:
+                try:
+                    yield _retargeted(raw, n, e)
+                except InputError as e2:
+                    yield LineError(n, str(e2))
+    finally:
+        if owned:
+            fh.close()
+
+
+@dataclass
+class LogFile:
+    """One file of a ``check --against`` run: its lines, those with a d (compared), without d, and the bad ones."""
+
+    file: str
+    lines: int = 0
+    compared: int = 0
+    no_expectation: int = 0
+    errors: int = 0
+    error_list: list[LineError] = field(default_factory=list)
+    error: Optional[str] = None  # the file could not be read (or has no test vector)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"file", "lines", "compared", "no_expectation", "errors", "error_messages": [{"line", "message"}], "error"}``."""
+        return {"file": self.file, "lines": self.lines, "compared": self.compared, "no_expectation": self.no_expectation,
+                "errors": self.errors, "error_messages": [{"line": e.line, "message": e.message} for e in self.error_list],
+                "error": self.error}
+
+
+@dataclass(frozen=True)
+class ModelCount:
+    """How many of an instruction type's recorded lines one candidate explains (its D equals the line's ``d``)."""
+
+    model: str  # the candidate's name (ARCH, ARCH/OP or a model spec)
+    spec: str  # Model.describe() of the candidate
+    explained: int
+    lines: int
+    first_missed: Optional[str] = None  # "FILE:LINE" of the first line it does not explain
+
+    @property
+    def missed(self) -> int:
+        """Lines whose recorded d the candidate does not give."""
+        return self.lines - self.explained
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"model", "spec", "explained", "lines", "first_missed"}``."""
+        return {"model": self.model, "spec": self.spec, "explained": self.explained, "lines": self.lines,
+                "first_missed": self.first_missed}
+
+
+@dataclass
+class InstrCounts:
+    """The candidates of one instruction type and how many lines each explains, best first (None: no candidate)."""
+
+    instr: str
+    lines: int
+    counts: Optional[list[ModelCount]]
+
+    @property
+    def consistent(self) -> list[str]:
+        """Candidates that explain every line of this instruction type."""
+        return [c.model for c in self.counts or [] if c.explained == c.lines]
+
+
+@dataclass
+class AgainstReport:
+    """``check --against``: per file, the lines read; per instruction type, every candidate's count."""
+
+    files: list[LogFile]
+    instrs: list[InstrCounts]
+
+    @property
+    def compared(self) -> int:
+        """Lines with a recorded d (those the candidates are run on)."""
+        return sum(i.lines for i in self.instrs)
+
+    @property
+    def consistent(self) -> dict[str, list[str]]:
+        """Instruction type -> the candidates that explain all its lines."""
+        return {i.instr: i.consistent for i in self.instrs}
+
+    @property
+    def explained(self) -> bool:
+        """Every instruction type of the log has a candidate that explains all its lines."""
+        return bool(self.instrs) and all(i.consistent for i in self.instrs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"files": [...], "lines", "compared", "errors", "no_expectation", "file_errors", "against": {INSTR: [...]},
+        "consistent": {INSTR: [MODEL, ...]}}`` (an instruction type with no candidate maps to null in ``against``)."""
+        return {
+            "files": [f.to_dict() for f in self.files],
+            "lines": sum(f.lines for f in self.files),
+            "compared": self.compared,
+            "errors": sum(f.errors for f in self.files),
+            "no_expectation": sum(f.no_expectation for f in self.files),
+            "file_errors": sum(f.error is not None for f in self.files),
+            "against": {i.instr: None if i.counts is None else [c.to_dict() for c in i.counts] for i in self.instrs},
+            "consistent": self.consistent,
+        }
+
+
+def _count_group(vs: Sequence[tuple[str, TestVector]], space: Space, tally: dict[str, list[Any]]) -> None:
+    """Run every distinct model of ``space`` on ``vs`` (one K, all with d) at once; add to ``tally[name] = [explained, first]``."""
+    v0 = vs[0][1]
+    A = np.array([v.a for _, v in vs], dtype=np.uint64)
+    B = np.array([v.b for _, v in vs], dtype=np.uint64)
+    C = np.array([v.c for _, v in vs], dtype=np.uint64)
+    D = np.array([v.d for _, v in vs], dtype=np.uint64)
+    SA = np.array([v.scale_a for _, v in vs], dtype=np.uint64) if v0.scale_a is not None else None
+    SB = np.array([v.scale_b for _, v in vs], dtype=np.uint64) if v0.scale_b is not None else None
+    done: dict[Model, Optional[np.ndarray]] = {}
+    for cand in space.candidates:
+        m = cand.model
+        if m not in done:
+            try:
+                scaled = m.scale_fmt is not None
+                got = simulate_dot(m, None, A, B, C, scale_a=SA if scaled else None, scale_b=SB if scaled else None)
+                done[m] = got.astype(np.uint64) == D
+            except SmtmmaError:  # the model cannot run these lines (e.g. scales it needs): it explains none of them
+                done[m] = None
+        ok = done[m]
+        t = tally.setdefault(cand.name, [0, None])
+        hits = np.zeros(len(vs), dtype=bool) if ok is None else ok
+        t[0] += int(hits.sum())
+        if not hits.all():
+            where, v = vs[int(np.flatnonzero(~hits)[0])]
+            if t[1] is None or (where, v.line) < t[1]:
+                t[1] = (where, v.line)
+
+
+def check_against(
+    paths: Iterable[Union[str, Path]],
+    space_for: Callable[[str], Optional[Space]],
+    *,
+    max_errors: int = MAX_RECORDS,
+) -> AgainstReport:
+    """Which candidate models explain a log: every line with a ``d``, whatever its ``arch`` and ``op`` say.
+
+    Lines are grouped by instruction type; ``space_for(instr)`` gives the
+    candidates of each (None: none); every candidate is simulated on all the
+    lines of one instruction type and K at once.  Each file's report counts
+    its lines (:class:`LogFile`: those with d, compared; those without;
+    the bad ones (``error_list``: the first ``max_errors``).  Never raises
+    for a file's content: a file that cannot be read sets its ``error``.
+    """
+    if isinstance(paths, (str, Path)):
+        raise InputTypeError(f"paths is a list of files; for one file use [{str(paths)!r}]")
+    files: list[LogFile] = []
+    by_instr: dict[str, dict[tuple[int, bool], list[tuple[str, TestVector]]]] = {}
+    for p in paths:
+        name = "<stdin>" if str(p) == "-" else str(p)
+        rep = LogFile(name)
+        files.append(rep)
+        try:
+            for item in iter_vectors_any_arch(p):
+                rep.lines += 1
+                if isinstance(item, LineError):
+                    rep.errors += 1
+                    if len(rep.error_list) < max_errors:
+                        rep.error_list.append(item)
+                elif item.d is None:
+                    rep.no_expectation += 1
+                else:
+                    rep.compared += 1
+                    key = (item.K, item.scale_a is not None)
+                    by_instr.setdefault(item.instr, {}).setdefault(key, []).append((name, item))
+        except InputError as e:
+            rep.error = _strip_prefix(str(e), f"{p}: ")
+        if rep.error is None and rep.lines == 0:
+            rep.error = NO_VECTORS
+    instrs: list[InstrCounts] = []
+    for instr, groups in by_instr.items():
+        total = sum(len(g) for g in groups.values())
+        space = space_for(instr)
+        if space is None or not space.candidates:
+            instrs.append(InstrCounts(instr, total, None))
+            continue
+        tally: dict[str, list[Any]] = {}
+        for vs in groups.values():
+            _count_group(vs, space, tally)
+        counts = [ModelCount(c.name, c.model.describe(), tally[c.name][0], total,
+                             None if tally[c.name][1] is None else f"{tally[c.name][1][0]}:{tally[c.name][1][1]}")
+                  for c in space.candidates]
+        counts.sort(key=lambda c: -c.explained)  # stable: the space's order among equals
+        instrs.append(InstrCounts(instr, total, counts))
+    return AgainstReport(files, instrs)

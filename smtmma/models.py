@@ -224,6 +224,56 @@ class Model:
         parts += [flag for flag in ("zero_emax", "ieee_zero", "sum_rz") if getattr(self, flag)]
         return self.kind + (":" + ",".join(parts) if parts else "")
 
+    def rounding_summary(self, *, short: bool = False) -> str:
+        """Where this model rounds, in words: inside each fused sum, and D at the end (derived from its fields).
+
+        E.g. ``"terms aligned at e_max and truncated toward zero (RZ) to F=25
+        fraction bits inside each FDPA, then summed exactly; D rounded toward
+        zero (RZ) to fp32 after each FDPA of L=16"``.  ``short=True``: the
+        same as ``inside -> D`` (``"RZ F=25 -> RZ fp32"``,
+        ``"RZ F=24, RD F2=31 -> RNE fp32"``), the ``ROUNDING`` column of
+        ``smtmma list``.  Not a spec (:meth:`describe` is the one that parses back).
+        """
+        d = self.d_fmt
+        rnd = "truncated toward zero (RZ)" if self.sum_rz else "rounded down (RD, toward -inf)"
+        rs = "RZ" if self.sum_rz else "RD"
+        tail_long = f"; C added last, rounded to nearest, ties to even (RNE), in {d}" if self.c_after else ""
+        tail_short = f", +C RNE {d}" if self.c_after else ""
+        if self.kind == "ftz-addmul":
+            flush = "; subnormal inputs flushed to +0 first" if self.ftz_inputs else ""
+            return (f"RNE+FTZ {d} per op" if short else
+                    f"every product and every sum of the pairwise tree (P={self.P}) and the accumulation rounded to nearest, "
+                    f"ties to even (RNE), in {d}, subnormal results flushed to zero{flush}")
+        if self.kind == "fma":
+            return (f"RNE {d} per FMA" if short else
+                    f"each FMA of the chain (one per lane) rounded to nearest, ties to even (RNE), in {d}")
+        if self.kind == "e-fdpa":
+            return (f"exact -> RNE {d}" if short else
+                    f"each chunk of L={self.L} products summed exactly with the accumulator, then rounded to nearest, "
+                    f"ties to even (RNE), to {d}")
+        conv = self.conversion
+        mode = {"rz": "toward zero (RZ)", "rne": "to nearest, ties to even (RNE),", "rd": "down, toward -inf (RD)",
+                "ru": "up, toward +inf (RU)"}[conv.mode]
+        out_fmt = conv.fmt if conv.fmt == d else f"{conv.fmt} (in {d})"
+        end = f"D rounded {mode} to {out_fmt} after each FDPA of L={self.L}"
+        if self.kind in ("t-fdpa", "st-fdpa", "gst-fdpa"):
+            if short:
+                return f"RZ F={self.F} -> {conv.mode.upper()} {conv.fmt}{tail_short}"
+            group = f"each group of G={self.G} products summed exactly; then " if self.kind == "gst-fdpa" else ""
+            return (f"{group}terms aligned at e_max and truncated toward zero (RZ) to F={self.F} fraction bits inside each "
+                    f"FDPA, then summed exactly; {end}{tail_long}")
+        # tr-fdpa, gtr-fdpa (CDNA3): the sum is cut by the RD (or RZ) steps inside, and rho rounds D at the end
+        if short:
+            return f"RZ F={self.F}, {rs} F2={self.F2} -> {conv.mode.upper()} {conv.fmt}{tail_short}"
+        if self.kind == "tr-fdpa":
+            inside = (f"products aligned at e_max, truncated (RZ) to F={self.F} fraction bits and summed; inside each FDPA "
+                      f"that sum {rnd} to F2={self.F2} bits and c {rnd} to F={self.F} bits at E = max(e_max, e_c)")
+        else:
+            inside = (f"even and odd lanes each aligned at their own exponent, truncated (RZ) to F={self.F} fraction bits "
+                      f"and summed; inside each FDPA the two group sums {rnd} to F={self.F} bits at e_max, their sum to "
+                      f"F2={self.F2} bits and c to F={self.F} bits at E = max(e_max, e_c)")
+        return f"{inside}; {end}{tail_long}"
+
     def replace(self, **changes: object) -> "Model":
         """A copy with ``changes`` applied (``dataclasses.replace``); unknown fields raise InputTypeError."""
         fields = [f.name for f in dataclasses.fields(self)]

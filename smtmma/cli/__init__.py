@@ -1,7 +1,8 @@
 """The ``smtmma`` command line: a thin argparse layer over the library.
 
 Subcommands: ``list`` (the catalogue), ``simulate`` (one dot product), ``matmul`` (a whole GEMM),
-``check`` (test-vector files against the models), ``distinguish`` (a
+``check`` (test-vector files against the models; ``--against``: which models match a log),
+``compare`` (two models' outputs, or a model's and recorded ones, in ulps), ``distinguish`` (a
 solver's inputs on which models differ, or a proof of equivalence),
 ``query`` (a property of one model: proof or witness), ``prove`` (the literature's claims, with certificates), ``suite`` (a
 minimal test suite for candidate models), ``identify`` (name a device's
@@ -33,7 +34,7 @@ from typing import Optional, Sequence
 from .. import __version__
 from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError
-from . import (check_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
+from . import (check_cmd, compare_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
                simulate_cmd, suite_cmd, validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
 from .values import parse_cli_value
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_cmd.add_parser(sub, fmt)
     matmul_cmd.add_parser(sub, fmt)
     check_cmd.add_parser(sub, fmt)
+    compare_cmd.add_parser(sub, fmt)
     distinguish_cmd.add_parser(sub, fmt)
     query_cmd.add_parser(sub, fmt)
     prove_cmd.add_parser(sub, fmt)

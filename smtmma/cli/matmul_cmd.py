@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, SmtmmaError
 from ..limits import check_output_file
 from .common import EXIT_OK
 from .progress import Status
@@ -74,6 +75,23 @@ def _load(path: str, what: str) -> np.ndarray:
     return arr
 
 
+#: Python spellings in the library's messages -> this command's options (pattern, replacement).
+_CLI_SPELLINGS = (
+    (r"round='rne'", "--round rne"),
+    (r"^k must be", "--k must be"),
+    (r"(holds \S+ values, not \S+ bit patterns): pass .*$", r"\1: leave out --bits to read the values "
+     "(or save the bit patterns as unsigned integers)"),
+)
+
+
+def cli_message(e: SmtmmaError) -> SmtmmaError:
+    """``e`` with the Python spellings of its message (``round='rne'``) in this command's (``--round rne``)."""
+    text = str(e)
+    for pattern, repl in _CLI_SPELLINGS:
+        text = re.sub(pattern, repl, text)
+    return e if text == str(e) else type(e)(text)
+
+
 def _cmd_matmul(args: argparse.Namespace) -> int:
     from ..gemm import instruction_k, matmul
     from ..catalogue import lookup
@@ -87,9 +105,12 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
     k = args.k if args.k is not None else instruction_k(args.arch, args.instr, args.op)
     t0 = time.perf_counter()
     with Status() as status:
-        D = matmul(args.arch, args.instr, A, B, C, op=args.op, k=k, jobs=args.jobs, bits=args.bits, round=args.round,
-                   backend=args.backend, device=args.device,
-                   progress=lambda done, total: status.bar(done, total, " rows of D"))
+        try:
+            D = matmul(args.arch, args.instr, A, B, C, op=args.op, k=k, jobs=args.jobs, bits=args.bits, round=args.round,
+                       backend=args.backend, device=args.device,
+                       progress=lambda done, total: status.bar(done, total, " rows of D"))
+        except SmtmmaError as e:  # the library speaks Python (round='rne'); say it as options
+            raise cli_message(e) from None
     seconds = time.perf_counter() - t0
     try:
         with open(args.output, "wb") as fh:  # the name as given: np.save(path) would append .npy to D.txt

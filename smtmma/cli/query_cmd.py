@@ -54,7 +54,8 @@ the outputs involved, and a test-vector line), or unknown; the solver and time.
 --json prints one object:
   {{"property": NAME, "verdict": "holds"|"fails"|"unknown", "witness": {{"a", "b", "c"}} (when it
    fails), "outputs": {{...}}, "solver", "seconds", "reason", "model", "k", "domain", "vector", ...}}
-  carry-bits adds "carry_bits": N; error-bound adds "bound" (and "tight").
+  carry-bits adds "carry_bits": N; error-bound adds "bound", "symbols" (what e_max and
+  ulp(FORMAT) in it stand for; printed as "where:") and "tight".
 
 exit status: 0 holds or fails, 2 bad input, 3 the solver gave up.
 
@@ -117,9 +118,14 @@ def _cmd_query(args: argparse.Namespace) -> int:
         where = f"{rec['arch']} {rec['instr']}, {model.describe()}, K={K}, " + (
             f"domain asked: {rec['domain']}" if "scope" in rec else rec["domain"])
         print(f"{prop} {r.verdict} for {name} ({where})")
-        for k, v in dict(getattr(r, "extra", None) or {}).items():
+        extra = dict(getattr(r, "extra", None) or {})
+        for k, v in extra.items():
+            if k == "symbols":  # printed once, as "where:", after the bound
+                continue
             v = json_scalar(v)
             print(f"  {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
+        if extra.get("symbols"):
+            print(f"  where: {extra['symbols']}")
         reason = getattr(r, "reason", "")
         if reason:
             print(f"reason: {reason}")

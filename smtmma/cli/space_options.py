@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Optional
+
 from ..catalogue import entries, resolve_instr, split_arch_op
-from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space
+from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space, parse_grid
 from ..errors import InputError, UnknownNameError
 from ..models import FLAGS, canonical_kind
 from .common import _draws, _k_length, _positive_float, _seed
@@ -83,25 +85,66 @@ def _is_arch(token: str) -> bool:
 
 def space_from_args(args: argparse.Namespace) -> Space:
     """The candidate space the options name (the catalogue of --instr by default)."""
-    instr = resolve_instr(args.instr)
-    tokens = [t for text in (args.candidates or []) for t in _split_list(text)]
-    grids = args.grid or []
-    if args.candidates is not None and not tokens:
+    space = build_space(args.instr, args.candidates, args.grid, args.like, args.vendor)
+    assert space is not None, "a strict build never comes back empty"
+    return space
+
+
+def check_space_options(candidates: Optional[list[str]], grids: Optional[list[str]]) -> None:
+    """Refuse malformed candidate options once, before any instruction is looked at: an empty list,
+    a name that is neither an architecture nor a model kind, a grid that does not parse."""
+    tokens = [t for text in (candidates or []) for t in _split_list(text)]
+    if candidates is not None and not tokens:
+        raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
+    for t in tokens:
+        if t.lower() != "catalogue" and not _is_arch(t) and canonical_kind(t) is None:
+            raise UnknownNameError(f"candidate {t!r}: neither 'catalogue', an architecture (ARCH or ARCH/OP) "
+                                   f"nor a model spec (KIND:PARAM=V,...)")
+    for g in grids or []:
+        parse_grid(g)
+
+
+def build_space(instr: str, candidates: Optional[list[str]], grids: Optional[list[str]], like: Optional[str],
+                vendor: Optional[str], *, lenient: bool = False) -> Optional[Space]:
+    """The candidate space of one instruction type: ``candidates`` (texts of --candidates: 'catalogue',
+    architectures, ARCH/OP, model specs), ``grids`` (--grid), read against ``like`` (--like); the
+    catalogue when neither is given.
+
+    ``lenient`` (one option for a log mixing instruction types): architectures
+    without ``instr`` are left out, as are ``like`` when it lacks it and grids
+    with no point that runs it; None when no candidate is left.
+    """
+    instr = resolve_instr(instr)
+    tokens = [t for text in (candidates or []) for t in _split_list(text)]
+    grids = grids or []
+    if candidates is not None and not tokens:
         raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
     wants_catalogue = (not tokens and not grids) or any(t.lower() == "catalogue" for t in tokens)
     explicit = [t for t in tokens if t.lower() != "catalogue"]
+    if lenient:
+        explicit = [t for t in explicit if not _is_arch(t) or _has(t, instr)]
+        if like and not _has(like, instr):
+            like = None
     # one base for every part: --like, else the first architecture named that has the instruction
-    like = args.like or next((t for t in explicit if _is_arch(t) and _has(t, instr)), None)
+    like = like or next((t for t in explicit if _is_arch(t) and _has(t, instr)), None)
     spaces: list[Space] = []
     if wants_catalogue:
-        spaces.append(catalogue_space(instr, vendor=args.vendor, like=like))
-    elif args.vendor:
+        try:
+            spaces.append(catalogue_space(instr, vendor=vendor, like=like))
+        except UnknownNameError:
+            if not lenient:
+                raise
+    elif vendor:
         raise InputError("--vendor selects catalogue entries: use it with the catalogue (the default, or --candidates catalogue)")
     if explicit:
         spaces.append(explicit_space(explicit, instr, like=like))
     for g in grids:
-        spaces.append(grid_space(g, instr, like=like))
-    return merge_spaces(spaces)
+        try:
+            spaces.append(grid_space(g, instr, like=like))
+        except InputError as e:
+            if not lenient or "no point can run" not in str(e):
+                raise
+    return merge_spaces(spaces) if spaces else None
 
 
 def merge_spaces(spaces: list[Space]) -> Space:

@@ -59,6 +59,20 @@ class _Bound:
         text = " + ".join(parts) or "0"
         return text if scale == 1 else f"{scale} * ({text})"
 
+    def symbols(self, model: Model) -> str:
+        """What the symbols of :meth:`describe` stand for, once (the ``where:`` line, ``"symbols"`` in JSON)."""
+        out = []
+        if self.fused:
+            floor = f", at least {model.emax_floor} (the model's alignment floor)" if model.emax_floor is not None else ""
+            out.append(f"e_max = the largest unbiased exponent among the non-zero products a_k*b_k (e_a + e_b) and c, "
+                       f"the exponent the fused sum is aligned at{floor}; 2^(e_max-{self.F}) = one unit of the F={self.F} "
+                       "fraction bits kept below it")
+        if self.ulps:
+            f = self.rfmt
+            out.append(f"ulp({f.name}) = the unit in the last place of D in {f.name} at D's exponent e_D: "
+                       f"2^(max(e_D, {f.emin}) - {f.man_bits}) (2^{f.emin - f.man_bits} for D = 0)")
+        return "; ".join(out)
+
 
 def _table9(model: Model, K: int) -> _Bound:
     kind = model.kind
@@ -336,7 +350,7 @@ def error_bound(
                 return "fails", found, script
 
     verdict, info, script = ask(scale)
-    extra: dict[str, object] = {"bound": bound.describe(scale), "scale": str(scale)}
+    extra: dict[str, object] = {"bound": bound.describe(scale), "symbols": bound.symbols(model), "scale": str(scale)}
     if verdict == "unknown":
         return _unknown(prop, name, model, K, domain, run, f"error bound {bound.describe(scale)}", info, smt2=script, extra=extra)
     if verdict == "holds":

@@ -36,7 +36,8 @@ uint64) and long doubles that float64 cannot hold are refused.
 from __future__ import annotations
 
 import functools
-from typing import Any
+import os
+from typing import Any, Optional
 
 import numpy as np
 
@@ -44,7 +45,8 @@ from .errors import InputError, InputTypeError, NotRepresentableError
 from .formats import INF, NAN, Format, classify, decode, get_format
 from .sampling import dtype_for
 
-__all__ = ["ROUNDING", "from_patterns", "pattern_dtype", "to_patterns", "value_dtype"]
+__all__ = ["ROUNDING", "check_array_type", "check_fits_in_memory", "from_patterns", "pattern_dtype", "physical_memory",
+           "to_patterns", "value_dtype"]
 
 #: Rounding modes accepted by :func:`to_patterns` (None: exact).
 ROUNDING = ("rne", "rz")
@@ -69,6 +71,48 @@ def value_dtype(fmt: str | Format) -> np.dtype:
     return np.dtype(native or np.float64)
 
 
+def physical_memory() -> Optional[int]:
+    """This machine's memory in bytes (None where the system does not say)."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
+def check_fits_in_memory(nbytes: int, what: str) -> None:
+    """InputError, before any work, when ``nbytes`` exceed this machine's memory; ``what`` names the size's source.
+
+    E.g. ``what="D (300000 x 300000)"`` gives ``D (300000 x 300000) needs 671 GiB, more than this machine's
+    memory (23 GiB)``.  Nothing is refused where the memory is unknown.
+    """
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise InputError(f"{what} needs {_gib(nbytes)}, more than this machine's memory ({_gib(total)})")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
+def check_array_type(name: str, x: object) -> None:
+    """InputTypeError (one line naming ``name``) for array types whose values NumPy would read wrongly or not at all.
+
+    Sparse matrices and tensors (scipy, pydata ``sparse``, torch: duck-typed,
+    nothing imported) and masked arrays (``np.asarray`` drops the mask and
+    reads the values under it).  Dtypes are checked where the values are read.
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        raise InputTypeError(f"{name} is a masked array, whose masked values would be read as they are: pass "
+                             f"{name}.filled(value) or {name}.data")
+    if getattr(x, "nnz", None) is not None and hasattr(x, "todense"):  # scipy.sparse, pydata sparse
+        raise InputTypeError(f"{name} is a sparse {type(x).__name__}: pass a dense array ({name}.toarray() or .todense())")
+    layout = getattr(x, "layout", None)
+    if type(x).__module__.startswith("torch") and (getattr(x, "is_sparse", False) is True or
+                                                   (layout is not None and str(layout) != "torch.strided")):
+        raise InputTypeError(f"{name} is a torch tensor with layout {layout}: pass {name}.to_dense()")
+
+
 def _where(name: str, shape: tuple[int, ...], i: int) -> str:
     """``name[3, 7]`` for flat index ``i`` of an array of ``shape`` (``name`` for a scalar)."""
     if not shape:
@@ -78,12 +122,13 @@ def _where(name: str, shape: tuple[int, ...], i: int) -> str:
 
 def _as_float64(x: object, fmt: Format, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(the input as a NumPy array, its values as float64), refusing what float64 cannot hold exactly."""
+    check_array_type(name, x)
     if type(x).__module__.startswith("torch"):  # torch is optional: duck-typed, never imported
         t = x.detach().cpu()  # type: ignore[attr-defined]
         x = (t.double() if t.is_floating_point() else t).numpy()  # bf16/fp8 -> float64 is exact
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, RuntimeError) as e:
         raise InputTypeError(f"{name}: not an array of real numbers ({str(e).splitlines()[0]})") from None
     kind = arr.dtype.kind
     from_ml = arr.dtype.type.__module__.startswith("ml_dtypes")  # bfloat16, float8_*, ...: kind 'V'
@@ -262,7 +307,11 @@ def from_patterns(bits: Any, fmt: str | Format, *, name: str = "bits", dtype: An
     than the format or a value the dtype cannot hold.
     """
     fmt = get_format(fmt)
-    arr = given = np.asarray(bits)
+    check_array_type(name, bits)
+    try:
+        arr = given = np.asarray(bits)
+    except (ValueError, TypeError, RuntimeError) as e:
+        raise InputTypeError(f"{name}: not an array of bit patterns ({str(e).splitlines()[0]})") from None
     if arr.dtype.kind in "fO" and not isinstance(bits, np.ndarray):  # Python ints past int64 (fp64 patterns)
         arr = np.array(bits, dtype=object)
         if not all(type(v) is int for v in arr.flat):

@@ -8,6 +8,8 @@ exits with status 2.  ``assert`` is used only for internal invariants.
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 from typing import Iterable
 
 __all__ = [
@@ -16,10 +18,12 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "NotRepresentableError",
+    "check_flag",
     "choices",
     "close_names",
     "did_you_mean",
     "unknown_name",
+    "user_stacklevel",
 ]
 
 
@@ -44,6 +48,29 @@ class InputTypeError(InputError, TypeError):
 
 class NotRepresentableError(InputError):
     """A value that its format cannot hold exactly (too many bits, inexact decimal)."""
+
+
+def check_flag(name: str, value: object) -> bool:
+    """``value`` as a bool: True, False (or a NumPy bool); InputTypeError for anything else ("False" is not False)."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    shown = repr(value) if len(repr(value)) <= _NAME_SHOWN else f"a {type(value).__name__}"
+    raise InputTypeError(f"{name} must be True or False, got {shown}")
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` that names the first frame outside smtmma: the user's call.
+
+    Call it in the function that warns, as ``warnings.warn(msg, cls, stacklevel=user_stacklevel())``.
+    """
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def choices(names: object) -> str:

@@ -16,9 +16,9 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from .arrays import from_patterns, to_patterns
+from .arrays import check_fits_in_memory, from_patterns, to_patterns, value_dtype
 from .catalogue import ARCHS, lookup, model_of
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, check_flag
 from .formats import Format, get_format
 from .instr_names import named_shape
 from .limits import check_int
@@ -108,8 +108,7 @@ def matmul(
         check_int("jobs", jobs, 1, 4096, " (threads)")
     if progress is not None and not callable(progress):
         raise InputTypeError(f"progress must be a function progress(done_rows, M), got {type(progress).__name__}")
-    if not isinstance(bits, (bool, np.bool_)):
-        raise InputTypeError(f"bits must be True or False, got {bits!r}")
+    check_flag("bits", bits)
     model = model_of(target, instr, op)
     kstep = instruction_k(target, instr, op) if k is None else k
     if isinstance(kstep, np.integer):
@@ -130,11 +129,14 @@ def matmul(
     N = Bm.shape[1]
     if K == 0:
         raise InputError("K must be at least 1")
-    tdt = dtype_for(fd)
+    tdt = np.dtype(dtype_for(fd))
+    nk = -(-K // kstep)
+    _check_out(out, (M, N), tdt if bits else value_dtype(fd))
+    per_d = 2 * tdt.itemsize + (0 if C is None else 8)  # the accumulator, D's values (C: float64 on the way in)
+    check_fits_in_memory(M * N * per_d + (M + N) * nk * kstep * 8, f"D ({M} x {N}: A's rows x B's columns)")
     acc = np.zeros((M, N), tdt) if C is None else _patterns("C", C, fc, bits, round).astype(tdt)
     if acc.shape != (M, N):
         raise InputError(f"C must be {M}x{N} (A's rows x B's columns), got {acc.shape[0]}x{acc.shape[1]}")
-    nk = -(-K // kstep)
     Ap = np.zeros((M, nk * kstep), dtype_for(fa))
     Ap[:, :K] = Am
     Bp = np.zeros((nk * kstep, N), dtype_for(fb))
@@ -167,12 +169,21 @@ def matmul(
     return _result(acc, fd, bits, out)
 
 
+def _check_out(out: object, shape: tuple[int, int], dtype: np.dtype) -> None:
+    """``out`` (None, or a writable array of ``shape`` and ``dtype``); InputError before any work otherwise."""
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray) or out.shape != shape or out.dtype != dtype:
+        got = f"{out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise InputTypeError(f"out must be a {dtype} array of shape {shape}, got a {got}")
+    if not out.flags.writeable:
+        raise InputError("out is read-only (out.flags.writeable is False): pass a writable array, or no out")
+
+
 def _result(acc: np.ndarray, fd: Format, bits: bool, out: Optional[np.ndarray]) -> np.ndarray:
     """D from its patterns ``acc``: values of D's format (patterns with ``bits``), written into ``out`` if given."""
     result = acc if bits else from_patterns(acc, fd.name)
     if out is not None:
-        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != result.dtype:
-            raise InputTypeError(f"out must be a {result.dtype} array of shape {result.shape}")
         out[...] = result
         return out
     return result

@@ -22,6 +22,7 @@ from .encodings.gstfdpa import gstfdpa
 from .encodings.gtrfdpa import gtrfdpa
 from .encodings.tfdpa import tfdpa
 from .encodings.trfdpa import trfdpa
+from .arrays import check_array_type
 from .errors import InputError, InputTypeError, NotRepresentableError
 from .instr_names import named_shape
 from .formats import Format, clip, get_format
@@ -243,11 +244,14 @@ def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
     what = "an (N, K) array" if ndim == 2 else "an (N,) array"
     if x is None or isinstance(x, (str, bytes, dict, set)):
         raise InputTypeError(f"{name} must be {what} of {fmt.name} bit patterns (unsigned ints), got {type(x).__name__}")
+    check_array_type(name, x)
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError) as e:  # ragged nested lists
+    except (ValueError, TypeError, RuntimeError) as e:  # ragged nested lists, a tensor on a GPU
         raise InputError(f"{name} must be {what} of {fmt.name} bit patterns: {str(e).splitlines()[0]}") from None
-    if arr.size and arr.dtype.kind in "fc":
+    if arr.size and arr.dtype.kind == "c":
+        raise InputTypeError(f"{name} holds complex ({arr.dtype}) values; bit patterns are unsigned ints of {fmt.name}")
+    if arr.size and arr.dtype.kind == "f":
         raise InputTypeError(_float_hint(name, arr, fmt))
     if arr.ndim != ndim:
         raise InputError(f"{name} must be a {ndim}-D array of {fmt.name} bit patterns, got shape {arr.shape}")

@@ -37,6 +37,7 @@ from ..errors import SmtmmaError
 from . import (check_cmd, compare_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
                simulate_cmd, suite_cmd, validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
+from .output import install_console
 from .values import parse_cli_value
 
 __all__ = ["main", "build_parser", "parse_cli_value", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_TIMEOUT", "EXIT_INTERNAL"]
@@ -148,6 +149,7 @@ def _internal_error(exc: BaseException, debug: bool) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``smtmma`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    install_console()  # no UnicodeEncodeError on an ASCII or Latin-1 console; warnings on one line
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     debug = "--debug" in args_list
@@ -182,5 +184,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("smtmma: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as e:  # sizes checked up front are estimates: what still does not fit is one line too
+        _print_error(f"out of memory{': ' + str(e).splitlines()[0][:200] if str(e) else ''}; "
+                     "the inputs or the sizes asked are too large for this machine")
+        return EXIT_USAGE
     except Exception as e:  # anything else is a bug: one line, the details in a file
         return _internal_error(e, debug)

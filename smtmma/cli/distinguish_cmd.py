@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from typing import Any, Optional
+import sys
+from typing import Any, Optional, TextIO
 
+from ..errors import InputError
 from ..models import Model
-from ..queries.distinguish import DistinguishResult
+from ..queries.distinguish import DistinguishResult, smt2_file_text
 from ..queries.records import distinguish_report
 from ..vectors import VectorFormats
 from .common import EXIT_OK, EXIT_TIMEOUT
@@ -19,8 +22,8 @@ from .solver_options import (
     _progress_message,
     _solver_label,
     _unknown_note,
-    _write_smt2,
 )
+from .output import check_output, is_stdout, write_output
 from .witness_format import _hexdec, _witness_lines
 
 _DIST_EPILOG = f"""\
@@ -49,7 +52,8 @@ models, the groups of equivalent models when not all can differ.
 {_SOLVER_HELP}
 --confirm: re-check an unsat answer with a second installed backend.
 --emit-smt2 FILE: write the SMT-LIB2 script that was checked (with check-sat),
-so any solver can re-check it.
+so any solver can re-check it; written whole (a temporary file renamed onto
+FILE).  --emit-smt2 - writes it to standard output and the report to stderr.
 
 --json prints one object:
   {{"verdict": "sat"|"unsat"|"unknown", "models": [NAME, ...], "witness": {{"a": [HEX, ...],
@@ -92,19 +96,33 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 
 def _cmd_distinguish(args: argparse.Namespace) -> int:
+    if args.emit_smt2 is None or not is_stdout(args.emit_smt2):
+        if args.emit_smt2 is not None:
+            check_output(args.emit_smt2, "--emit-smt2", "a file for the SMT-LIB2 script (x.smt2)")
+        return _distinguish(args, sys.stdout)
+    if args.json:
+        raise InputError("--json prints the result on standard output, where --emit-smt2 - writes the script: "
+                         "give --emit-smt2 FILE")
+    script_out = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):  # the script is standard output's; the report goes to stderr
+        return _distinguish(args, script_out)
+
+
+def _distinguish(args: argparse.Namespace, script_out: TextIO) -> int:
+    """The query, its --emit-smt2 file (``script_out`` for -) and its report."""
     label = _solver_label(args.solver)
     with _Progress(_progress_message(label, args.timeout)):
         rep = distinguish_report(args.models, instr=args.instr, op=args.op, like=args.like, k=args.k, domain=args.domain,
                                  solver=args.solver, timeout=args.timeout, seed=args.seed, confirm=args.confirm)
     r, tokens = rep.result, rep.names
     if args.emit_smt2:
-        _write_smt2(args.emit_smt2, r.smt2, [
+        write_output(args.emit_smt2, smt2_file_text(r.smt2, [
             f"smtmma distinguish {' '.join(tokens)} --instr {rep.instr}" + (f" --op {args.op}" if args.op else ""),
             *(f"  {n}: {m.describe()}" for n, m in zip(tokens, rep.models)),
             f"K={r.K}; domain: {r.domain.describe()}",
             "sat: inputs a0.., b0.., c on which the outputs out0.. differ pairwise; unsat: no such input",
             f"answer: {r.verdict} ({r.solver}, {r.seconds:.2f} s)",
-        ])
+        ]), "--emit-smt2", stdout=script_out)
     if args.json:
         print(json.dumps(rep.record))
     else:
@@ -159,7 +177,7 @@ def _print_distinguish(r: DistinguishResult, tokens: list[str], models: list[Mod
         solved += f"; {'confirmed by ' + r.confirmation if r.confirmed_by else r.confirmation}"
     print(solved)
     if args.emit_smt2:
-        print(f"smt2: {args.emit_smt2}")
+        print(f"smt2: {'standard output' if is_stdout(args.emit_smt2) else args.emit_smt2}")
     if vector_line is not None:
         print("test vector (for 'smtmma check' or hardware; \"expect\" holds each model's d):")
         print(vector_line)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..hw.kernels import all_kernels, write_kernels
 from .common import EXIT_OK, _path
+from .output import check_output
 
 _HW_EPILOG = """\
 'smtmma hw kernels --out DIR' writes one source file per kernel (CUDA C++ with
@@ -30,7 +31,8 @@ def add_parser(sub: Any, fmt: type) -> None:
                        description="The kernels the cuda and hip devices run.", epilog=_HW_EPILOG, formatter_class=fmt)
     hs = p.add_subparsers(dest="hw_command", metavar="SUBCOMMAND", parser_class=type(p))
     k = hs.add_parser("kernels", help="write every kernel's source and manifest.json", epilog=_HW_EPILOG, formatter_class=fmt)
-    k.add_argument("--out", type=_path, required=True, metavar="DIR", help="folder for the sources and manifest.json (created)")
+    k.add_argument("--out", type=_path, required=True, metavar="DIR",
+                   help="folder for the sources and manifest.json (created; not -: many files need a folder)")
     k.add_argument("--vendor", choices=["nvidia", "amd"], help="only one vendor's kernels")
     k.add_argument("--json", action="store_true", help="print the manifest as JSON")
     k.set_defaults(func=_cmd_kernels)
@@ -38,6 +40,7 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 
 def _cmd_kernels(args: argparse.Namespace) -> int:
+    check_output(args.out, "--out", "a folder for the kernel sources (kernels/)", stdout=False, folder=True)
     kernels = all_kernels(args.vendor)
     manifest = write_kernels(args.out, kernels)
     if args.json:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, SmtmmaError
-from ..limits import check_output_file
 from .common import EXIT_OK
+from .output import check_output, is_stdout, open_output
 from .progress import Status
 
 _EPILOG = """\
@@ -29,13 +30,18 @@ the last chunk padded with zeros -- what a tensor-core GEMM kernel with that
 one instruction computes.
 
 output: D as .npy in D's format (float32 for f32 outputs, float16 for f16),
-or its bit patterns with --bits.  A summary line (shape, instruction, k, time)
-goes to stdout; --json prints it as an object.
+or its bit patterns with --bits, written whole (a temporary file renamed
+onto OUT: concurrent runs never interleave, a failed one leaves OUT as it
+was).  -o - writes the .npy to standard output (not a terminal), and the
+summary to stderr.  A D larger than this machine's memory is refused before
+any work.  A summary line (shape, instruction, k, time) goes to stdout;
+--json prints it as an object.
 
 examples:
   smtmma matmul --arch sm90 --instr f16f32 A.npy B.npy -o D.npy
   smtmma matmul --arch a100 --instr bf16f32 A.npy B.npy C.npy -o D.npy --jobs 2
-  smtmma matmul --arch mi300x --instr f16f32 A.npy B.npy -o D.npy --round rne --json"""
+  smtmma matmul --arch mi300x --instr f16f32 A.npy B.npy -o D.npy --round rne --json
+  smtmma matmul --arch sm90 --instr f16f32 A.npy B.npy -o - | python my_check.py"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -50,7 +56,8 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("A", help="A, an M x K .npy file")
     p.add_argument("B", help="B, a K x N .npy file")
     p.add_argument("C", nargs="?", help="C, an M x N .npy file (default: zeros)")
-    p.add_argument("-o", "--output", required=True, help="where to write D (.npy)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="where to write D (.npy; - for standard output)")
     p.add_argument("--jobs", type=int, help="threads (default: every core)")
     p.add_argument("--bits", action="store_true", help="the files hold bit patterns, and D is written as bit patterns")
     p.add_argument("--round", choices=("rne",), help="round inputs that are not representable (default: refuse them)")
@@ -98,7 +105,10 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
-    check_output_file(args.output, "-o", "the file D is written to (D.npy)")
+    check_output(args.output, "-o", "the file D is written to (D.npy)", binary=True)
+    to_stdout = is_stdout(args.output)
+    if to_stdout and args.json:
+        raise InputError("--json prints the summary on standard output, where -o - writes D: give -o FILE")
     entry = lookup(args.arch, args.instr, args.op)
     A, B = _load(args.A, "A"), _load(args.B, "B")
     C = _load(args.C, "C") if args.C else None
@@ -112,11 +122,8 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
         except SmtmmaError as e:  # the library speaks Python (round='rne'); say it as options
             raise cli_message(e) from None
     seconds = time.perf_counter() - t0
-    try:
-        with open(args.output, "wb") as fh:  # the name as given: np.save(path) would append .npy to D.txt
-            np.save(fh, D)
-    except OSError as e:
-        raise InputError(f"cannot write {args.output}: {e.strerror or e}") from None
+    with open_output(args.output, "-o", binary=True) as fh:  # the name as given: np.save(path) would append .npy to D.txt
+        np.save(fh, D)
     M, N = D.shape
     record = {"arch": entry.arch, "instr": entry.instr, "op": entry.op, "model": entry.model.describe(), "M": M, "N": N,
               "K": int(A.shape[1]), "k": k, "output": args.output, "dtype": str(D.dtype), "seconds": round(seconds, 3)}
@@ -124,5 +131,7 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
         print(json.dumps(record))
     else:
         print(f"D ({M}x{N}, {D.dtype}) = A x B{' + C' if C is not None else ''} on {entry.arch} {entry.instr} "
-              f"({entry.op}, {entry.model.describe()}), k = {k} per instruction: {args.output} ({seconds:.2f} s)")
+              f"({entry.op}, {entry.model.describe()}), k = {k} per instruction: "
+              f"{'standard output' if to_stdout else args.output} ({seconds:.2f} s)",
+              file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK

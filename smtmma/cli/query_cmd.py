@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from typing import Any
+import sys
+from typing import Any, TextIO
 
+from ..errors import InputError
+from ..queries.distinguish import smt2_file_text
 from ..queries.records import is_output_bits, json_scalar, query_report
 from ..vectors import VectorFormats
 from .solver_options import (
@@ -16,10 +20,9 @@ from .solver_options import (
     _progress_message,
     _solver_label,
     _unknown_note,
-    _write_smt2,
-    _write_text,
 )
 from .common import EXIT_OK, EXIT_TIMEOUT, _model_spec
+from .output import check_output, is_stdout, write_output
 from .witness_format import _hexdec, _witness_lines
 
 _PROPERTIES_HELP = """\
@@ -50,6 +53,8 @@ the outputs involved, and a test-vector line), or unknown; the solver and time.
 {_DOMAIN_HELP}
 
 {_SOLVER_HELP}
+--emit-smt2 FILE is written whole (a temporary file renamed onto FILE);
+--emit-smt2 - writes it to standard output and the report to stderr.
 
 --json prints one object:
   {{"property": NAME, "verdict": "holds"|"fails"|"unknown", "witness": {{"a", "b", "c"}} (when it
@@ -91,6 +96,20 @@ def _output_text(fm: VectorFormats, value: Any) -> str:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
+    if args.emit_smt2 is None or not is_stdout(args.emit_smt2):
+        if args.emit_smt2 is not None:
+            check_output(args.emit_smt2, "--emit-smt2", "a file for the SMT-LIB2 script (x.smt2)")
+        return _query(args, sys.stdout)
+    if args.json:
+        raise InputError("--json prints the result on standard output, where --emit-smt2 - writes the script: "
+                         "give --emit-smt2 FILE")
+    script_out = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):  # the script is standard output's; the report goes to stderr
+        return _query(args, script_out)
+
+
+def _query(args: argparse.Namespace, script_out: TextIO) -> int:
+    """The query, its --emit-smt2 file (``script_out`` for -) and its report."""
     label = _solver_label(args.solver)
     with _Progress(_progress_message(label, args.timeout)):
         rep = query_report(args.property, args.arch, args.instr, op=args.op, model=args.model, k=args.k,
@@ -104,13 +123,13 @@ def _cmd_query(args: argparse.Namespace) -> int:
         meta = {"claim": f"query {prop} --arch {rec['arch']} --instr {rec['instr']}", "property": prop, "arch": rec["arch"],
                 "instr": rec["instr"], "model": model.describe(), "k": K,
                 "domain": rec["domain"], "verdict": r.verdict, "solver": r.solver}
-        _write_text(args.emit_smt2, Certificate(meta, list(r.blocks)).text())
+        write_output(args.emit_smt2, Certificate(meta, list(r.blocks)).text(), "--emit-smt2", stdout=script_out)
     elif args.emit_smt2 and getattr(r, "smt2", ""):
-        _write_smt2(args.emit_smt2, r.smt2, [
+        write_output(args.emit_smt2, smt2_file_text(r.smt2, [
             f"smtmma query {prop} --arch {rec['arch']} --instr {rec['instr']}" + (f" --model {args.model}" if args.model else ""),
             f"model: {model.describe()}; K={K}; domain: {rec['domain']}",
             f"answer: {r.verdict} ({r.solver}, {r.seconds:.2f} s)",
-        ])
+        ]), "--emit-smt2", stdout=script_out)
     if args.json:
         print(json.dumps(rec))
     else:
@@ -144,8 +163,9 @@ def _cmd_query(args: argparse.Namespace) -> int:
                 print(f"  {str(k).ljust(width)}  {_output_text(fm, v)}")
         print(f"solver: {r.solver}, {float(r.seconds):.2f} s")
         if args.emit_smt2 and (getattr(r, "smt2", "") or getattr(r, "blocks", None)):
-            print(f"smt2: {args.emit_smt2}" + (f" (certificate: {len(r.blocks)} blocks; smtmma prove --check re-runs it)"
-                                               if getattr(r, "blocks", None) else ""))
+            script = "standard output" if is_stdout(args.emit_smt2) else args.emit_smt2
+            print(f"smt2: {script}" + (f" (certificate: {len(r.blocks)} blocks; smtmma prove --check re-runs it)"
+                                       if getattr(r, "blocks", None) else ""))
         if rep.vector_line is not None:
             print("test vector (for 'smtmma check' or hardware):")
             print(rep.vector_line)

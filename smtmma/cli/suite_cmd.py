@@ -7,10 +7,13 @@ import json
 import sys
 from typing import Any, TextIO
 
+from ..arrays import check_fits_in_memory
+from ..discriminators.classes import suite_length
 from ..discriminators.suite import Suite, build_suite
 from ..errors import InputError
 from ..queries.formula import parse_domain
 from .common import EXIT_OK, EXIT_TIMEOUT, _path, _print_error
+from .output import check_output, is_stdout, open_output
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
 
@@ -40,6 +43,12 @@ A space with one class gets one conformance vector (not counted in "vectors").
    "evidence": [{{"rep", "member", "verdict", "solver", "seconds"}}], "unproven",
    "solver_calls", "witnesses", "dropped": [{{"spec", "reason"}}]}}
 
+output: -o FILE is written whole at the end (a temporary file renamed onto
+FILE: concurrent runs never interleave, a failed one leaves FILE as it was);
+without -o, or with -o -, the vectors go to standard output and the summary to
+stderr.  A pool (--pool x --k) too large for this machine's memory is refused
+before any work.
+
 exit status: 0 done, 2 bad input (unknown name, impossible grid value, empty
 candidate set, bad domain), 3 a solver gave up on some pair (the suite is
 written; those candidates are listed under "unproven").
@@ -59,7 +68,8 @@ def add_parser(sub: Any, fmt: type) -> None:
                        "(the catalogue of an instruction type, a list of models, or a parameter grid).",
                        epilog=_SUITE_EPILOG, formatter_class=fmt)
     add_space_options(p)
-    p.add_argument("-o", "--output", type=_path, metavar="FILE", help="write the suite (JSON Lines) to FILE (default: standard output)")
+    p.add_argument("-o", "--output", type=_path, metavar="FILE",
+                   help="write the suite (JSON Lines) to FILE (default, or -: standard output)")
     p.set_defaults(func=_cmd_suite)
 
 
@@ -92,26 +102,32 @@ def _print_summary(suite: Suite, out: TextIO, path: str) -> None:
     print(f"vectors written to {path}", file=out)
 
 
+#: bytes per pool lane at least (a and b patterns, the models' runs over them; over 100 measured at --pool 100000 --k 256)
+_POOL_LANE_BYTES = 64
+
+
 def _cmd_suite(args: argparse.Namespace) -> int:
-    if args.json and not args.output:
+    output = None if args.output is None or is_stdout(args.output) else args.output
+    if args.json and not output:
         raise InputError("--json prints the summary on standard output: give -o FILE for the vectors")
+    if output:
+        check_output(output, "-o", "a file for the suite (suite.jsonl)")
     space = space_from_args(args)
     domain = parse_domain(args.domain)
+    K = args.k or suite_length(space)
+    check_fits_in_memory(args.pool * K * _POOL_LANE_BYTES, f"the pool (--pool {args.pool} x --k {K} lanes)")
     with Status() as status:
         suite = build_suite(space, K=args.k, domain=domain, pool_size=args.pool, seed=args.seed, solver=args.solver,
                             timeout=args.timeout, progress=status)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                _write(suite, fh)
-        except OSError as e:
-            raise InputError(f"{args.output}: cannot write ({e.strerror or e})") from None
+    if output:
+        with open_output(output, "-o") as fh:
+            _write(suite, fh)
     else:
         _write(suite, sys.stdout)
     if args.json:
         print(json.dumps(suite.summary()))
     else:
-        _print_summary(suite, sys.stdout if args.output else sys.stderr, args.output or "standard output")
+        _print_summary(suite, sys.stdout if output else sys.stderr, output or "standard output")
     unproven = [c.names for c in suite.classes if not c.proven]
     if unproven:
         _print_error(f"the solver gave up on {len(unproven)} group(s), kept together unproven: "

@@ -14,7 +14,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, TextIO, Union
 
 from ..catalogue import lookup
 from ..errors import InputError, SmtmmaError
@@ -59,38 +59,46 @@ def recorded_line(v: TestVector, d: int, device: Device) -> str:
 def record_file(
     device: Device,
     in_path: Union[str, Path],
-    out_path: Union[str, Path],
+    out_path: Union[str, Path, TextIO],
     *,
     batch: int = 1024,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> RecordReport:
-    """Run every line of ``in_path`` on ``device`` and write the lines with ``d`` to ``out_path``.
+    """Run every line of ``in_path`` on ``device`` and write the lines with ``d`` to ``out_path`` (a file name or a text stream).
 
     The whole input is parsed first (a bad line raises InputError before
     anything runs); ``progress(done, total)`` is called after each batch.
     A device error half-way is returned in :attr:`RecordReport.error` with
-    the lines done so far on disk.
+    the lines done so far written (and flushed).
     """
     vectors = read_vectors(in_path)
     if not vectors:
         raise InputError(f"{in_path}: no test vectors")
-    t0 = time.perf_counter()
-    written = 0
+    if hasattr(out_path, "write"):
+        return _record(device, vectors, out_path, batch, progress)  # type: ignore[arg-type]
     try:
-        fh = open(out_path, "w", encoding="utf-8")
+        fh = open(out_path, "w", encoding="utf-8")  # type: ignore[arg-type]
     except OSError as e:
         raise InputError(f"{out_path}: cannot write ({e.strerror or e})") from None
     with fh:
-        for start in range(0, len(vectors), batch):
-            part = vectors[start:start + batch]
-            try:
-                ds = device.run(part)
-            except SmtmmaError as e:
-                return RecordReport(len(vectors), written, time.perf_counter() - t0, f"line {part[0].line}..{part[-1].line}: {e}")
-            for v, d in zip(part, ds):
-                fh.write(recorded_line(v, d, device) + "\n")
-            fh.flush()
-            written += len(part)
-            if progress is not None:
-                progress(written, len(vectors))
+        return _record(device, vectors, fh, batch, progress)
+
+
+def _record(device: Device, vectors: list[TestVector], fh: TextIO, batch: int,
+            progress: Optional[Callable[[int, int], None]]) -> RecordReport:
+    """Run ``vectors`` batch by batch, each batch's lines written and flushed before the next runs."""
+    t0 = time.perf_counter()
+    written = 0
+    for start in range(0, len(vectors), batch):
+        part = vectors[start:start + batch]
+        try:
+            ds = device.run(part)
+        except SmtmmaError as e:
+            return RecordReport(len(vectors), written, time.perf_counter() - t0, f"line {part[0].line}..{part[-1].line}: {e}")
+        for v, d in zip(part, ds):
+            fh.write(recorded_line(v, d, device) + "\n")
+        fh.flush()
+        written += len(part)
+        if progress is not None:
+            progress(written, len(vectors))
     return RecordReport(len(vectors), written, time.perf_counter() - t0)

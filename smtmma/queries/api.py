@@ -9,12 +9,15 @@ data, bit patterns as hex strings in each operand's format.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional, Union
 
 from ..deadline import time_limit
+from ..errors import InputTypeError, check_flag
 from ..limits import check_solver_args
 from ..models import Model
 from .formula import Domain
+from .properties.custom import Predicate
 from .records import distinguish_report, query_report
 
 __all__ = ["distinguish", "query"]
@@ -48,6 +51,7 @@ def distinguish(
     ``specs``.
     """
     check_solver_args(k=k, solver=solver, timeout=timeout, time_limit_s=time_limit_s, seed=seed)
+    check_flag("confirm", confirm)
     tokens: list[Union[str, Model]] = list(models[0]) if len(models) == 1 and isinstance(models[0], (list, tuple)) else list(models)
     with time_limit(time_limit_s, "time_limit_s"):
         return distinguish_report(tokens, instr=instr, op=op, like=like, k=k, domain=domain, solver=solver,
@@ -68,12 +72,14 @@ def query(
     time_limit_s: Optional[float] = None,
     seed: int = 0,
     tight: bool = False,
-    predicate: Optional[str] = None,
+    predicate: Union[None, str, "os.PathLike[str]", Predicate] = None,
 ) -> dict[str, Any]:
     """Prove or refute property ``prop`` of the model of (arch, instr, op), or of ``model``.
 
     ``prop``: symmetry, monotonicity, order-independence, carry-bits,
-    error-bound or custom (with ``predicate``, a Python file).  ``model``: a
+    error-bound or custom (with ``predicate``: a function
+    ``predicate(alg, inputs, outputs)`` returning a Bool term, or a Python
+    file defining one; the solver looks for inputs where it is false).  ``model``: a
     spec replacing parameters of the catalogue's model (``"t-fdpa:F=26"``) or
     a :class:`Model` of the instruction's formats.  ``timeout``: seconds per
     solver call; ``time_limit_s``: seconds for the whole call.  Returns the
@@ -83,6 +89,12 @@ def query(
     ``vector`` and the property's own fields (``carry_bits``, ``bound``, ...).
     """
     check_solver_args(k=k, solver=solver, timeout=timeout, time_limit_s=time_limit_s, seed=seed)
+    check_flag("tight", tight)
+    if predicate is not None and not callable(predicate):
+        if not isinstance(predicate, (str, os.PathLike)):
+            raise InputTypeError("predicate must be a function predicate(alg, inputs, outputs) or a Python file "
+                                 f"defining one, got {type(predicate).__name__}")
+        predicate = os.fspath(predicate)
     with time_limit(time_limit_s, "time_limit_s"):
         return query_report(prop, arch, instr, op=op, model=model, k=k, domain=domain, solver=solver, timeout=timeout,
                             seed=seed, tight=tight, predicate=predicate).record

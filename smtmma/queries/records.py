@@ -252,7 +252,7 @@ def query_report(
     timeout: float = 60.0,
     seed: int = 0,
     tight: bool = False,
-    predicate: Optional[str] = None,
+    predicate: Any = None,
     certify: bool = False,
 ) -> Report:
     """Check property ``prop`` of the model of (arch, instr, op), or of ``model`` (a spec or a Model); the result and its record.
@@ -276,7 +276,7 @@ def query_report(
     if predicate is not None:
         if prop != "custom":
             raise InputError(f"--predicate applies to custom only, not {prop}")
-        if not os.path.isfile(predicate):
+        if not callable(predicate) and not os.path.isfile(predicate):  # a function: smtmma.query(predicate=fn)
             raise InputError(f"--predicate {predicate}: no such file")
         options["predicate"] = predicate
     elif prop == "custom":

@@ -20,16 +20,20 @@ from .source import any_special, model_inputs
 
 __all__ = ["lane_loops", "LaneLoops", "choose_lanes", "LANES"]
 
-#: Dot products per vector step: 16 (int32 terms fill a 512-bit register) for bodies of mostly int32 terms, 8
-#: for large or int64-heavy ones, where 16 lanes spill registers (measured with AVX-512 at -O1: sm90 f16f32 44 vs
-#: 39 M/s at 16 vs 8 lanes; gfx90a bf16f32, 16% int64 terms, 2.8 vs 5.0 M/s).
+#: Dot products per vector step on a 512-bit target: 16 (int32 terms fill a 512-bit register) for bodies of mostly
+#: int32 terms, 8 for large or int64-heavy ones, where 16 lanes spill registers (measured with AVX-512 at -O1: sm90
+#: f16f32 44 vs 39 M/s at 16 vs 8 lanes; gfx90a bf16f32, 16% int64 terms, 2.8 vs 5.0 M/s).  Narrower targets take
+#: proportionally fewer (:func:`choose_lanes`).
 LANES = (8, 16)
 
 
-def choose_lanes(lines: list[str]) -> int:
-    """Lanes for a vector body of these lines (see :data:`LANES`)."""
+def choose_lanes(lines: list[str], vector_bits: int = 512) -> int:
+    """Lanes for a vector body of these lines on a target whose vector registers hold ``vector_bits`` bits (see
+    :data:`LANES`; 256 bits: 4 or 8, 128 bits: 2 or 4): an int32 term (an int64 one in int64-heavy bodies) fills
+    one register; wider generic vectors are split by the compiler, at a cost of minutes (:func:`.build.vector_bits`)."""
     wide = sum(ln.startswith("const v64") for ln in lines)
-    return LANES[0] if wide > 0.05 * len(lines) or len(lines) > 4000 else LANES[1]
+    lanes = LANES[0] if wide > 0.05 * len(lines) or len(lines) > 4000 else LANES[1]
+    return max(2, lanes * min(vector_bits, 512) // 512)
 
 
 def _vtypes(a: int, b: int, c: int, d: int, s: int, lanes: int) -> str:
@@ -63,20 +67,21 @@ class LaneLoops:
 
 
 def lane_loops(model: Model, K: int, bits: tuple[int, int, int, int, int], scales: int, special: bool,
-               lanes: Optional[int] = None) -> Optional[LaneLoops]:
+               lanes: Optional[int] = None, vector_bits: int = 512) -> Optional[LaneLoops]:
     """The vector ``dotv`` and the loop steps over it, or None when a term needs more than 64 bits.
 
     ``bits``: unsigned container widths (bits) of the A, B, C, D and scale
     patterns; ``scales``: scale values per row of one call; ``special``:
     the unit defines ``dot1_full`` and inputs may be infinite or NaN;
-    ``lanes``: dot products per step (default: :func:`choose_lanes`).
+    ``lanes``: dot products per step (default: :func:`choose_lanes` for
+    vector registers of ``vector_bits`` bits).
     """
     try:
         lines, result = _dotv(model, K, finite=special)
         sp_lines, sp = _dotv(model, K, False, special=True) if special else ([], "")
     except NotVectorizable:
         return None
-    lanes = lanes or choose_lanes(lines)
+    lanes = lanes or choose_lanes(lines, vector_bits)
     sig = "(const vta_t *a, const vtb_t *b, vtc_t c, const vts_t *sa, const vts_t *sb)"
     unused = "(void)a; (void)b; (void)c; (void)sa; (void)sb;"
     inline = "static inline __attribute__((always_inline))"

@@ -160,18 +160,20 @@ typedef {ts} ts_t;
     return text, KernelSource(text, fa.bits, fb.bits, fc.bits, fd.bits, s_bits, scales, widest)
 
 
-def kernel_source(model: Model, K: int, *, lanes: Optional[int] = None) -> KernelSource:
+def kernel_source(model: Model, K: int, *, lanes: Optional[int] = None, vector_bits: int = 512) -> KernelSource:
     """The C translation unit of ``model``'s dot product of length ``K`` (see module docstring).
 
     The loops run several dot products per step through the vector
     interpretation where every term fits 64 bits (:mod:`.lanes`; ``lanes``:
-    how many instead of its choice, 0 for the scalar loops only).
+    how many instead of its choice for a target with ``vector_bits``-bit
+    vector registers, 0 for the scalar loops only).
     """
     from .lanes import lane_loops
 
     func, info = dot_function(model, K)
     bits = tuple(uint_bits(x) for x in (info.a_bits, info.b_bits, info.c_bits, info.d_bits, info.s_bits or 8))
-    vec = lane_loops(model, K, bits, info.scales, f"dot1_full{_SIGNATURE}" in func, lanes) if lanes != 0 else None
+    vec = lane_loops(model, K, bits, info.scales, f"dot1_full{_SIGNATURE}" in func, lanes,
+                     vector_bits) if lanes != 0 else None
     text = f"""/* smtmma generated kernel (generator {GENERATOR_VERSION}): {model.describe()}, K = {K} */
 #include <stdint.h>
 {func}

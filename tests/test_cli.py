@@ -108,8 +108,9 @@ def test_list_table(capsys):
     code, out, err = run(capsys, "list")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].split() == ["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "SOURCE", "SHAPES"]
-    assert lines[1].split() == ["sm70", "Volta", "f16f32", "mma", "*", "t-fdpa:L=4,F=23,rho=rz-fp32", "T4", "m8n8k4"]
+    assert lines[0].split() == ["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "ROUNDING", "SOURCE", "SHAPES"]
+    assert lines[1].split() == ["sm70", "Volta", "f16f32", "mma", "*", "t-fdpa:L=4,F=23,rho=rz-fp32", "RZ", "F=23", "->",
+                                "RZ", "fp32", "T4", "m8n8k4"]
     assert lines[-1] == f"{len(CATALOGUE)} rows; * = default op family of (arch, instr)"
     assert len(lines) == len(CATALOGUE) + 3
     # columns line up: MODEL starts at the same offset on every row
@@ -122,8 +123,10 @@ def test_list_filters(capsys):
     assert code == 0
     rows = [r.split() for r in out.splitlines()[1:-2]]
     assert rows == [
-        ["sm90", "Hopper", "f16f32", "mma", "*", "t-fdpa:L=16,F=25,rho=rz-fp32", "T4", "m16n8k8", "m16n8k16"],
-        ["sm90", "Hopper", "f16f32", "wgmma", "t-fdpa:L=16,F=25,rho=rz-fp32", "T4", "m64n8k16", "m64n256k16"],
+        ["sm90", "Hopper", "f16f32", "mma", "*", "t-fdpa:L=16,F=25,rho=rz-fp32", "RZ", "F=25", "->", "RZ", "fp32", "T4",
+         "m16n8k8", "m16n8k16"],
+        ["sm90", "Hopper", "f16f32", "wgmma", "t-fdpa:L=16,F=25,rho=rz-fp32", "RZ", "F=25", "->", "RZ", "fp32", "T4",
+         "m64n8k16", "m64n256k16"],
     ]
     assert out.splitlines()[-1] == "2 rows; * = default op family of (arch, instr)"
 
@@ -143,6 +146,9 @@ def test_list_json(capsys):
         "model": "t-fdpa:L=4,F=23,rho=rz-fp32", "kind": "t-fdpa",
         "formats": {"a": "fp16", "b": "fp16", "c": "fp32", "d": "fp32"}, "source": "T4",
         "shapes": [{"name": "mma.sync.aligned.m8n8k4", "m": 8, "n": 8, "k": 4}],
+        "rounding": "terms aligned at e_max and truncated toward zero (RZ) to F=23 fraction bits inside each FDPA, then "
+                    "summed exactly; D rounded toward zero (RZ) to fp32 after each FDPA of L=4",
+        "rounding_short": "RZ F=23 -> RZ fp32",
     }
     code, out, _ = run(capsys, "list", "--json", "--arch", "mi300x", "--instr", "fp8f32")
     assert [(r["arch"], r["instr"], r["model"]) for r in json.loads(out)] == [

@@ -112,12 +112,12 @@ def test_rounding_summary_from_the_fields(arch, instr, short, end):
 
 
 def test_list_rounding_and_the_readme_tell_the_same_story(capsys):
-    code, out, _ = run(capsys, "list", "--arch", "mi300x", "--instr", "f16f32", "--rounding")
+    code, out, _ = run(capsys, "list", "--arch", "mi300x", "--instr", "f16f32")
     assert code == 0
     header, row = out.splitlines()[:2]
     assert header.split()[:6] == ["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "ROUNDING"]
     assert "RZ F=24, RD F2=31 -> RNE fp32" in row
-    code, out, _ = run(capsys, "list", "--arch", "mi300x", "--instr", "f16f32", "--rounding", "--json")
+    code, out, _ = run(capsys, "list", "--arch", "mi300x", "--instr", "f16f32", "--json")
     (rec,) = json.loads(out)
     assert rec["rounding_short"] == "RZ F=24, RD F2=31 -> RNE fp32" and "rounded down (RD" in rec["rounding"]
     readme = (ROOT / "README.md").read_text()

@@ -14,22 +14,22 @@ from .common import EXIT_OK
 _LIST_EPILOG = """\
 columns: arch, family, instr (input/output types), op (instruction family;
 '*' marks the default when a line or command gives no --op), model (kind and
-parameters of the MMA-Sim paper), rounding (with --rounding: inside the fused
-sum -> D at the end of each FDPA: 'RZ F=25 -> RZ fp32' truncates every term toward zero to
+parameters of the MMA-Sim paper), rounding (inside the fused sum -> D at the
+end of each FDPA: 'RZ F=25 -> RZ fp32' truncates every term toward zero to
 F=25 fraction bits below e_max, then rounds D toward zero to fp32; 'RZ F=24, RD
 F2=31 -> RNE fp32' (CDNA3) also rounds the sum and c down, toward -inf, inside,
 and D to nearest, ties to even, at the end; '+C RNE': C added last with one
 more rounding; 'per op' / 'per FMA': every operation rounds), source (table
 or experiment), shapes (mMnNkK of the instructions that run on this datapath).
---json --rounding adds "rounding" (the same in words) and "rounding_short" (the
-column) to each object.
+--json gives each object "rounding" (the same in words) and "rounding_short"
+(the column).
 
 examples:
   smtmma list                          the whole catalogue
   smtmma list --arch hopper            one architecture (names or aliases: sm90, hopper, h100)
   smtmma list --instr e4m3f32          one instruction type on every architecture
   smtmma list --arch mi300x --json     as a JSON list of objects
-  smtmma list --arch cdna3 --rounding  where each model rounds: inside the sum, and D"""
+  smtmma list --arch cdna3             CDNA3 rounds its sums down inside, and D to nearest"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -39,7 +39,6 @@ def add_parser(sub: Any, fmt: type) -> None:
                         epilog=_LIST_EPILOG, formatter_class=fmt)
     pl.add_argument("--arch", help="only this architecture (sm90, hopper, h100, gfx942, mi300x, ...)")
     pl.add_argument("--instr", help="only this instruction type (f16f32, bf16f32, e4m3f32, ...)")
-    pl.add_argument("--rounding", action="store_true", help="add where each model rounds (inside the fused sum -> D)")
     pl.add_argument("--json", action="store_true", help="print a JSON list of objects")
     pl.set_defaults(func=_cmd_list)
 
@@ -48,7 +47,7 @@ def _shape_names(e: Entry) -> list[str]:
     return list(dict.fromkeys(f"m{s.m}n{s.n}k{s.k}" for s in e.shapes))
 
 
-def _entry_dict(e: Entry, rounding: bool = False) -> dict[str, Any]:
+def _entry_dict(e: Entry) -> dict[str, Any]:
     m = e.model
     out = {
         "arch": e.arch,
@@ -62,9 +61,9 @@ def _entry_dict(e: Entry, rounding: bool = False) -> dict[str, Any]:
         "formats": {"a": m.a_fmt, "b": m.b_fmt, "c": m.c_fmt, "d": m.d_fmt, **({"scale": m.scale_fmt} if m.scale_fmt else {})},
         "source": e.source,
         "shapes": [{"name": s.name, "m": s.m, "n": s.n, "k": s.k} for s in e.shapes],
+        "rounding": m.rounding_summary(),
+        "rounding_short": m.rounding_summary(short=True),
     }
-    if rounding:
-        out.update(rounding=m.rounding_summary(), rounding_short=m.rounding_summary(short=True))
     return out
 
 
@@ -81,17 +80,17 @@ def _cmd_list(args: argparse.Namespace) -> int:
             raise InputError(f"{opt} is empty; give a name (see 'smtmma list' for them all) or leave the option out")
     rows = entries(args.arch, args.instr)
     if args.json:
-        print(json.dumps([_entry_dict(e, args.rounding) for e in rows], indent=2))
+        print(json.dumps([_entry_dict(e) for e in rows], indent=2))
         return EXIT_OK
     if not rows:
         what = ", ".join(f"{k} {v}" for k, v in (("arch", args.arch), ("instr", args.instr)) if v)
         print(f"no catalogue rows for {what}")
         return EXIT_OK
-    table = [["ARCH", "FAMILY", "INSTR", "OP", "MODEL"] + (["ROUNDING"] if args.rounding else []) + ["SOURCE", "SHAPES"]]
+    table = [["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "ROUNDING", "SOURCE", "SHAPES"]]
     for e in rows:
         op = e.op + (" *" if e.default else "")
-        rnd = [e.model.rounding_summary(short=True)] if args.rounding else []
-        table.append([e.arch, ARCHS[e.arch].family, e.instr, op, e.model.describe(), *rnd, e.source,
+        table.append([e.arch, ARCHS[e.arch].family, e.instr, op, e.model.describe(), e.model.rounding_summary(short=True),
+                      e.source,
                       " ".join(_shape_names(e)) or "-"])
     _table(table, sys.stdout)
     print(f"\n{len(rows)} rows; * = default op family of (arch, instr)")

@@ -44,6 +44,131 @@ def test_ctrl_c_during_a_solve_ends_the_command_and_its_solver_processes(solver:
     assert left == []  # no orphaned solver process
 
 
+# A certificate whose one check keeps every backend busy for minutes: the prime 2^48 - 59 has no factors (the
+# 32-bit version of this query takes bitwuzla 13 s, z3 and cvc5 longer).
+BUSY = """; smtmma-certificate 1
+; meta: {"claim": "busy", "verdict": "holds"}
+(set-logic QF_BV)
+(declare-const x (_ BitVec 48))
+(declare-const y (_ BitVec 48))
+(assert (= (bvmul ((_ zero_extend 48) x) ((_ zero_extend 48) y)) (_ bv281474976710597 96)))
+(assert (bvugt x (_ bv1 48)))
+(assert (bvugt y (_ bv1 48)))
+; expect: unsat
+(check-sat)
+"""
+QUICK = """; smtmma-certificate 1
+; meta: {"claim": "quick", "verdict": "holds"}
+(set-logic QF_BV)
+(declare-const x (_ BitVec 4))
+(assert (= (bvadd x #x1) x))
+; expect: unsat
+(check-sat)
+"""
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _session(sid: int) -> list[tuple[int, bytes]]:
+    """(pid, command line) of the live processes of session ``sid`` (zombies left out)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{d}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] not in (b"Z", b"X"):
+            found.append((int(d), cmdline))
+    return found
+
+
+def _forked(pid: int) -> list[int]:
+    """The processes ``pid`` forked (solver processes, --jobs workers): its session's others with its command line."""
+    procs = dict(_session(pid))
+    return [q for q, cmd in procs.items() if q != pid and cmd == procs.get(pid)]
+
+
+def _until(cond, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _signal_alone(argv: list[str], sig: signal.Signals, busy: int = 1, before=None) -> tuple[int, str, str, float]:
+    """Start smtmma with ``argv`` in a session of its own, wait until it has forked ``busy`` processes, send ``sig``
+    to it alone (not its group); its status, stdout, stderr, seconds from the signal to its exit.  Asserts that no
+    process of its session outlives it (and kills any that does)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "smtmma", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env, start_new_session=True)
+    try:
+        if before is not None:
+            before(p)
+        assert _until(lambda: len(_forked(p.pid)) >= busy or p.poll() is not None, 30)
+        assert p.poll() is None, p.communicate()
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=20)  # ends promptly, not when the solver's timeout runs out
+        seconds = time.monotonic() - t0
+        assert _until(lambda: not _session(p.pid), 3), _session(p.pid)  # no orphaned solver or worker
+        return p.returncode, out, err, seconds
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+
+
+@LINUX
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("solver", [*available(), "portfolio"])
+def test_a_signal_to_the_process_alone_ends_it_and_its_solver_processes(tmp_path: Path, solver: str, sig: str) -> None:
+    # issue 33: SIGTERM killed smtmma but left its forked solver running until its timeout
+    path = tmp_path / "busy.smt2"
+    path.write_text(BUSY)
+    busy = len(available()) if solver == "portfolio" else 1
+    code, out, err, seconds = _signal_alone(["prove", "--check", str(path), "--solver", solver, "--timeout", "60"],
+                                            getattr(signal, sig), busy)
+    assert (code, err) == ((130, "smtmma: interrupted\n") if sig == "SIGINT" else (143, "smtmma: terminated\n"))
+    assert seconds < 5
+
+
+@LINUX
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_ends_prove_jobs_without_waiting_for_the_running_claims(sig: str) -> None:
+    # issue 33: Ctrl-C waited for the running claims (ProcessPoolExecutor's shutdown), here 30 s and more
+    argv = ["prove", "error-bound-tight-sm90-f16f32", "error-bound-tight-sm70-f16f32", "--jobs", "2"]
+    code, out, err, seconds = _signal_alone(argv, getattr(signal, sig), busy=3)  # 2 workers, a solver
+    assert (code, err) == ((130, "smtmma: interrupted\n") if sig == "SIGINT" else (143, "smtmma: terminated\n"))
+    assert seconds < 5
+
+
+@LINUX
+def test_ctrl_c_during_check_prints_the_certificates_already_checked(tmp_path: Path) -> None:
+    for name in ("a", "b", "d"):
+        (tmp_path / f"{name}.smt2").write_text(QUICK.replace("quick", f"quick-{name}"))
+    (tmp_path / "c.smt2").write_text(BUSY)
+    lines: list[str] = []
+
+    def two_lines(p: subprocess.Popen) -> None:
+        lines.extend(p.stdout.readline() for _ in range(2))  # printed as each certificate finishes
+
+    code, out, err, seconds = _signal_alone(["prove", "--check", str(tmp_path), "--timeout", "60"], signal.SIGINT,
+                                            before=two_lines)
+    assert code == 130 and err == "smtmma: interrupted\n" and seconds < 5
+    assert [line.split()[:2] for line in lines] == [["ok", "quick-a"], ["ok", "quick-b"]]
+    assert out == (f"2/4 certificates re-checked (ok 2, mismatch 0, unknown 0, error 0; interrupted during "
+                   f"{tmp_path / 'c.smt2'}, 1 not started)\n")
+
+
 def test_timeout_bounds_building_the_formula_too(capsys) -> None:
     # K = 65536 (the largest --k) takes minutes to build; --timeout 2 ends the command after 2 s with status 3.
     code, out, err = run(capsys, "distinguish", "sm80", "sm90", "--instr", "f16f32", "--k", "65536", "--timeout", "2")

@@ -234,3 +234,23 @@ def test_a_claim_that_hits_a_bug_is_recorded_and_the_batch_goes_on(monkeypatch: 
     assert "TypeError: cannot unpack non-iterable Block object" in recs[0]["detail"]
     assert cap.err.strip().splitlines()[-1].startswith("smtmma: error: turing-carry-bits: internal error")
     assert "Traceback" not in cap.err
+
+
+def test_save_does_not_replace_a_certificate_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 33: the README's tour ran 'prove ... --save proofs/' from the repository root, over the shipped files
+    shipped = ROOT / "proofs" / "volta-carry-bits.smt2"
+    before = shipped.read_bytes()
+    assert main(["prove", "volta-carry-bits", "cdna3-asymmetry", "--save", str(ROOT / "proofs")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"smtmma: error: {shipped} exists (and 1 more); --save would replace it: add --force to replace "
+                   "certificates, or save to another folder\n")
+    assert shipped.read_bytes() == before
+    old = tmp_path / "volta-carry-bits.smt2.gz"  # either form of the claim's file counts
+    old.write_bytes(b"an earlier certificate")
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 2
+    assert str(old) in capsys.readouterr().err and old.read_bytes() == b"an earlier certificate"
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path), "--force"]) == 0
+    assert not old.exists() and (tmp_path / "volta-carry-bits.smt2").read_text().startswith("; smtmma-certificate 1")
+    capsys.readouterr()
+    assert main(["prove", "volta-carry-bits", "--force"]) == 2
+    assert "--force applies to the certificates --save DIR writes" in capsys.readouterr().err

@@ -19,6 +19,7 @@ from smtmma.report.experiments import cdna3_bias, f16f32_errors
 from smtmma.simulate import simulate_dot
 
 CLAIMS = Path(__file__).parent / "data" / "report_claims.json"
+ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -218,3 +219,48 @@ def test_unwritable_output_fails_before_the_claims_run(tmp_path: Path, monkeypat
     monkeypatch.setattr(report, "run_claims", no_claims)
     assert main(["report", "-o", str(tmp_path / "nodir" / "r.html"), "--only", "volta-nonmonotonic"]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_report_reads_the_shipped_claims_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 33: 'smtmma report -o report.html', as the README's tour writes it, re-ran every claim (minutes)
+    import smtmma.report as report
+
+    def no_claims(*args: object, **kwargs: object) -> None:
+        raise AssertionError("claims ran although the shipped results are there")
+    monkeypatch.setattr(report, "run_claims", no_claims)
+    out = tmp_path / "r.html"
+    assert main(["report", "-o", str(out), "--no-plots"]) == 0
+    html = out.read_text(encoding="utf-8")
+    shipped = json.loads((ROOT / "proofs" / "claims.json").read_text())["claims"]
+    assert all(f'<tr id="claim-{r["name"]}"' in html for r in shipped)
+    assert "claims from proofs/claims.json (shipped)" in html
+
+
+def test_report_without_shipped_claims_says_so_and_runs_them_with_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import smtmma.report as report
+    import smtmma.report.data as data
+    from smtmma.cli import report_cmd
+    from smtmma.proofs.runner import select
+
+    shown: list[str] = []
+
+    class Recorder(report_cmd.Status):  # what a terminal would show
+        def __call__(self, message: str) -> None:
+            shown.append(message)
+
+    def fake_run(names: object, *, solver: object, timeout: float, progress) -> list:
+        claims = select([], all_claims=True)
+        progress(claims[0], None)
+        progress(claims[0], {"name": claims[0].name})
+        progress(claims[1], None)
+        return []
+    monkeypatch.setattr(data, "shipped_claims", lambda: None)  # an installed package: no proofs/ folder
+    monkeypatch.setattr(report, "run_claims", fake_run)
+    monkeypatch.setattr(report_cmd, "Status", Recorder)
+    assert main(["report", "-o", str(tmp_path / "r.html"), "--no-plots"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("smtmma: note: no shipped proofs/claims.json") and err.count("\n") == 1
+    n = len(select([], all_claims=True))
+    assert shown[:2] == [f"running claims: [1/{n}] {select([], all_claims=True)[0].name}",
+                         f"running claims: [2/{n}] {select([], all_claims=True)[1].name}"]

@@ -19,15 +19,19 @@ errors and never prints a traceback for them):
   limit ran out: the verdict is unknown;
 * 70 -- an internal error (a bug in smtmma): one line on stderr names the
   file that holds the traceback (``--debug`` prints it instead);
-* 130 -- interrupted (Ctrl-C); solver processes are killed on the way out.
+* 130 -- interrupted (Ctrl-C); solver processes are killed on the way out;
+* 143 (129) -- terminated by SIGTERM (SIGHUP): one line ``smtmma: terminated``,
+  solver processes killed the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from typing import Optional, Sequence
 
@@ -54,7 +58,8 @@ exit status:
      and query, --time-limit of suite and identify)
   70 internal error (a bug in smtmma): one line names the file with the
      details; --debug prints the traceback instead
-  130 interrupted (Ctrl-C)"""
+  130 interrupted (Ctrl-C); solver processes are killed on the way out
+  143 terminated (SIGTERM; 129: SIGHUP), solver processes killed likewise"""
 
 _TOP_EPILOG = f"""\
 examples:
@@ -147,12 +152,39 @@ def _internal_error(exc: BaseException, debug: bool) -> int:
     return EXIT_INTERNAL
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the stack like Ctrl-C, so ``finally`` blocks kill solver processes."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_terminate(signum: int, frame: object) -> None:
+    signal.signal(signum, signal.SIG_DFL)  # a second signal during the clean-up ends the process at once
+    raise _Terminated(signum)
+
+
+def _catch_termination() -> dict[int, object]:
+    """Turn SIGTERM and SIGHUP into :class:`_Terminated` (main thread only, and not when ignored, as nohup does);
+    the handlers replaced, to restore."""
+    old: dict[int, object] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            old[sig] = signal.signal(sig, _on_terminate)
+    return old
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``smtmma`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     install_console()  # no UnicodeEncodeError on an ASCII or Latin-1 console; warnings on one line
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     debug = "--debug" in args_list
+    replaced = _catch_termination()
     try:
         args = parser.parse_args(_join_negative_values(args_list))
         if getattr(args, "func", None) is None:
@@ -184,9 +216,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("smtmma: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as e:
+        print("smtmma: terminated", file=sys.stderr)
+        return 128 + e.signum
     except MemoryError as e:  # sizes checked up front are estimates: what still does not fit is one line too
         _print_error(f"out of memory{': ' + str(e).splitlines()[0][:200] if str(e) else ''}; "
                      "the inputs or the sizes asked are too large for this machine")
         return EXIT_USAGE
     except Exception as e:  # anything else is a bug: one line, the details in a file
         return _internal_error(e, debug)
+    finally:
+        for sig, handler in replaced.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Optional
 
 from ..errors import InputError
+from ..proofs.certificate import CHECK_MEMORY, MAX_CHECKS, MAX_COMMANDS, MAX_NESTING, MAX_SCOPES, MAX_TEXT_BYTES, byte_size
 from ..proofs.claim import Claim
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _path, _positive_float, _positive_int, _print_error, _seed
 from .progress import Status
@@ -23,24 +25,39 @@ its witness or proof; the detail line says why.
 (DIR/<claim>.smt2): every check-sat the verdict rests on, each preceded by
 '; expect: sat|unsat', the models and the solver in the header.  Any solver
 can run it (bitwuzla F.smt2, z3 F.smt2, cvc5 F.smt2); 'smtmma prove --check
-DIR --solver z3' re-runs them through smtmma's backends.
+DIR --solver z3' re-runs them through smtmma's backends.  An existing
+certificate (the shipped ones in proofs/, say) is not replaced without --force.
+
+--check is bounded, whatever the files hold: only regular files are read (a
+FIFO or device is an error line, never opened), at most %(text)s of text each
+(gzip files are refused as soon as they expand past it), %(commands)s commands,
+%(checks)s checks, push scopes %(scopes)s deep and terms %(nesting)s deep; each check gets
+--timeout seconds and %(memory)s of solver memory.  A file whose meta line does not
+name its claim and verdict is an error, never "ok".  A line per certificate is
+printed as it finishes (on a terminal, a status line shows the check under way
+and the running tally); Ctrl-C prints the results so far, then exits 130.
 
 --json prints {"claims": [{"name", "source", "models", "expected", "verdict",
 "agrees", "solver", "seconds", "witness", "certificate", "detail", ...}]}; with
 --check, {"certificates": [{"path", "claim", "verdict", "status", "checks",
-"seconds", "error"}]}.
+"seconds", "error"}]} (and "interrupted": the file under way, after Ctrl-C).
 
 exit status: 0 every claim got a verdict (agreeing with its document or not)
 / every certificate re-checked; 1 --check: a certificate's check gave another
-answer; 2 bad input (unknown claim, malformed certificate); 3 a solver gave up;
-70 a claim's check hit a bug in smtmma (its record says "error"; the other claims still ran).
+answer; 2 bad input (unknown claim, malformed certificate, a certificate --save
+would replace without --force); 3 a solver gave up; 70 a claim's check hit a
+bug in smtmma (its record says "error"; the other claims still ran); 130
+interrupted (--check: after printing the results so far).
 
 examples:
   smtmma prove --list
   smtmma prove volta-carry-bits ampere-carry-bits
-  smtmma prove --all --jobs 2 --save proofs/ --json > claims.json
+  smtmma prove --all --jobs 2 --save my-proofs/ --json > claims.json
   smtmma prove --group table4
   smtmma prove --check proofs/ --solver z3"""
+_EPILOG %= {
+    "text": byte_size(MAX_TEXT_BYTES), "commands": f"{MAX_COMMANDS:,}", "checks": f"{MAX_CHECKS:,}", "scopes": f"{MAX_SCOPES:,}",
+    "nesting": f"{MAX_NESTING:,}", "memory": byte_size(CHECK_MEMORY)}
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -56,6 +73,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
     p.add_argument("--seed", type=_seed, default=0, help="solver seed (default 0)")
     p.add_argument("--save", type=_path, metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--force", action="store_true", help="with --save: replace certificates already in DIR")
     p.add_argument("--compress", action="store_true",
                    help="with --save: write certificates over 200 kB gzipped (DIR/<claim>.smt2.gz; zcat F | z3 -in)")
     p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
@@ -92,35 +110,79 @@ def _list(claims: list[Claim], as_json: bool) -> int:
     return EXIT_OK
 
 
-def _check(args: argparse.Namespace) -> int:
-    from ..proofs.runner import check_certificates
+def _certificate_line(r: Any) -> str:
+    """One line of ``prove --check``'s output for one certificate."""
+    if r.error:
+        return f"error    {r.error}"
+    solver = r.answers[-1].solver if r.answers else "?"
+    bad = [a for a in r.answers if not a.agrees]
+    what = f"{len(r.answers)} checks" + (f", check {bad[0].index} ({bad[0].label}) expected {bad[0].expected}, got "
+                                          f"{bad[0].got}{' (' + bad[0].reason + ')' if bad[0].reason else ''}" if bad else "")
+    return f"{r.status:8} {r.claim} ({r.verdict}): {what}, {solver}, {r.seconds:.2f} s  [{r.path}]"
 
-    status = Status()
+
+_STATUSES = ("ok", "mismatch", "unknown", "error")
+
+
+def _tally(results: list[Any]) -> str:
+    """``ok 3, mismatch 0, unknown 1, error 0``."""
+    return ", ".join(f"{k} {sum(r.status == k for r in results)}" for k in _STATUSES)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..proofs.runner import certificate_files, check_certificates
+
+    files = certificate_files(args.check)  # a missing path fails before any work
+    status = Status(delay=0.5)
+    results: list[Any] = []
+    current = [""]
 
     def progress(path: str, res: Any) -> None:
         if res is None:
-            status(f"re-checking {path}")
+            current[0] = path
+            status(f"[{len(results) + 1}/{len(files)}] {path}; {_tally(results)}")
+            return
+        results.append(res)
+        current[0] = ""
+        if not args.json:
+            status.close()
+            print(_certificate_line(res), flush=True)
 
-    with status:
-        results = check_certificates(args.check, solver=args.solver, timeout=args.timeout, progress=progress)
+    def on_answer(path: str, answer: Any, checks: int) -> None:
+        status(f"[{len(results) + 1}/{len(files)}] {path}: check {answer.index}/{checks}; {_tally(results)}")
+
+    try:
+        with status:
+            check_certificates(files, solver=args.solver, timeout=args.timeout, progress=progress, on_answer=on_answer)
+    except KeyboardInterrupt:
+        _report_checks(args, results, len(files), interrupted=current[0])
+        print("smtmma: interrupted", file=sys.stderr)
+        return 130
+    return _report_checks(args, results, len(files))
+
+
+def _report_checks(args: argparse.Namespace, results: list[Any], total: int, interrupted: Optional[str] = None) -> int:
+    """The end of ``prove --check``: JSON, or the tally line; the exit status.
+
+    ``interrupted``: None, or Ctrl-C came during that file ("" between files)."""
     if args.json:
-        print(json.dumps({"certificates": [{"path": r.path, "claim": r.claim, "verdict": r.verdict, "status": r.status,
-                                            "checks": len(r.answers), "seconds": round(r.seconds, 3), "error": r.error,
-                                            "solver": r.answers[-1].solver if r.answers else "",
-                                            "answers": [{"label": a.label, "expected": a.expected, "got": a.got} for a in r.answers]}
-                                           for r in results]}))
+        doc: dict[str, Any] = {"certificates": [{"path": r.path, "claim": r.claim, "verdict": r.verdict, "status": r.status,
+                                                 "checks": len(r.answers), "seconds": round(r.seconds, 3), "error": r.error,
+                                                 "solver": r.answers[-1].solver if r.answers else "",
+                                                 "answers": [{"label": a.label, "expected": a.expected, "got": a.got}
+                                                             for a in r.answers]}
+                                                for r in results]}
+        if interrupted is not None:
+            doc["interrupted"] = interrupted or True
+        print(json.dumps(doc))
     else:
-        for r in results:
-            if r.error:
-                print(f"error    {r.error}")
-                continue
-            solver = r.answers[-1].solver if r.answers else "?"
-            bad = [a for a in r.answers if not a.agrees]
-            what = f"{len(r.answers)} checks" + (f", check {bad[0].index} ({bad[0].label}) expected {bad[0].expected}, got "
-                                                  f"{bad[0].got}{' (' + bad[0].reason + ')' if bad[0].reason else ''}" if bad else "")
-            print(f"{r.status:8} {r.claim} ({r.verdict}): {what}, {solver}, {r.seconds:.2f} s  [{r.path}]")
         ok = sum(r.status == "ok" for r in results)
-        print(f"{ok}/{len(results)} certificates re-checked")
+        stop = "" if interrupted is None else (
+            f"; interrupted{' during ' + interrupted if interrupted else ''}, "
+            f"{total - len(results) - bool(interrupted)} not started")
+        print(f"{ok}/{total} certificates re-checked ({_tally(results)}{stop})")
+    if interrupted is not None:
+        return 130
     errors = [r for r in results if r.status == "error"]
     if errors:
         _print_error(f"{len(errors)} of {len(results)} certificates could not be re-checked (first: {errors[0].error})")
@@ -147,9 +209,19 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         raise InputError("name claims to prove, or --all, --group G or --list (see 'smtmma prove --help')")
     if args.compress and not args.save:
         raise InputError("--compress applies to the certificates --save DIR writes")
+    if args.force and not args.save:
+        raise InputError("--force applies to the certificates --save DIR writes")
     claims = select(args.claims, all_claims=args.all or args.list and not args.claims, group=args.group)
     if args.list:
         return _list(claims, args.json)
+    if args.save and not args.force:
+        from ..proofs.runner import existing_certificates
+
+        existing = existing_certificates(claims, args.save)
+        if existing:
+            more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+            raise InputError(f"{existing[0]} exists{more}; --save would replace it: add --force to replace certificates, "
+                             "or save to another folder")
     if args.solver:
         from ..queries.backends import BACKENDS, available
         from ..errors import UnknownNameError, unknown_name

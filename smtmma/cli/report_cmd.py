@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import InputError
 from .common import EXIT_OK, _positive_draws, _positive_float, _seed
@@ -28,10 +29,14 @@ NAME-f16f32-errors.png, and linked).  Plots need matplotlib
 where a C compiler is found and a fixed seed, so a report is reproducible.
 
 claims: --claims FILE.json reads saved results of 'smtmma prove --all --json';
-without it the claims are run now (--only to run some of them; --no-claims
-for none).
+by default the results shipped with smtmma's sources (proofs/claims.json) are
+read, so a report takes seconds.  Where they are not (an installed package has
+no proofs/ folder) a one-line note says so and every claim is run now (minutes;
+a status line shows which, on a terminal).  --only NAME,... runs some claims
+now; --no-claims leaves them out.
 
 examples:
+  smtmma report -o report.html                  the shipped claim results
   smtmma prove --all --json > claims.json && smtmma report --claims claims.json -o report.html
   smtmma report --claims claims.json -o docs/report.md --samples 20000
   smtmma report --no-claims -o plots.html       catalogue and plots only
@@ -46,8 +51,9 @@ def add_parser(sub: Any, fmt: type) -> None:
                        epilog=_EPILOG, formatter_class=fmt)
     p.add_argument("-o", "--output", required=True, help="report file: .html or .md")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--claims", metavar="FILE.json", help="saved output of 'smtmma prove --all --json'")
-    src.add_argument("--only", metavar="NAME,...", help="run only these claims now (default: all)")
+    src.add_argument("--claims", metavar="FILE.json",
+                     help="saved output of 'smtmma prove --all --json' (default: the shipped proofs/claims.json)")
+    src.add_argument("--only", metavar="NAME,...", help="run these claims now")
     src.add_argument("--no-claims", action="store_true", help="no claims: catalogue and plots only")
     p.add_argument("--solver", help="backend for claims run now (default: the preferred one)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per solver call for claims run now (default 60)")
@@ -60,21 +66,26 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..report import DEFAULT_SAMPLES, build, check_output, load_records, run_claims, write_report
+    from ..report import DEFAULT_SAMPLES, build, check_output, load_records, write_report
+    from ..report.data import shipped_claims
 
     check_output(args.output)  # a bad suffix or a folder that is not there fails before any work
     t0 = time.perf_counter()
+    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    if args.only is not None and not names:
+        raise InputError("--only is empty; give claim names (see 'smtmma prove --list')")
+    shipped = None if (args.claims or args.no_claims or args.only) else shipped_claims()
     if args.claims:
         records, origin = load_records(args.claims), args.claims
     elif args.no_claims:
         records, origin = [], ""
+    elif shipped is not None:
+        records, origin = load_records(str(shipped)), "proofs/claims.json (shipped)"
     else:
-        names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
-        if args.only is not None and not names:
-            raise InputError("--only is empty; give claim names (see 'smtmma prove --list')")
-        with Status() as status:
-            status("running claims")
-            records, origin = run_claims(names, solver=args.solver, timeout=args.timeout), "run now"
+        if not args.only:
+            print("smtmma: note: no shipped proofs/claims.json (an installed package); running every claim now, "
+                  "which takes minutes (--claims FILE.json or --no-claims to skip)", file=sys.stderr)
+        records, origin = _run_claims(names, args), "run now"
     t1 = time.perf_counter()
     with Status() as status:
         status("simulating and plotting")
@@ -90,3 +101,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(str(f) for f in files)} ({len(records)} claims, {len(rep.groups)} models, "
               f"{len(rep.figures)} plots; {t2 - t0:.1f} s)")
     return EXIT_OK
+
+
+def _run_claims(names: Optional[list[str]], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Claim records run now (None: every claim), with a status line (on a terminal) naming the claim under way."""
+    from .. import report
+    from ..proofs.runner import select
+
+    total = len(select(list(names or ()), all_claims=not names))
+    done = 0
+
+    def progress(c: Any, rec: Optional[dict[str, Any]]) -> None:
+        nonlocal done
+        if rec is None:
+            status(f"running claims: [{done + 1}/{total}] {c.name}")
+        else:
+            done += 1
+
+    with Status(delay=0.5) as status:
+        return report.run_claims(names, solver=args.solver, timeout=args.timeout, progress=progress)

@@ -16,6 +16,15 @@ input bits and the violated property, so the solver itself evaluates the
 model on them; a proof block asserts the negated property (and, for a lemma
 chain, proves each lemma before asserting it).  :func:`recheck` replays the
 file command by command and asks a backend each ``check-sat`` it meets.
+
+A file to re-check may come from anywhere, so reading it is bounded: its
+text (after decompression) at most :data:`MAX_TEXT_BYTES`, at most
+:data:`MAX_COMMANDS` commands and :data:`MAX_CHECKS` checks, ``push``
+scopes at most :data:`MAX_SCOPES` deep, terms nested at most
+:data:`MAX_NESTING` deep, and at most :data:`MAX_SOLVER_INPUT` bytes sent to
+the solver over all its checks; each check runs under a timeout and
+:data:`CHECK_MEMORY` bytes of memory.  Past any of these the file is refused
+with one line (:class:`CertificateError`) before a solver sees it.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError
 
@@ -39,10 +48,42 @@ __all__ = [
     "recheck",
     "solver_version",
     "split_commands",
+    "MAX_TEXT_BYTES",
+    "MAX_COMMANDS",
+    "MAX_CHECKS",
+    "MAX_SCOPES",
+    "MAX_NESTING",
+    "MAX_SOLVER_INPUT",
+    "CHECK_MEMORY",
+    "byte_size",
 ]
 
 MAGIC = "; smtmma-certificate 1"
 _EXPECT = re.compile(r"expect(?:ed)?:\s*(sat|unsat)\b")
+
+# Bounds on a certificate read from a file (the shipped ones, 2026-11: at most 2.2 MB of text, 43k commands,
+# 1020 checks, scopes 2 deep, terms 282 deep, each check well under 1 GiB of solver memory).
+#: Bytes of text (after decompression) a certificate may hold.
+MAX_TEXT_BYTES = 32 * 2**20
+#: Top-level SMT-LIB2 commands a certificate may hold.
+MAX_COMMANDS = 1_000_000
+#: ``check-sat`` commands a certificate may hold (each is one solver call).
+MAX_CHECKS = 20_000
+#: How deep ``push`` scopes may nest.
+MAX_SCOPES = 1_000
+#: How deep parentheses may nest within one command (solvers' parsers recurse: cvc5 crashes at 10^6).
+MAX_NESTING = 10_000
+#: Bytes of assertions sent to the solver over all the checks of one certificate.
+MAX_SOLVER_INPUT = 2**30
+#: Bytes of memory each check's solver process may allocate (beyond what it starts with).
+CHECK_MEMORY = 4 * 2**30
+
+
+def byte_size(n: int) -> str:
+    """``n`` bytes for messages: "32 MiB", "4 GiB", "1.5 MiB" (three significant digits), "1,000 bytes"."""
+    if n >= 2**30:
+        return f"{n / 2**30:.3g} GiB"
+    return f"{n / 2**20:.3g} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 class CertificateError(InputError):
@@ -100,6 +141,8 @@ class Certificate:
     meta: dict[str, Any]
     blocks: list[Block] = field(default_factory=list)
     body: str = ""  # when parsed from a file: the text after the header
+    #: when parsed from a file: the body's commands with their comments (see :func:`split_commands`)
+    commands: list[tuple[str, str]] = field(default_factory=list, repr=False, compare=False)
 
     def text(self) -> str:
         """The ``.smt2`` file: header, ``set-logic``, each block in a ``push``/``pop`` scope with its expectation."""
@@ -119,62 +162,91 @@ class Certificate:
     @property
     def checks(self) -> int:
         """Number of ``check-sat`` commands in the file."""
-        return sum(1 for cmd, _ in split_commands(self.text()) if cmd == "(check-sat)")
+        return sum(1 for cmd, _ in self._commands() if cmd == "(check-sat)")
+
+    def _commands(self) -> list[tuple[str, str]] | Iterator[tuple[str, str]]:
+        return self.commands if self.body and self.commands else split_commands(self.text())
 
 
 # -- reading -----------------------------------------------------------------------------------------
 
 
-def split_commands(text: str) -> Iterator[tuple[str, str]]:
+# Inside a command: a quoted symbol, a string ("" escapes a quote), a comment, a parenthesis, or an unterminated quote.
+_TOKEN = re.compile(r'\|[^|]*\||"[^"]*"|;[^\n]*|[()]|[|"]')
+_NONSPACE = re.compile(r"\S")
+
+
+def split_commands(text: str, *, max_depth: Optional[int] = None) -> Iterator[tuple[str, str]]:
     """Top-level SMT-LIB2 commands of ``text`` with the comments since the previous command.
 
     Yields ``(command text, comments)``; strings (``"..."``) and quoted
     symbols (``|...|``) may hold parentheses and semicolons.  Raises
-    :class:`CertificateError` on unbalanced parentheses.
+    :class:`CertificateError` on unbalanced parentheses or parentheses
+    nested deeper than ``max_depth`` (default :data:`MAX_NESTING`).  Linear
+    time, no recursion.
     """
+    if max_depth is None:
+        max_depth = MAX_NESTING
     i, n = 0, len(text)
     comments: list[str] = []
-    while i < n:
+    while True:
+        m = _NONSPACE.search(text, i)
+        if m is None:
+            return
+        i = m.start()
         ch = text[i]
-        if ch.isspace():
-            i += 1
-        elif ch == ";":
+        if ch == ";":
             j = text.find("\n", i)
             j = n if j < 0 else j
             comments.append(text[i + 1 : j].strip())
             i = j
         elif ch == "(":
-            depth, j = 0, i
-            while j < n:
-                c = text[j]
-                if c == ";":
-                    k = text.find("\n", j)
-                    j = n if k < 0 else k
-                    continue
-                if c in "|\"":
-                    k = text.find(c, j + 1)
-                    if k < 0:
-                        raise CertificateError(f"unterminated {c} at offset {j}")
-                    j = k + 1
-                    continue
+            depth, end = 0, -1
+            for tok in _TOKEN.finditer(text, i):
+                c = tok.group()
                 if c == "(":
                     depth += 1
+                    if depth > max_depth:
+                        raise CertificateError(f"parentheses nested deeper than {max_depth} in the command at offset {i}")
                 elif c == ")":
                     depth -= 1
                     if depth == 0:
+                        end = tok.end()
                         break
-                j += 1
-            if depth:
+                elif len(c) == 1 and c in '|"':
+                    raise CertificateError(f"unterminated {c} at offset {tok.start()}")
+            if end < 0:
                 raise CertificateError(f"unbalanced parentheses in the command at offset {i}")
-            yield text[i : j + 1], "\n".join(comments)
+            yield text[i:end], "\n".join(comments)
             comments = []
-            i = j + 1
+            i = end
         else:
             raise CertificateError(f"unexpected {text[i:i + 20]!r} at offset {i} (not an SMT-LIB2 command)")
 
 
+_SCOPE = re.compile(r"\(\s*(push|pop)\s*(\d*)\s*\)")
+
+
+def _scopes(cmd: str) -> int:
+    """How many scopes a ``push``/``pop`` command opens or closes (at most :data:`MAX_SCOPES`); CertificateError if malformed."""
+    m = _SCOPE.fullmatch(cmd)
+    if m is None:
+        raise CertificateError(f"malformed {cmd[:40]!r} (expected (push N) or (pop N))")
+    digits = m.group(2)
+    if len(digits) > 9 or int(digits or 1) > MAX_SCOPES:
+        raise CertificateError(f"({m.group(1)} {digits[:20]}{'...' if len(digits) > 20 else ''}): "
+                               f"more than {MAX_SCOPES} scopes")
+    return int(digits or 1)
+
+
 def parse_certificate(text: str, where: str = "certificate") -> Certificate:
-    """A :class:`Certificate` from file text; :class:`CertificateError` (one line) when it is not one."""
+    """A :class:`Certificate` from file text; :class:`CertificateError` (one line) when it is not one or exceeds a bound.
+
+    Checks the header, that every ``check-sat`` has its expectation, that
+    ``push``/``pop`` match, and the bounds of the module's docstring.
+    """
+    if len(text) > MAX_TEXT_BYTES:
+        raise CertificateError(f"{where}: over {byte_size(MAX_TEXT_BYTES)} of text")
     lines = text.splitlines()
     if not lines or lines[0].strip() != MAGIC:
         raise CertificateError(f"{where}: not an smtmma certificate (the first line must be {MAGIC!r})")
@@ -185,21 +257,58 @@ def parse_certificate(text: str, where: str = "certificate") -> Certificate:
         meta = json.loads(meta_lines[0][len("; meta: "):])
     except json.JSONDecodeError as e:
         raise CertificateError(f"{where}: the meta line is not JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise CertificateError(f"{where}: the meta line's JSON nests too deeply") from None
+    except ValueError as e:  # e.g. a number of more than 4300 digits
+        raise CertificateError(f"{where}: the meta line is not usable JSON ({str(e)[:100]})") from None
     if not isinstance(meta, dict):
         raise CertificateError(f"{where}: the meta line must be a JSON object")
     body = "\n".join(line for line in lines if not (line.startswith("; meta: ") or line.strip() == MAGIC)) + "\n"
+    del lines
     try:
-        cmds = list(split_commands(body))
+        commands = _check_commands(body)
     except CertificateError as e:
         raise CertificateError(f"{where}: {e}") from None
-    checks = [c for c, _ in cmds if c == "(check-sat)"]
+    return Certificate(meta, body=body, commands=commands)
+
+
+def _check_commands(body: str) -> list[tuple[str, str]]:
+    """The body's commands; CertificateError for no check, a check without its expectation, unmatched scopes, or
+    past a bound."""
+    sizes = [0]  # bytes of the commands in each open scope
+    commands = checks = sent = 0
+    found: list[tuple[str, str]] = []
+    for cmd, comments in split_commands(body):
+        found.append((cmd, comments))
+        commands += 1
+        if commands > MAX_COMMANDS:
+            raise CertificateError(f"more than {MAX_COMMANDS:,} commands")
+        head = _head(cmd)
+        if head == "check-sat":
+            checks += 1
+            if checks > MAX_CHECKS:
+                raise CertificateError(f"more than {MAX_CHECKS:,} (check-sat) commands")
+            if not _EXPECT.search(comments):
+                raise CertificateError("a (check-sat) without an 'expect: sat|unsat' comment before it")
+            sent += sum(sizes)
+            if sent > MAX_SOLVER_INPUT:
+                raise CertificateError(f"its checks would send the solver over {byte_size(MAX_SOLVER_INPUT)} of assertions in all")
+        elif head == "push":
+            sizes += [0] * _scopes(cmd)
+            if len(sizes) - 1 > MAX_SCOPES:
+                raise CertificateError(f"push scopes nested deeper than {MAX_SCOPES}")
+        elif head == "pop":
+            k = _scopes(cmd)
+            if k > len(sizes) - 1:
+                raise CertificateError(f"{cmd} without as many (push) before it")
+            del sizes[len(sizes) - k:]
+        elif head == "reset":
+            sizes = [0]
+        elif head not in _NOT_SENT:
+            sizes[-1] += len(cmd) + 1
     if not checks:
-        raise CertificateError(f"{where}: no (check-sat) in the file")
-    cert = Certificate(meta, body=body)
-    for cmd, comments in cmds:
-        if cmd == "(check-sat)" and not _EXPECT.search(comments):
-            raise CertificateError(f"{where}: a (check-sat) without an 'expect: sat|unsat' comment before it")
-    return cert
+        raise CertificateError("no (check-sat) in the file")
+    return found
 
 
 # -- checking ----------------------------------------------------------------------------------------
@@ -223,29 +332,38 @@ class CheckAnswer:
         return self.got == self.expected
 
 
+#: Commands :func:`recheck` does not send to the solver (set-logic is sent once, at the top of each query).
+_NOT_SENT = frozenset({"set-logic", "exit", "set-info", "set-option", "get-model", "get-value", "echo"})
+
+
+_HEAD = re.compile(r"\(\s*([^\s()]+)")
+
+
 def _head(cmd: str) -> str:
-    m = re.match(r"\(\s*([^\s()]+)", cmd)
+    m = _HEAD.match(cmd)
     return m.group(1) if m else ""
 
 
 def recheck(cert: Certificate, *, solver: Optional[str] = None, timeout: float = 60.0,
-            stop_on_failure: bool = True) -> list[CheckAnswer]:
+            stop_on_failure: bool = True, memory: Optional[int] = CHECK_MEMORY,
+            progress: Optional[Callable[[CheckAnswer], None]] = None) -> list[CheckAnswer]:
     """Run every ``check-sat`` of ``cert`` with ``solver`` (a backend name or None for the default).
 
     The file is replayed command by command: ``push``/``pop`` open and close
     scopes, ``reset`` empties the stack, and each ``check-sat`` sends the
-    assertions in scope to the backend.  Returns one :class:`CheckAnswer`
-    per check (stopping after the first that disagrees, unless
-    ``stop_on_failure`` is False).
+    assertions in scope to the backend, under ``timeout`` seconds and
+    ``memory`` bytes (None: no cap; past either the answer is unknown).
+    Returns one :class:`CheckAnswer` per check (stopping after the first
+    that disagrees, unless ``stop_on_failure`` is False); ``progress(answer)``
+    is called after each.
     """
     from ..queries.backends import solve
 
-    text = cert.text()
     stack: list[list[str]] = [[]]
     logic = "QF_BV"
     answers: list[CheckAnswer] = []
     label = ""
-    for cmd, comments in split_commands(text):
+    for cmd, comments in cert._commands():
         head = _head(cmd)
         for line in comments.splitlines():
             if line.startswith("block ") or line.startswith("lemma ") or line.startswith("the property"):
@@ -253,15 +371,14 @@ def recheck(cert: Certificate, *, solver: Optional[str] = None, timeout: float =
         if head == "set-logic":
             logic = cmd[len("(set-logic"):-1].strip()
         elif head == "push":
-            m = re.match(r"\(\s*push\s*(\d*)\s*\)", cmd)
-            for _ in range(int(m.group(1) or 1) if m else 1):
-                stack.append([])
+            stack += [[] for _ in range(_scopes(cmd))]
+            if len(stack) - 1 > MAX_SCOPES:
+                raise CertificateError(f"push scopes nested deeper than {MAX_SCOPES}")
         elif head == "pop":
-            m = re.match(r"\(\s*pop\s*(\d*)\s*\)", cmd)
-            for _ in range(int(m.group(1) or 1) if m else 1):
-                if len(stack) == 1:
-                    raise CertificateError("(pop) without a matching (push)")
-                stack.pop()
+            k = _scopes(cmd)
+            if k > len(stack) - 1:
+                raise CertificateError("(pop) without a matching (push)")
+            del stack[len(stack) - k:]
         elif head == "reset":
             stack = [[]]
         elif head == "check-sat":
@@ -269,12 +386,14 @@ def recheck(cert: Certificate, *, solver: Optional[str] = None, timeout: float =
             expected = found[-1] if found else ""
             script = "\n".join([f"(set-logic {logic})", *(c for level in stack for c in level)]) + "\n"
             t0 = time.perf_counter()
-            r = solve(script, (), solver=solver, timeout=timeout)
+            r = solve(script, (), solver=solver, timeout=timeout, memory=memory)
             answers.append(CheckAnswer(len(answers) + 1, label, expected, r.verdict, r.solver,
                                        time.perf_counter() - t0, r.reason))
+            if progress:
+                progress(answers[-1])
             if stop_on_failure and r.verdict != expected:
                 break
-        elif head in ("exit", "set-info", "set-option", "get-model", "get-value", "echo"):
+        elif head in _NOT_SENT:
             continue
         else:
             stack[-1].append(cmd)

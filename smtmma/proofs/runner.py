@@ -5,16 +5,19 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import stat
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import InputError, SmtmmaError
-from .certificate import CertificateError, CheckAnswer, parse_certificate, recheck
+from ..queries.backends import die_with_parent, signals_deferred
+from .certificate import CHECK_MEMORY, MAX_TEXT_BYTES, CertificateError, CheckAnswer, byte_size, parse_certificate, recheck
 from .claim import CLAIMS, Claim, Context, Outcome, get_claim
 
 __all__ = ["prove", "record", "select", "save_certificate", "certificate_files", "read_text", "CertificateCheck",
-           "check_certificates", "COMPRESS_OVER"]
+           "check_certificate", "check_certificates", "COMPRESS_OVER", "existing_certificates"]
 
 
 def select(names: Sequence[str] = (), *, all_claims: bool = False, group: Optional[str] = None) -> list[Claim]:
@@ -36,6 +39,16 @@ def select(names: Sequence[str] = (), *, all_claims: bool = False, group: Option
 
 def _file_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".smt2"
+
+
+def existing_certificates(claims: Iterable[Claim], folder: str) -> list[str]:
+    """The certificate files (``<claim>.smt2`` or ``.smt2.gz``) of ``claims`` already in ``folder``, which
+    :func:`save_certificate` would replace."""
+    found = []
+    for c in claims:
+        path = os.path.join(folder, _file_name(c.name))
+        found += [p for p in (path, path + ".gz") if os.path.lexists(p)]
+    return found
 
 
 def record(c: Claim, out: Outcome, certificate: Optional[str] = None) -> dict[str, Any]:
@@ -147,15 +160,37 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
     import multiprocessing as mp
 
     method = "fork" if "fork" in mp.get_all_start_methods() else None
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+    before = {p.pid for p in mp.active_children()}
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method), initializer=_worker_setup,
+                                  initargs=(os.getpid(),))
+    try:
         futures = {}
-        for c in todo:
-            futures[pool.submit(_check_by_name, c.name, ctx)] = c
-            if progress:
+        with signals_deferred():  # the first submit forks the workers
+            for c in todo:
+                futures[pool.submit(_check_by_name, c.name, ctx)] = c
+        if progress:
+            for c in todo:
                 progress(c, None)
         for fut in cf.as_completed(futures):
             finish(futures[fut], fut.result())
+    except BaseException:
+        # Ctrl-C, SIGTERM, a user error: end the running claims now instead of waiting for them (minutes).
+        # The workers' solver processes die with them (see die_with_parent).
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in mp.active_children():
+            if p.pid not in before:
+                p.kill()
+        raise
+    pool.shutdown()
     return [records[c.name] for c in todo]
+
+
+def _worker_setup(parent: int) -> None:
+    """In a ``prove --jobs`` worker: Ctrl-C is the parent's to handle (it kills the worker); die with the parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
 
 
 # -- re-checking saved certificates ---------------------------------------------------------------------
@@ -186,22 +221,69 @@ class CertificateCheck:
         return sum(a.seconds for a in self.answers)
 
 
-def read_text(path: str) -> str:
-    """A certificate file's text (``.gz`` files decompressed)."""
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as gz:
-            return gz.read()
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_text(path: str, *, limit: int = MAX_TEXT_BYTES) -> str:
+    """A certificate file's text (``.gz`` files decompressed), at most ``limit`` bytes of it.
+
+    Only a regular file is opened (a FIFO, device or socket, also behind a
+    symbolic link, is refused without blocking); a file, or a ``.gz`` file's
+    decompressed text, over ``limit`` bytes is refused as soon as the limit
+    is passed (a gzip bomb is never expanded in full).  Raises
+    :class:`CertificateError` (one line, naming ``path``); UTF-8 text.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise CertificateError(f"cannot read {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CertificateError(f"{path}: {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > limit:
+        raise CertificateError(f"{path}: {byte_size(st.st_size)}, over the limit of {byte_size(limit)}")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise CertificateError(f"cannot read {path}: {e.strerror or e}") from None
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)  # what was opened, in case the path changed since os.stat
+        if not stat.S_ISREG(st.st_mode):
+            raise CertificateError(f"{path}: {_kind(st.st_mode)}, not a regular file")
+        try:
+            if path.endswith(".gz"):
+                with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+                    data = gz.read(limit + 1)
+                if len(data) > limit:
+                    raise CertificateError(f"{path}: expands beyond {byte_size(limit)} (the limit of a certificate's text)")
+            else:
+                data = fh.read(limit + 1)
+                if len(data) > limit:
+                    raise CertificateError(f"{path}: over the limit of {byte_size(limit)}")
+        except (OSError, EOFError, zlib.error) as e:
+            raise CertificateError(f"cannot read {path}: {e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CertificateError(f"{path}: not UTF-8 text (byte {e.start})") from None
 
 
 def certificate_files(paths: Sequence[str]) -> list[str]:
-    """The ``.smt2`` / ``.smt2.gz`` files of ``paths`` (files, or folders searched one level deep), sorted; InputError if none."""
+    """The ``.smt2`` / ``.smt2.gz`` files of ``paths`` (files, or folders searched one level deep), sorted; InputError if none.
+
+    Nothing is opened here: a path named on its own is kept whatever it is
+    (:func:`read_text` refuses what is not a regular file), and so is each
+    ``*.smt2`` / ``*.smt2.gz`` entry of a folder.
+    """
     files: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             files += sorted(str(f) for f in [*Path(p).glob("*.smt2"), *Path(p).glob("*.smt2.gz")])
-        elif os.path.isfile(p):
+        elif os.path.lexists(p):
             files.append(p)
         else:
             raise InputError(f"{p}: no such file or folder")
@@ -233,11 +315,16 @@ def _check_models(meta: dict[str, Any], where: str) -> None:
     from ..catalogue import lookup
     from ..errors import SmtmmaError
 
-    for row in meta.get("rows", []):
+    rows = meta.get("rows", [])
+    if not isinstance(rows, list):
+        raise CertificateError(f"{where}: the meta line's 'rows' must be a list")
+    for row in rows:
         try:
             arch, instr, op, desc = row["arch"], row["instr"], row["op"], row["model"]
         except (KeyError, TypeError):
-            raise CertificateError(f"{where}: a malformed 'rows' entry in the meta line: {row!r}") from None
+            raise CertificateError(f"{where}: a malformed 'rows' entry in the meta line: {str(row)[:100]}") from None
+        if not all(isinstance(x, str) for x in (arch, instr, op, desc)):
+            raise CertificateError(f"{where}: a malformed 'rows' entry in the meta line: {str(row)[:100]}")
         try:
             e = lookup(arch, instr, op)
         except SmtmmaError as err:
@@ -247,26 +334,55 @@ def _check_models(meta: dict[str, Any], where: str) -> None:
                                    f"the certificate is about {desc}; make it again (smtmma prove --save)")
 
 
+def _check_meta(meta: dict[str, Any], where: str) -> None:
+    """Refuse a certificate whose meta line does not name its claim and verdict (an empty ``{}`` proves nothing)."""
+    missing = [k for k in ("claim", "verdict") if not isinstance(meta.get(k), str) or not meta[k].strip()]
+    if missing:
+        raise CertificateError(f"{where}: its meta line names no {' and no '.join(missing)}"
+                               f"{' (it is empty)' if not meta else ''}; not a certificate of a claim")
+
+
+def check_certificate(path: str, *, solver: Optional[str] = None, timeout: float = 60.0,
+                      memory: Optional[int] = CHECK_MEMORY,
+                      on_answer: Optional[Callable[[CheckAnswer, int], None]] = None) -> CertificateCheck:
+    """Re-run one certificate file; a malformed, oversized or unreadable file is a result with ``error`` set.
+
+    ``on_answer(answer, checks)`` is called after each check (``checks``: how many the file holds).
+    """
+    try:
+        cert = parse_certificate(read_text(path), path)
+        _check_meta(cert.meta, path)
+        _check_models(cert.meta, path)
+    except CertificateError as e:
+        return CertificateCheck(path, "?", "?", [], str(e))
+    claim, verdict = str(cert.meta["claim"]), str(cert.meta["verdict"])
+    total = cert.checks
+    try:
+        answers = recheck(cert, solver=solver, timeout=timeout, memory=memory,
+                          progress=(lambda a: on_answer(a, total)) if on_answer else None)
+    except CertificateError as e:
+        return CertificateCheck(path, claim, verdict, [], f"{path}: {e}")
+    return CertificateCheck(path, claim, verdict, answers)
+
+
 def check_certificates(paths: Sequence[str], *, solver: Optional[str] = None, timeout: float = 60.0,
-                       progress: Optional[Callable[[str, Optional[CertificateCheck]], None]] = None) -> list[CertificateCheck]:
-    """Re-run every certificate in ``paths`` with ``solver``; one :class:`CertificateCheck` per file."""
+                       progress: Optional[Callable[[str, Optional[CertificateCheck]], None]] = None,
+                       on_answer: Optional[Callable[[str, CheckAnswer, int], None]] = None) -> list[CertificateCheck]:
+    """Re-run every certificate in ``paths`` with ``solver``; one :class:`CertificateCheck` per file.
+
+    ``progress(path, None)`` is called when a file starts and
+    ``progress(path, result)`` when it ends (errors included), so a caller
+    interrupted part-way (Ctrl-C) still has every finished result;
+    ``on_answer(path, answer, checks)`` after each check.  Every file is
+    bounded (see :mod:`smtmma.proofs.certificate`): each check gets
+    ``timeout`` seconds and :data:`~smtmma.proofs.certificate.CHECK_MEMORY` bytes.
+    """
     results = []
     for path in certificate_files(paths):
         if progress:
             progress(path, None)
-        try:
-            text = read_text(path)
-        except (OSError, UnicodeDecodeError, EOFError) as e:
-            results.append(CertificateCheck(path, "?", "?", [], f"cannot read {path}: {e}"))
-            continue
-        try:
-            cert = parse_certificate(text, path)
-            _check_models(cert.meta, path)
-        except CertificateError as e:
-            results.append(CertificateCheck(path, "?", "?", [], str(e)))
-            continue
-        answers = recheck(cert, solver=solver, timeout=timeout)
-        res = CertificateCheck(path, str(cert.meta.get("claim", "?")), str(cert.meta.get("verdict", "?")), answers)
+        res = check_certificate(path, solver=solver, timeout=timeout,
+                                on_answer=(lambda a, n, path=path: on_answer(path, a, n)) if on_answer else None)
         results.append(res)
         if progress:
             progress(path, res)

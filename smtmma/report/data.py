@@ -20,8 +20,8 @@ from ..catalogue import ARCHS, CATALOGUE, Entry, resolve_arch, resolve_instr
 from ..errors import InputError, InputTypeError, SmtmmaError
 from ..models import Model
 
-__all__ = ["PROPERTIES", "ModelGroup", "Cell", "load_records", "run_claims", "catalogue_groups", "property_of",
-           "witness_text"]
+__all__ = ["PROPERTIES", "ModelGroup", "Cell", "load_records", "run_claims", "shipped_claims", "catalogue_groups",
+           "property_of", "witness_text"]
 
 #: The catalogue's property columns, in order: key -> heading.
 PROPERTIES: dict[str, str] = {
@@ -30,6 +30,15 @@ PROPERTIES: dict[str, str] = {
     "carry": "carry bits needed",
     "bound": "error bound",
 }
+
+
+def shipped_claims() -> Optional[Path]:
+    """The claim records shipped with the source tree (``proofs/claims.json`` beside the package), or None when
+    there are none (an installed wheel has no ``proofs/``)."""
+    import smtmma
+
+    path = Path(smtmma.__file__).resolve().parents[1] / "proofs" / "claims.json"
+    return path if path.is_file() else None
 
 
 def load_records(path: str) -> list[dict[str, Any]]:

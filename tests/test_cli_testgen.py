@@ -90,7 +90,8 @@ def test_identify_json(capsys) -> None:
     rec = json.loads(out)
     assert code == 0 and rec["verdict"] == "identified"
     assert rec["models"] == ["sm90", "sm90/wgmma", "sm100", "sm100/tcgen05", "sm120"]
-    assert rec["vectors_run"] == len(rec["transcript"]) >= 1
+    assert rec["vectors_run"] == len(rec["transcript"]) + rec["confirmation"]["vectors"] and len(rec["transcript"]) >= 1
+    assert rec["confirmation"]["matched"] == rec["confirmation"]["vectors"] >= 688
     step = rec["transcript"][0]
     assert {"vector", "d", "survivors"} <= set(step) and step["vector"]["expect"]["sm90"] == step["d"]
 
@@ -98,8 +99,30 @@ def test_identify_json(capsys) -> None:
 def test_identify_none_prints_the_vector_and_exits_1(capsys) -> None:
     code, out, _ = run(capsys, "identify", "--device", "sim:t-fdpa:L=16,F=26,rho=rz-fp32", "--instr", "f16f32")
     assert code == 1 and out.startswith("vector 1 (pool)")
-    line = json.loads(out.splitlines()[-1])
+    line = json.loads(next(ln for ln in out.splitlines() if ln.startswith("{")))
     assert line["d"] not in line["expect"].values()
+
+
+def test_identify_confirms_and_says_none_for_a_device_that_is_no_candidate(capsys) -> None:
+    code, out, _ = run(capsys, "identify", "--device", "sim:t-fdpa:L=16,F=25,rho=rne-fp32", "--instr", "f16f32")
+    lines = out.splitlines()
+    assert code == 1 and lines[0].startswith("vector 1 (pool)") and lines[1].startswith("confirmation: ")
+    assert lines[2].startswith("none: the device matched sm90 = sm90/wgmma = sm100 = sm100/tcgen05 = sm120 on every "
+                               "vector that split the candidates, but not on ")
+    failing = json.loads(lines[3])
+    assert failing["d"] != failing["expect"]["sm90"] and failing["d"] == failing["expect"]["t-fdpa:L=16,F=25,rho=rne-fp32"]
+    assert lines[4].startswith("nearest (vectors explained): t-fdpa:L=16,F=25,rho=rne-fp32 ")
+
+
+@pytest.mark.parametrize("argv, starts", [
+    (["--rate", "0"], "argument --rate: expected a disagreement rate in (0, 1), got '0'"),
+    (["--confidence", "1"], "argument --confidence: expected a confidence in (0, 1), got '1'"),
+    (["--confidence", "nan"], "argument --confidence: expected a confidence in (0, 1), got 'nan'"),
+])
+def test_identify_refuses_a_confirmation_it_cannot_give(capsys, argv, starts) -> None:
+    code, out, err = run(capsys, "identify", "--device", "sim:sm90", "--instr", "f16f32", *argv)
+    assert code == 2 and out == ""
+    one_line_error(err, starts)
 
 
 def test_identify_names_a_grid_variant(capsys) -> None:

@@ -69,6 +69,21 @@ _path = _nonempty("a file or folder name")  # an empty one would write into the 
 _model_spec = _nonempty("a model spec such as t-fdpa:F=26")  # an empty one would quietly keep the catalogue's model
 
 
+def _fraction(what: str) -> Callable[[str], float]:
+    """An argparse type: a number strictly between 0 and 1 (``what`` names it in the error)."""
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not 0 < x < 1:  # NaN fails here too
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return x
+
+    return parse
+
+
 def _positive_float(text: str) -> float:
     """An argparse type: seconds, a finite number in (0, MAX_SECONDS]."""
     try:

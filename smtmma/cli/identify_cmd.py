@@ -6,13 +6,14 @@ import argparse
 import json
 from typing import Any
 
+from ..discriminators.confirmation import DEFAULT_CONFIDENCE, DEFAULT_RATE
 from ..discriminators.identify import Identification, identify
 from ..queries.formula import parse_domain
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
-from .common import _positive_int
+from .common import _fraction, _positive_int
 
 _IDENTIFY_EPILOG = f"""\
 The closed loop of the MMA-Sim paper (§3), with a solver choosing the probes:
@@ -22,9 +23,24 @@ cannot split them), keeps the candidates whose output equals the device's, and
 stops with one class (every survivor identical to, or proved equivalent with, the
 others on the domain) or with none: then the last vector, which no candidate
 explains, is printed as a test-vector line -- the start of a model revision.
-When the candidates form one class before any vector (one candidate, or all
-equivalent), up to 8 pool vectors ("confirmation") still run: the device must
-match them, or the verdict is none.
+
+One class left is not yet an answer: a device that is none of the candidates
+can agree with one class on every vector that split them.  So the class is
+confirmed before it is named: the device runs, in one batch, a vector for each
+structural neighbour of the class (every model one parameter step away -- L,
+F, F2, G, P, rho, one carry bit fewer, the alignment floor, zero terms in
+e_max, the sign of a zero sum, round-down vs truncation, input FTZ, C added
+last; the NaN pattern when --domain allows NaN/Inf -- and each model kind of
+the structural grid) on which that neighbour's D differs from the class's
+(found by simulation, else by the solver, which may prove the neighbour
+equivalent instead), and n random vectors of the domain with
+n = ceil(ln(1 - confidence) / ln(1 - rate)): a device that differs from the
+class on at least --rate of random inputs passes them all with probability
+at most 1 - --confidence (688 vectors at the defaults).  If the device
+departs anywhere the verdict is none, with that vector and the candidates and
+neighbours that explain the most vectors ("nearest"); when no candidate is left
+after a round, the random vectors still run to rank the candidates and the
+neighbours of the last survivors the same way.
 
 {DEVICE_HELP}
 
@@ -32,8 +48,13 @@ match them, or the verdict is none.
 
 --json prints one object:
   {{"verdict": "identified"|"none"|"undecided", "models": [MODEL, ...], "vectors_run": N,
-   "transcript": [{{"vector": LINE, "d": HEX, "survivors": [MODEL, ...], "source": "pool"|"solver"|"confirmation"}}],
-   "evidence": [{{"rep", "member", "verdict", "solver", "seconds"}}], "seconds", "last_vector"}}
+   "transcript": [{{"vector": LINE, "d": HEX, "survivors": [MODEL, ...], "source": "pool"|"solver"}}],
+   "evidence": [{{"rep", "member", "verdict", "solver", "seconds"}}],
+   "confirmation": {{"vectors", "matched", "probes", "random", "rate", "confidence", "neighbours", "split",
+                    "equivalent", "unresolved": [SPEC, ...], "proved_equivalent": [{{"model", "solver", "seconds"}}],
+                    "seconds", "failure": LINE}},
+   "nearest": [{{"model", "explained", "of"}}] (verdict none: up to 5, those explaining at least one
+   vector), "seconds", "last_vector"}}
   (catalogue candidates are named ARCH or ARCH/OP, others by their model spec)
 
 exit status: 0 identified, 1 no candidate matches the device, 2 bad input
@@ -54,7 +75,12 @@ def add_parser(sub: Any, fmt: type) -> None:
                        epilog=_IDENTIFY_EPILOG, formatter_class=fmt)
     add_device_option(p)
     add_space_options(p)
-    p.add_argument("--max-vectors", type=_positive_int, default=64, metavar="N", help="give up after N vectors (default 64)")
+    p.add_argument("--max-vectors", type=_positive_int, default=64, metavar="N",
+                   help="give up after N vectors that split candidates (default 64; the confirmation's are extra)")
+    p.add_argument("--rate", type=_fraction("a disagreement rate in (0, 1)"), default=DEFAULT_RATE, metavar="R",
+                   help=f"confirmation: catch a device differing on at least R of random inputs (default {DEFAULT_RATE:g})")
+    p.add_argument("--confidence", type=_fraction("a confidence in (0, 1)"), default=DEFAULT_CONFIDENCE, metavar="P",
+                   help=f"confirmation: ... with probability at least P (default {DEFAULT_CONFIDENCE:g})")
     p.set_defaults(func=_cmd_identify)
 
 
@@ -68,14 +94,26 @@ def _print(r: Identification) -> None:
         shown = ", ".join(rnd.survivors[:8]) + (f", ... ({len(rnd.survivors)} in all)" if len(rnd.survivors) > 8 else "")
         print(f"vector {i} ({rnd.source}): device d = {r.d_hex(rnd.d)}; "
               f"{len(set(rec['expect'].values()))} distinct expectations; left: {shown or 'none'}")
+    c = r.confirmation
+    if c is not None:
+        print(f"confirmation: {c.vectors} vectors ({c.plan.probes} probes, {c.plan.random} random), "
+              f"{c.matched} matched; {c.scope()}")
     if r.verdict == "identified":
-        print(f"identified: {' = '.join(r.models)}  ({_vectors(len(r.rounds))}, {r.seconds:.1f} s)")
+        print(f"identified: {' = '.join(r.models)}  ({_vectors(r.vectors_run)}, {r.seconds:.1f} s)")
         proofs = [e for e in r.evidence if e.verdict == "unsat"]
         if proofs:
             print(f"  equivalent on the domain (solver unsat): {', '.join(e.member for e in proofs)}")
     elif r.verdict == "none":
-        print(f"none: no candidate gives the device's output ({_vectors(len(r.rounds))}, {r.seconds:.1f} s); the vector:")
+        if c is not None:
+            print(f"none: the device matched {' = '.join(r.models)} on every vector that split the candidates, but not "
+                  f"on {c.vectors - c.matched} of {c.vectors} confirmation vectors ({r.seconds:.1f} s); the first:")
+        else:
+            print(f"none: no candidate gives the device's output ({_vectors(len(r.rounds))}"
+                  f"{f', then {r.ranking_vectors} random ones to rank the nearest models' if r.ranking_vectors else ''}, "
+                  f"{r.seconds:.1f} s); the vector:")
         print(r.last_vector)
+        if r.nearest:
+            print("nearest (vectors explained): " + ", ".join(f"{m} {k}/{n}" for m, k, n in r.nearest))
     else:
         print(f"undecided: {', '.join(r.models)} left ({_vectors(len(r.rounds))}, {r.seconds:.1f} s)")
 
@@ -87,7 +125,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     try:
         with Status() as status:
             r = identify(device, space, K=args.k, domain=domain, pool_size=args.pool, seed=args.seed, solver=args.solver,
-                         timeout=args.timeout, max_vectors=args.max_vectors, progress=status)
+                         timeout=args.timeout, max_vectors=args.max_vectors, rate=args.rate, confidence=args.confidence,
+                         progress=status)
     finally:
         device.close()
     if args.json:

@@ -195,6 +195,8 @@ def inconsistency(model: Model, instr: str) -> Optional[str]:
         return ("ignores the block scales of " + i.name) if i.scale_fmt else f"needs block scales; {i.name} has none"
     if model.scale_fmt is not None and model.scale_fmt != i.scale_fmt:
         return f"reads {model.scale_fmt} scales, {i.name} has {i.scale_fmt}"
+    if model.block is not None and i.block is not None and model.block != i.block:
+        return f"reads one scale per {model.block} elements, {i.name} has one per {i.block}"
     if model.kind == "ftz-addmul" and (i.c_fmt, i.d_fmt) != ("fp32", "fp32"):
         return "FTZ-AddMul accumulates in fp32; D is " + i.d_fmt
     if model.block is not None and model.L is not None and model.kind == "gst-fdpa" and model.G and model.L % model.G:

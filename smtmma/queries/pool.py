@@ -25,11 +25,15 @@ from .formula import Domain
 from ..sampling import draw_dot, draw_scales, dtype_for, negate_bits, round_to_format, to_float64
 from ..simulate import simulate_dot
 
-__all__ = ["Inputs", "OperandFormats", "draw_pool", "model_outputs", "POOL_KINDS", "restrict", "mutate", "distinct_outputs", "climb"]
+__all__ = ["Inputs", "OperandFormats", "draw_pool", "model_outputs", "POOL_KINDS", "PROBE_KINDS", "restrict", "mutate", "distinct_outputs", "climb"]
 
 #: Kinds a pool mixes, in equal shares: §3.1.4 distributions, then feature probes.
 POOL_KINDS = ("normal", "uniform", "dnn", "ill-conditioned", "finite-bits", "swamp", "tie", "tiny", "carry", "spread")
-_PROBES = ("swamp", "tie", "tiny", "carry", "spread")
+#: Drawn by identification's confirmation, not by suites' pools: ``sparse``, mostly zero lanes of either sign and 0-2
+#: products 0..45 binades below c (signed zero sums, zero terms in e_max); ``c-tie``, a c that dominates the sum, half
+#: an ulp of c and a tail 1..12 binades below that (bits a sum aligned at c's exponent keeps or rounds away: F2).
+PROBE_KINDS = ("swamp", "tie", "tiny", "carry", "spread", "sparse", "c-tie")
+_PROBES = PROBE_KINDS
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,10 @@ def _probe(kind: str, f: OperandFormats, n: int, K: int, rng: np.random.Generato
         a = sign * (2.0 - gap * rng.random((n, K))) * np.exp2(e)
         b = (2.0 - gap * rng.random((n, K))) * np.exp2(e)
         c = sign[:, 0] * (2.0 - gap[:, 0] * rng.random(n)) * np.exp2(2 * e[:, 0] + rng.integers(-1, 2, n))
+    elif kind == "sparse":
+        return _sparse(f, n, K, rng)
+    elif kind == "c-tie":
+        return _c_tie(f, n, K, rng)
     else:  # spread: log-uniform magnitudes over the whole finite range, random signs
         a = rng.choice([-1.0, 1.0], (n, K)) * np.exp2(rng.uniform(fa.emin - fa.man_bits, fa.emax + 1, (n, K)))
         b = rng.choice([-1.0, 1.0], (n, K)) * np.exp2(rng.uniform(fb.emin - fb.man_bits, fb.emax + 1, (n, K)))
@@ -153,6 +161,57 @@ def _tie(f: OperandFormats, n: int, K: int, rng: np.random.Generator) -> tuple[n
         a[rows, lane] = val / scale
         b[rows, lane] = scale
     c = np.where(rng.random(n) < 0.7, 0.0, half * rng.integers(-3, 4, n))
+    return a, b, c
+
+
+def _signed_zeros(fmt: Format, negative: np.ndarray) -> np.ndarray:
+    """+0 or -0 patterns of ``fmt`` (uint64), -0 where ``negative`` (formats without -0 give +0)."""
+    minus = fmt.sign_mask if fmt.signed and not fmt.sign_ignored and fmt.nan != "neg_zero" else 0  # FNUZ: 0x80 is NaN
+    return np.where(negative, np.uint64(minus), np.uint64(0)).astype(np.uint64)
+
+
+def _sparse(f: OperandFormats, n: int, K: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mostly zero lanes (random signs), 0-2 products 0..45 binades below c; a quarter of the rows all -0 products and c = -0."""
+    fa, fb, fc = f.a, f.b, f.c
+    a = _signed_zeros(fa, rng.random((n, K)) < 0.5)
+    b = _signed_zeros(fb, rng.random((n, K)) < 0.5)
+    ec = rng.integers(max(fc.emin, -40), min(fc.emax, 40) + 1, n)
+    c_val = rng.choice([-1.0, 1.0], n) * rng.uniform(1.0, 2.0, n) * np.exp2(ec)
+    c = np.where(rng.random(n) < 0.3, _signed_zeros(fc, rng.random(n) < 0.5), _scaled(fc, c_val))
+    count = rng.integers(0, 3, n)
+    for j in range(2):
+        rows = np.nonzero(count > j)[0]
+        lane = rng.integers(0, K, len(rows))
+        val = rng.choice([-1.0, 1.0], len(rows)) * rng.uniform(1.0, 2.0, len(rows)) * np.exp2(ec[rows] - rng.integers(0, 46, len(rows)))
+        scale = np.exp2(np.floor(np.floor(np.log2(np.abs(val))) / 2))  # two factors of about equal exponent
+        a[rows, lane] = _scaled(fa, val / scale)
+        b[rows, lane] = _scaled(fb, scale)
+    negative = rng.random(n) < 0.25  # every product -0 (+0 x -0) and c = -0: the sign of an exact zero sum
+    a[negative] = _signed_zeros(fa, np.zeros((int(negative.sum()), K), dtype=bool))
+    b[negative] = _signed_zeros(fb, np.ones((int(negative.sum()), K), dtype=bool))
+    c[negative] = _signed_zeros(fc, np.ones(int(negative.sum()), dtype=bool))
+    return a, b, c
+
+
+def _c_tie(f: OperandFormats, n: int, K: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """c, a product of half an ulp of c (c's format) and a product 1..12 binades below it, other lanes signed zeros."""
+    fa, fb, fc = f.a, f.b, f.c
+    lo_p = fa.emin - fa.man_bits + fb.emin - fb.man_bits + 14  # a tail 12 binades below half stays a product
+    hi_p = min(fa.emax, 60) + min(fb.emax, 60)
+    lo = max(fc.emin, lo_p + fc.man_bits + 1, -200)
+    hi = max(lo, min(fc.emax, hi_p + fc.man_bits + 1, 200))
+    ec = rng.integers(lo, hi + 1, n)
+    c = _scaled(fc, rng.choice([-1.0, 1.0], n) * rng.uniform(1.0, 2.0, n) * np.exp2(ec))
+    half = np.exp2(ec - fc.man_bits - 1) * rng.choice([-1.0, 1.0], n)
+    tail = half * np.exp2(-rng.integers(1, 13, n)) * rng.choice([-1.0, 1.0], n)
+    a = _signed_zeros(fa, rng.random((n, K)) < 0.5)
+    b = _signed_zeros(fb, rng.random((n, K)) < 0.5)
+    lanes = np.argsort(rng.random((n, K)), axis=1)[:, :2]
+    rows = np.arange(n)
+    for lane, val in zip(lanes.T, (half, tail)):
+        scale = np.exp2(np.floor(np.floor(np.log2(np.abs(val))) / 2))  # two factors of about equal exponent
+        a[rows, lane] = _scaled(fa, val / scale)
+        b[rows, lane] = _scaled(fb, scale)
     return a, b, c
 
 
@@ -242,11 +301,13 @@ def restrict(pool: Inputs, f: OperandFormats, domain: Domain) -> Inputs:
     return out.take(np.nonzero(keep)[0])
 
 
-def model_outputs(model: Model, inputs: Inputs) -> np.ndarray:
-    """D patterns (uint64) of ``model`` on every row of ``inputs``."""
+def model_outputs(model: Model, inputs: Inputs, backend: str = "auto") -> np.ndarray:
+    """D patterns (uint64) of ``model`` on every row of ``inputs`` (``backend`` as :func:`~smtmma.simulate.simulate_dot`'s:
+    ``"numpy"`` for many models on a few thousand rows each, where compiling a kernel per model costs more)."""
     if len(inputs) == 0:
         return np.zeros(0, dtype=np.uint64)
-    d = simulate_dot(model, None, inputs.a, inputs.b, inputs.c, scale_a=inputs.scale_a, scale_b=inputs.scale_b)
+    d = simulate_dot(model, None, inputs.a, inputs.b, inputs.c, scale_a=inputs.scale_a, scale_b=inputs.scale_b,
+                     backend=backend)
     return d.astype(np.uint64)
 
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Optional, Sequence
+from typing import Optional
 
-from ..errors import InputError
+from .progress import Status
 from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
-from ..queries.distinguish import smt2_file_text
 from .common import _k_length, _path, _positive_float, _print_error, _seed
 
 _DOMAIN_HELP = """\
@@ -52,24 +50,18 @@ def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
 
 
 class _Progress:
-    """A one-line note on stderr while a solver runs, only when stderr is a terminal (never on stdout)."""
+    """A one-line note on stderr while a solver runs, with the seconds elapsed, only when stderr is a terminal."""
 
     def __init__(self, message: str) -> None:
         self.message = message
-        self.shown = False
+        self.status = Status(delay=0.0)
 
     def __enter__(self) -> "_Progress":
-        try:
-            self.shown = sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            self.shown = False
-        if self.shown:
-            print(f"{self.message}\u2026", end="", file=sys.stderr, flush=True)
+        self.status(self.message)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.shown:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        self.status.close()
 
 
 def _solver_label(name: Optional[str]) -> str:
@@ -90,23 +82,6 @@ def _solver_label(name: Optional[str]) -> str:
 def _progress_message(label: str, timeout: float) -> str:
     verb = "racing" if label.startswith("portfolio") else "solving with"
     return f"{verb} {label.replace('portfolio ', '')} (timeout {timeout:g} s)"
-
-
-def _write_smt2(path: str, script: str, comments: Sequence[str]) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(smt2_file_text(script, comments))
-    except OSError as e:
-        raise InputError(f"--emit-smt2 {path}: cannot write ({e.strerror or e})") from None
-
-
-def _write_text(path: str, text: str) -> None:
-    """Write ``text`` to the ``--emit-smt2`` file (InputError, one line, when it cannot be written)."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as e:
-        raise InputError(f"--emit-smt2 {path}: cannot write ({e.strerror or e})") from None
 
 
 def _unknown_note(reason: str) -> None:

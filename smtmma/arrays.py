@@ -41,7 +41,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .errors import InputError, InputTypeError, NotRepresentableError
+from .errors import InputError, InputTypeError, NotRepresentableError, spell
 from .formats import INF, NAN, Format, classify, decode, get_format
 from .sampling import dtype_for
 
@@ -261,7 +261,7 @@ def _refusal(fmt: Format, where: str, raw: Any, value: float) -> str:
         return f"{where} = {shown} is not representable in {fmt.name} (it has no zero)"
     with np.errstate(all="ignore"):
         near = _decode64(fmt, _encode_finite(fmt, np.array([abs(value)]).view(np.int64), np.array([value < 0]), "rne"))[0]
-    return f"{where} = {shown} is not representable in {fmt.name} (nearest: {float(near)!r}); pass round='rne' to round"
+    return f"{where} = {shown} is not representable in {fmt.name} (nearest: {float(near)!r}); pass {spell('round', 'rne')} to round"
 
 
 @functools.cache

@@ -7,10 +7,12 @@ exits with status 2.  ``assert`` is used only for internal invariants.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import os
 import sys
-from typing import Iterable
+from typing import Iterable, Iterator, Optional
 
 __all__ = [
     "SmtmmaError",
@@ -19,6 +21,8 @@ __all__ = [
     "InputTypeError",
     "NotRepresentableError",
     "check_flag",
+    "spell",
+    "command_line",
     "choices",
     "close_names",
     "did_you_mean",
@@ -56,6 +60,35 @@ def check_flag(name: str, value: object) -> bool:
         return bool(value)
     shown = repr(value) if len(repr(value)) <= _NAME_SHOWN else f"a {type(value).__name__}"
     raise InputTypeError(f"{name} must be True or False, got {shown}")
+
+
+#: "python" (the library called directly) or "cli" (a ``smtmma`` command): how a message names a parameter.
+_INTERFACE: contextvars.ContextVar[str] = contextvars.ContextVar("smtmma_interface", default="python")
+
+
+def spell(name: str, value: object = None, *, option: Optional[str] = None, shown: Optional[str] = None) -> str:
+    """Parameter ``name`` (with ``value``) as the caller writes it: ``round='rne'`` in Python, ``--round rne`` on the
+    command line (inside :func:`command_line`); ``value`` True is a flag there (``--tight``).
+
+    ``option``: the command's option when it is not ``--NAME`` (``--time-limit`` for ``time_limit_s``); ``shown``:
+    the value as the command line writes it (default: ``value`` as is; ``repr`` in Python).
+    """
+    if _INTERFACE.get() == "cli":
+        opt = option or "--" + name.replace("_", "-")
+        if (value is None or value is True) and shown is None:  # an option alone, or a flag
+            return opt
+        return f"{opt} {shown if shown is not None else value}"
+    return f"{name}=" if value is None else f"{name}={value!r}"
+
+
+@contextlib.contextmanager
+def command_line() -> Iterator[None]:
+    """Within it, messages name parameters as command-line options (:func:`spell`): the CLI runs each command in it."""
+    token = _INTERFACE.set("cli")
+    try:
+        yield
+    finally:
+        _INTERFACE.reset(token)
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -18,7 +18,7 @@ import numpy as np
 
 from .arrays import check_fits_in_memory, from_patterns, to_patterns, value_dtype
 from .catalogue import ARCHS, lookup, model_of
-from .errors import InputError, InputTypeError, check_flag
+from .errors import InputError, InputTypeError, check_flag, spell
 from .formats import Format, get_format
 from .instr_names import named_shape
 from .limits import check_int
@@ -114,7 +114,7 @@ def matmul(
     if isinstance(kstep, np.integer):
         kstep = int(kstep)
     if not isinstance(kstep, int) or isinstance(kstep, bool) or not 1 <= kstep <= 1024:
-        raise InputError(f"k must be an integer in 1..1024 (values per instruction), got {kstep!r}")
+        raise InputError(f"{spell('k')} must be an integer in 1..1024 (values per instruction), got {kstep!r}")
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     fd = get_format(model.d_fmt)
     fd = get_format(fd.container or fd.name)

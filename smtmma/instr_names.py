@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .errors import InputError, UnknownNameError, choices, did_you_mean
+from .errors import InputError, UnknownNameError, choices, did_you_mean, spell
 from .isa import SHAPES, InstrShape
 
 __all__ = ["FAMILIES", "OpName", "parse_op", "resolve", "named_shape"]
@@ -216,7 +216,7 @@ def resolve(arch: str, instr: Optional[str], op: str, vendor: str) -> Optional[t
             raise InputError(f"op {op!r} implies {says}, not instruction {instr}")
         hits = mine
     elif len(named) > 1:
-        raise InputError(f"op {op!r} names several instruction types on {arch} ({choices(sorted(named))}): give one as instr (--instr)")
+        raise InputError(f"op {op!r} names several instruction types on {arch} ({choices(sorted(named))}): give one as {spell('instr')}")
     if not hits:
         raise _no_shape(arch, instr, p, table)
     i, fam, s = hits[0]

@@ -123,3 +123,30 @@ def test_list_rounding_and_the_readme_tell_the_same_story(capsys):
     readme = (ROOT / "README.md").read_text()
     assert "CDNA3 rounds down\n" not in readme  # D is rounded to nearest: only the sums inside round down
     assert "CDNA3 rounds its sums down inside, D to nearest" in readme
+
+
+# -- every library message names a parameter the way its caller gives it -----------------------------
+
+@pytest.mark.parametrize("call, argv, python, cli", [
+    (lambda: smtmma.query("symmetry", "sm80", "f16f32", tight=True),
+     ["query", "symmetry", "--arch", "sm80", "--instr", "f16f32", "--tight"],
+     "tight=True applies to error-bound only", "--tight applies to error-bound only"),
+    (lambda: smtmma.query("symmetry", "sm80", "f16f32", model="t-fdpa:F=99"),
+     ["query", "symmetry", "--arch", "sm80", "--instr", "f16f32", "--model", "t-fdpa:F=99"],
+     "model='t-fdpa:F=99': model parameter F=99", "--model 't-fdpa:F=99': model parameter F=99"),
+    (lambda: smtmma.query("custom", "sm80", "f16f32"), ["query", "custom", "--arch", "sm80", "--instr", "f16f32"],
+     "custom needs predicate=", "custom needs --predicate FILE"),
+    (lambda: smtmma.distinguish("t-fdpa:F=25", "t-fdpa:F=26", instr="f16f32"),
+     ["distinguish", "t-fdpa:F=25", "t-fdpa:F=26", "--instr", "f16f32"],
+     "give like= (e.g. like='sm80':", "give --like ARCH (e.g. --like sm80:"),
+    (lambda: smtmma.distinguish("sm80", "sm90", instr="f16f32", domain=" "),
+     ["distinguish", "sm80", "sm90", "--instr", "f16f32", "--domain", " "],
+     "or leave domain= out", "or leave --domain out"),
+])
+def test_messages_speak_the_interface_they_came_from(capsys, call, argv, python, cli) -> None:
+    with pytest.raises(smtmma.SmtmmaError) as e:
+        call()
+    assert python in str(e.value) and "--" not in str(e.value)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("smtmma: error: ") and cli in err and python not in err

@@ -37,7 +37,7 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from ..deadline import TimeLimitError, time_limit
-from ..errors import SmtmmaError
+from ..errors import SmtmmaError, command_line
 from . import (check_cmd, compare_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
                simulate_cmd, suite_cmd, validate_cmd)
 from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
@@ -70,7 +70,7 @@ examples:
   smtmma distinguish sm80 sm90 --instr f16f32          inputs on which A100 and H100 differ
   smtmma distinguish sm80 t-fdpa:F=25 --instr f16f32 --domain exp=-8:8
   smtmma query carry-bits --arch volta --instr f16f32  do Volta's carry bits suffice?
-  smtmma prove --all --save proofs/                    re-check the literature's claims, with certificates
+  smtmma prove --all --save my-proofs/                 re-check the literature's claims, with certificates
   smtmma suite --instr f16f32 -o f16f32.jsonl          few vectors that tell every architecture apart
   smtmma run --device cuda f16f32.jsonl -o mine.jsonl  record your GPU's outputs (then: smtmma check mine.jsonl)
   smtmma identify --device cuda --instr bf16f32        name the model your GPU implements
@@ -194,7 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         limit, name = getattr(args, "time_limit", None), "--time-limit"
         if limit is None and getattr(args, "timeout_bounds_command", False):
             limit, name = args.timeout, "--timeout"
-        with time_limit(limit, name):
+        with time_limit(limit, name), command_line():  # messages name options (--round rne), not keywords
             return int(args.func(args))
     except SystemExit as e:  # --help, --version, usage errors
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)

@@ -82,17 +82,15 @@ def _load(path: str, what: str) -> np.ndarray:
     return arr
 
 
-#: Python spellings in the library's messages -> this command's options (pattern, replacement).
+#: The library's advice for floats given as bit patterns, in this command's terms (pattern, replacement).
 _CLI_SPELLINGS = (
-    (r"round='rne'", "--round rne"),
-    (r"^k must be", "--k must be"),
     (r"(holds \S+ values, not \S+ bit patterns): pass .*$", r"\1: leave out --bits to read the values "
      "(or save the bit patterns as unsigned integers)"),
 )
 
 
 def cli_message(e: SmtmmaError) -> SmtmmaError:
-    """``e`` with the Python spellings of its message (``round='rne'``) in this command's (``--round rne``)."""
+    """``e`` with the library's Python advice (``pass A.view(np.uint16)``) in this command's terms (``leave out --bits``)."""
     text = str(e)
     for pattern, repl in _CLI_SPELLINGS:
         text = re.sub(pattern, repl, text)
@@ -119,7 +117,7 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
             D = matmul(args.arch, args.instr, A, B, C, op=args.op, k=k, jobs=args.jobs, bits=args.bits, round=args.round,
                        backend=args.backend, device=args.device,
                        progress=lambda done, total: status.bar(done, total, " rows of D"))
-        except SmtmmaError as e:  # the library speaks Python (round='rne'); say it as options
+        except SmtmmaError as e:  # how to pass bit patterns is the library's (a NumPy view); say it as options
             raise cli_message(e) from None
     seconds = time.perf_counter() - t0
     with open_output(args.output, "-o", binary=True) as fh:  # the name as given: np.save(path) would append .npy to D.txt

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, split_arch_op
-from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name
+from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name, spell
 from ..formats import get_format
 from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, canonical_kind, parse_model_spec
 
@@ -87,7 +87,7 @@ def _base_arch(instr: str, like: Optional[str]) -> str:
         arch, _ = split_arch_op(like)
         if not any(e.arch == arch for e in rows):
             have = ", ".join(dict.fromkeys(e.arch for e in rows))
-            raise UnknownNameError(f"--like {like}: {arch} has no instruction {instr}; architectures with it: {have}")
+            raise UnknownNameError(f"{spell('like', like)}: {arch} has no instruction {instr}; architectures with it: {have}")
         return arch
     return rows[0].arch
 

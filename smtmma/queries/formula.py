@@ -16,7 +16,7 @@ from typing import Optional
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.symbolic import SmtAlgebra
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, spell
 from ..formats import Format, clip, get_format
 from ..limits import is_int
 from ..models import Model
@@ -112,7 +112,7 @@ def parse_domain(spec: Optional[str]) -> Domain:
     if spec is not None and not isinstance(spec, str):
         raise InputTypeError(f"a domain is a string such as 'exp=-8:8,lanes=4', got {type(spec).__name__}")
     if spec is not None and not spec.strip(" ,"):
-        raise InputError("domain is empty; give items such as exp=-8:8,lanes=4, or leave --domain out")
+        raise InputError(f"domain is empty; give items such as exp=-8:8,lanes=4, or leave {spell('domain')} out")
     seen: dict[str, str] = {}
     for tok in filter(None, (t.strip() for t in (spec or "").split(","))):
         key, eq, val = tok.partition("=")

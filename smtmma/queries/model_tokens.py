@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, Union
 
 from ..catalogue import INSTRS, entries, model_of, resolve_arch, resolve_instr
-from ..errors import InputError, SmtmmaError, UnknownNameError
+from ..errors import InputError, SmtmmaError, UnknownNameError, spell
 from ..formats import clip
 from ..models import Model, canonical_kind, parse_model_spec
 
@@ -74,8 +74,9 @@ def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str],
     base_arch = like_arch or first_arch
     text_specs = any(s and not isinstance(t, Model) for t, s in zip(tokens, is_spec))
     if text_specs and base_arch is None:
-        raise InputError("model specs need operand formats: name an architecture among the models or give --like ARCH "
-                         f"(e.g. --like sm80: the specs take the {instr} formats and parameters of sm80)")
+        raise InputError(f"model specs need operand formats: name an architecture among the models or give "
+                         f"{spell('like', shown='ARCH')} (e.g. {spell('like', 'sm80')}: the specs take the {instr} formats "
+                         "and parameters of sm80)")
     like_model = model_of(base_arch, instr, op) if text_specs and base_arch is not None else None
     models = []
     for t, s in zip(tokens, is_spec):

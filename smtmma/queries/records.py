@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..catalogue import lookup, model_of
-from ..errors import InputError, InputTypeError, SmtmmaError, UnknownNameError, unknown_name
+from ..errors import InputError, InputTypeError, SmtmmaError, UnknownNameError, unknown_name, spell
 from ..formats import Format, clip, format_hex, get_format
 from ..models import Model, parse_model_spec
 from ..simulate import output_format
@@ -271,16 +271,17 @@ def query_report(
     options: dict[str, Any] = {}
     if tight:
         if prop != "error-bound":
-            raise InputError(f"--tight applies to error-bound only, not {prop}")
+            raise InputError(f"{spell('tight', True)} applies to error-bound only, not {prop}")
         options["tight"] = True
     if predicate is not None:
         if prop != "custom":
-            raise InputError(f"--predicate applies to custom only, not {prop}")
+            raise InputError(f"{spell('predicate')} applies to custom only, not {prop}")
         if not callable(predicate) and not os.path.isfile(predicate):  # a function: smtmma.query(predicate=fn)
-            raise InputError(f"--predicate {predicate}: no such file")
+            raise InputError(f"{spell('predicate', predicate)}: no such file")
         options["predicate"] = predicate
     elif prop == "custom":
-        raise InputError("custom needs --predicate FILE (the file that defines the predicate)")
+        raise InputError(f"custom needs {spell('predicate', shown='FILE')} (a file, or in Python a function, that defines "
+                         "predicate(alg, inputs, outputs))")
     if certify and prop == "order-independence":  # the canonical formula is no certificate: prove each swap on its own terms
         options["certify"] = True
     entry = lookup(arch, instr, op)
@@ -296,7 +297,7 @@ def query_report(
         try:
             the_model = parse_model_spec(model, like=the_model)
         except SmtmmaError as e:
-            raise type(e)(f"--model {clip(model)}: {e}") from None
+            raise type(e)(f"{spell('model', clip(model, quote=False), shown=clip(model))}: {e}") from None
         name = model
     try:  # the properties check the domain alone before they report "holds"
         r = properties.check_property(prop, the_model, name=name, K=k, domain=dom, solver=solver,

@@ -46,6 +46,8 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
+from ..errors import user_stacklevel
+
 __all__ = ["BuildError", "CacheFallbackWarning", "compiler", "cache_dir", "load", "cached_path", "check_entry",
            "identity", "CFLAGS", "flags", "vector_bits", "TRAILER_MAGIC", "TRAILER_BYTES"]
 
@@ -188,7 +190,7 @@ def _fall_back(path: Path, named: str, why: str) -> Path:
     if str(path) not in _fallback:
         _fallback[str(path)] = private
         warnings.warn(f"smtmma: {named} is unusable ({why}); compiled kernels go to a private temporary cache for "
-                      f"this process ({private})", CacheFallbackWarning, stacklevel=2)
+                      f"this process ({private})", CacheFallbackWarning, stacklevel=user_stacklevel())
     return private
 
 

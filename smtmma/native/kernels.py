@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..encodings.ccode import NotCompilable
+from ..errors import user_stacklevel
 from ..formats import Format, get_format
 from ..models import Model
 from ..sampling import draw, draw_scales, round_to_format
@@ -178,5 +179,5 @@ def try_kernel(model: Model, K: int) -> Optional[Kernel]:
         if topic not in _warned:
             _warned.add(topic)
             warnings.warn(f"smtmma: compiled kernels unavailable ({e}); using the NumPy simulator", NativeFallbackWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         return None

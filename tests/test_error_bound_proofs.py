@@ -66,6 +66,8 @@ def test_error_bound_claims_hold(name: str) -> None:
     load_claims()
     out = CLAIMS[name].check(Context(timeout=120))
     assert out.verdict == "holds" and out.agrees is True
+    if name != "cdna3-one-sided-bound":  # the detail states the proof's scope and what the bound's symbols mean
+        assert "; for every finite input whose D is finite, K=" in out.detail and "; where e_max = " in out.detail
     assert out.certificate is not None and out.certificate.checks >= 6
 
 

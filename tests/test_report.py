@@ -158,6 +158,9 @@ def test_report_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     for x in links:
         _png_size((tmp_path / x).read_bytes())
     assert "| cdna3-asymmetry | 000 §6.2.4, Table 10 | gfx942 f16f32 | fails | fails | yes |" in text
+    # every bound printed explains its symbols: once, under the catalogue table
+    legend = next(ln for ln in text.splitlines() if ln.startswith("Error bounds are Table 9's"))
+    assert "e_max the largest unbiased exponent" in legend and "ulp(FMT) the unit in the last place of D" in legend
 
 
 def test_report_without_plots_or_claims(tmp_path: Path) -> None:
@@ -165,6 +168,7 @@ def test_report_without_plots_or_claims(tmp_path: Path) -> None:
     assert main(["report", "--no-claims", "--no-plots", "-o", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert "<img" not in html and "No claim records" in html
+    assert "<p>Error bounds are Table 9&#x27;s |Phi - exact| &lt;= (L+1) 2^(e_max-F) + u ulp(FMT)" in html
 
 
 # --- help and bad input ------------------------------------------------------------------------------------

@@ -69,10 +69,11 @@ def _bound_claim(arch: str, instr: str, op: str | None) -> Claim:
         r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=timeout, seed=ctx.seed)
         agrees = None if r.verdict == "unknown" else r.verdict == "holds"
         wit = witness_record(model, r.witness, {"d": (model.d_fmt, r.outputs["d"])}) if r.witness else None
-        how = ("compositional proof, every finite input" if r.blocks else
+        how = ("compositional proof" if r.blocks else
                "no compositional proof for this kind yet (monolithic query)")
         detail = (f"|Phi - exact| <= {r.extra.get('bound')} (Table 9: (L+1)2^(e_max-F) + u ulp), K={K}: {r.verdict}; {how}"
-                  + (f"; {r.reason}" if r.verdict != "holds" else ""))
+                  + (f"; {r.reason}" if r.verdict != "holds" else f"; for {r.extra['scope']}")
+                  + (f"; where {r.extra['symbols']}" if r.extra.get("symbols") else ""))
         blocks = query_blocks(r, name) if r.verdict != "unknown" else []
         cert = certificate(name, SOURCE, models, r.verdict, r.solver, blocks, wit)
         return Outcome(r.verdict, agrees, r.solver, wit, detail, cert, {"bound": r.extra.get("bound"), "blocks": len(blocks)})

@@ -10,10 +10,18 @@ from .. import __version__
 from .data import ModelGroup, catalogue_groups, witness_text
 from .plots import Figure
 
-__all__ = ["Report", "CLAIM_COLUMNS", "claim_row", "build", "DEFAULT_SAMPLES"]
+__all__ = ["Report", "CLAIM_COLUMNS", "BOUND_SYMBOLS", "claim_row", "build", "DEFAULT_SAMPLES"]
 
 #: Samples of the Fig. 3 experiment; the f16f32 comparison uses a third of them per model.
 DEFAULT_SAMPLES = 60000
+
+#: What the symbols of the error bounds the claims print stand for (Table 9 of the MMA-Sim paper), said once.
+BOUND_SYMBOLS = ("Error bounds are Table 9's |Phi - exact| <= (L+1) 2^(e_max-F) + u ulp(FMT): Phi is the model's D and "
+                 "exact the dot product plus c in exact arithmetic; e_max the largest unbiased exponent among the non-zero "
+                 "products a_k*b_k (e_a + e_b) and c, the exponent the fused sum is aligned at; 2^(e_max-F) one unit of "
+                 "the F fraction bits kept below it; ulp(FMT) the unit in the last place of D in format FMT at D's "
+                 "exponent; u = 1 for outputs rounded toward zero or down, 1/2 to nearest. The bounds hold for finite "
+                 "inputs whose D is finite.")
 
 CLAIM_COLUMNS = ("claim", "source", "models", "expected", "verdict", "agrees", "solver", "seconds", "witness (hex)",
                  "witness (decimal)")

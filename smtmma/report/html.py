@@ -6,7 +6,7 @@ import base64
 from html import escape
 from typing import Sequence
 
-from .content import CLAIM_COLUMNS, Report, claim_row, summary
+from .content import BOUND_SYMBOLS, CLAIM_COLUMNS, Report, claim_row, summary
 from .data import PROPERTIES
 
 __all__ = ["render_html"]
@@ -67,6 +67,7 @@ def render_html(rep: Report) -> str:
         rows.append(f"<tr>{_cell(g.model.describe(), 'mono')}{_cell(g.instr)}"
                     f"<td>{escape(', '.join(g.row_names()))}</td>{''.join(prop_cells)}</tr>")
     out.append(_table(["model", "instr", "rows (arch instr op; * = default)", *PROPERTIES.values()], rows))
+    out.append(f"<p>{escape(BOUND_SYMBOLS)}</p>\n")
     if rep.figures:
         out.append('<h2 id="plots">Plots</h2>\n')
     for f in rep.figures:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 from urllib.parse import quote
 
-from .content import CLAIM_COLUMNS, Report, claim_row, summary
+from .content import BOUND_SYMBOLS, CLAIM_COLUMNS, Report, claim_row, summary
 from .data import PROPERTIES
 
 __all__ = ["render_markdown"]
@@ -37,6 +37,7 @@ def render_markdown(rep: Report, path: Path) -> tuple[str, list[Path]]:
         rows.append([g.model.describe(), g.instr, ", ".join(g.row_names()),
                      *[(g.cells[k].text if k in g.cells else "—") for k in PROPERTIES]])
     out.append(_table(["model", "instr", "rows (arch instr op; * = default)", *PROPERTIES.values()], rows))
+    out.append(f"\n{BOUND_SYMBOLS}\n")
     written: list[Path] = []
     if rep.figures:
         out.append("\n## Plots\n")

@@ -13,7 +13,7 @@ from smtmma.catalogue import entries, lookup, model_of
 from smtmma.discriminators.candidates import (
     STRUCTURAL, catalogue_space, explicit_space, grid_space, inconsistency, model_by_name, parse_grid)
 from smtmma.discriminators.classes import discover_classes, evaluate_pool, partition, suite_length
-from smtmma.discriminators.confirmation import neighbours, sample_size
+from smtmma.discriminators.confirmation import neighbours, one_fdpa, sample_size
 from smtmma.discriminators.identify import identify
 from smtmma.discriminators.placement import cell_inputs, disagreeing_cells, padding_zero, place
 from smtmma.queries.pool import OperandFormats, draw_pool, restrict
@@ -24,7 +24,7 @@ from smtmma.formats import classify, decode, get_format, INF, NAN, SUBNORMAL, ZE
 from smtmma.hw.device import open_device
 from smtmma.isa import InstrShape
 from smtmma.queries.backends import available
-from smtmma.queries.formula import parse_domain
+from smtmma.queries.formula import Domain, parse_domain
 from smtmma.vectors import parse_line
 
 needs_solver = pytest.mark.skipif(not available(), reason="no SMT backend installed")
@@ -274,9 +274,16 @@ def _catalogue_rows() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("instr, name", _catalogue_rows(), ids=lambda x: str(x))
 def test_identify_names_the_class_of_every_catalogue_entry(instr: str, name: str) -> None:
-    # 2 s per solver call: the confirmation's neighbours no solver separates quickly stay "unresolved", and are listed
+    # 2 s per solver call: the confirmation's neighbours no solver separates quickly stay "unresolved" and keep the
+    # verdict from "identified".  That happens to the FP8 mma.sync rows of sm90/sm100 (K = 32, via fp16, C added
+    # last): one carry bit fewer, zero terms in e_max, IEEE zero signs and no fp16 conversion change nothing there
+    # (by the model's structure), which the solver does not prove at K = 32 in seconds -- docs/test-generation.md
     r = identify(open_device(f"sim:{name}"), catalogue_space(instr), timeout=2)
-    assert r.verdict == "identified" and name in r.models
+    c = r.confirmation
+    assert c is not None and c.matched == c.vectors and name in r.models
+    unresolved = [n.name for n in c.plan.neighbours if n.status == "unresolved"]
+    fp8_mma = catalogue_space(instr).by_name(name).model.c_after
+    assert (r.verdict, bool(unresolved)) == (("undecided", True) if fp8_mma else ("identified", False)), unresolved
     cls = next(c for c in EXPECTED_CLASSES.get(instr, [[name]]) if name in c) if instr in EXPECTED_CLASSES else None
     if cls is not None:
         assert sorted(r.models) == sorted(cls)
@@ -366,6 +373,16 @@ def test_confirmation_scope_and_its_size() -> None:
     assert same == {"t-fdpa:L=32,F=25,rho=rz-fp32", "t-fdpa:L=16,F=25,rho=rz-fp32,emax_floor=-133"}
     assert c.scope().startswith(f"its vectors split {len(c.plan.neighbours) - 2} of {len(c.plan.neighbours)} "
                                 "structural neighbours from the class, 2 proved equivalent on the domain; ")
+
+
+def test_chains_of_one_fdpa_structure_are_compared_as_one_fdpa() -> None:
+    m = lookup("sm90", "e4m3f32", "mma").model  # L=16, lanes interleaved by 2, C added after the chain
+    one, other, L = one_fdpa(m, m.replace(carry_bits=4), 32, Domain())
+    assert L == 16 and one == m.replace(interleave=None, c_after=False) and other == one.replace(carry_bits=4)
+    assert one_fdpa(m, m.replace(L=8), 32, Domain()) is None  # another chunking
+    assert one_fdpa(m, m.replace(c_after=False), 32, Domain()) is None  # C enters elsewhere
+    assert one_fdpa(m, m.replace(carry_bits=4), 16, Domain()) is None  # no chain: K = L
+    assert one_fdpa(m, m.replace(carry_bits=4), 32, parse_domain("lanes=20")) is None  # lanes name the chain's
 
 
 def test_neighbours_are_one_step_variants_and_the_structural_grid() -> None:

@@ -6,14 +6,14 @@ import argparse
 import json
 from typing import Any
 
-from ..discriminators.confirmation import DEFAULT_CONFIDENCE, DEFAULT_RATE
+from ..discriminators.confirmation import CONFIRM_TIMEOUT, DEFAULT_CONFIDENCE, DEFAULT_RATE
 from ..discriminators.identify import Identification, identify
 from ..queries.formula import parse_domain
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
-from .common import _fraction, _positive_int
+from .common import _fraction, _positive_float, _positive_int
 
 _IDENTIFY_EPILOG = f"""\
 The closed loop of the MMA-Sim paper (§3), with a solver choosing the probes:
@@ -32,8 +32,9 @@ F, F2, G, P, rho, one carry bit fewer, the alignment floor, zero terms in
 e_max, the sign of a zero sum, round-down vs truncation, input FTZ, C added
 last; the NaN pattern when --domain allows NaN/Inf -- and each model kind of
 the structural grid) on which that neighbour's D differs from the class's
-(found by simulation, else by the solver, which may prove the neighbour
-equivalent instead), and n random vectors of the domain with
+(found by simulation, else by the solver -- --confirm-timeout seconds a call,
+one FDPA first when both chain the same FDPA structure -- which may prove the
+neighbour equivalent instead), and n random vectors of the domain with
 n = ceil(ln(1 - confidence) / ln(1 - rate)): a device that differs from the
 class on at least --rate of random inputs passes them all with probability
 at most 1 - --confidence (688 vectors at the defaults).  If the device
@@ -58,7 +59,8 @@ neighbours of the last survivors the same way.
   (catalogue candidates are named ARCH or ARCH/OP, others by their model spec)
 
 exit status: 0 identified, 1 no candidate matches the device, 2 bad input
-(unknown device or name, empty candidate set), 3 undecided (a solver gave up).
+(unknown device or name, empty candidate set), 3 undecided (a solver gave up: on two
+candidates, or on a structural neighbour of the class the device matched).
 
 examples:
   smtmma identify --device sim:sm90 --instr f16f32
@@ -81,6 +83,9 @@ def add_parser(sub: Any, fmt: type) -> None:
                    help=f"confirmation: catch a device differing on at least R of random inputs (default {DEFAULT_RATE:g})")
     p.add_argument("--confidence", type=_fraction("a confidence in (0, 1)"), default=DEFAULT_CONFIDENCE, metavar="P",
                    help=f"confirmation: ... with probability at least P (default {DEFAULT_CONFIDENCE:g})")
+    p.add_argument("--confirm-timeout", type=_positive_float, default=CONFIRM_TIMEOUT, metavar="SEC",
+                   help=f"confirmation: seconds per solver call on a neighbour no simulated input splits (default "
+                        f"{CONFIRM_TIMEOUT:g}, at most --timeout)")
     p.set_defaults(func=_cmd_identify)
 
 
@@ -98,6 +103,7 @@ def _print(r: Identification) -> None:
     if c is not None:
         print(f"confirmation: {c.vectors} vectors ({c.plan.probes} probes, {c.plan.random} random), "
               f"{c.matched} matched; {c.scope()}")
+    open_ = [n.name for n in c.plan.neighbours if n.status == "unresolved"] if c is not None else []
     if r.verdict == "identified":
         print(f"identified: {' = '.join(r.models)}  ({_vectors(r.vectors_run)}, {r.seconds:.1f} s)")
         proofs = [e for e in r.evidence if e.verdict == "unsat"]
@@ -114,6 +120,10 @@ def _print(r: Identification) -> None:
         print(r.last_vector)
         if r.nearest:
             print("nearest (vectors explained): " + ", ".join(f"{m} {k}/{n}" for m, k, n in r.nearest))
+    elif open_:
+        print(f"undecided: the device matched {' = '.join(r.models)} on all {_vectors(r.vectors_run)}, but "
+              f"{len(open_)} structural neighbour{'s' if len(open_) > 1 else ''} of it could not be told apart (the "
+              f"solver gave up, {r.seconds:.1f} s): {', '.join(open_)}")
     else:
         print(f"undecided: {', '.join(r.models)} left ({_vectors(len(r.rounds))}, {r.seconds:.1f} s)")
 
@@ -126,7 +136,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
         with Status() as status:
             r = identify(device, space, K=args.k, domain=domain, pool_size=args.pool, seed=args.seed, solver=args.solver,
                          timeout=args.timeout, max_vectors=args.max_vectors, rate=args.rate, confidence=args.confidence,
-                         progress=status)
+                         confirm_timeout=args.confirm_timeout, progress=status)
     finally:
         device.close()
     if args.json:
@@ -136,7 +146,12 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     if r.verdict == "none":
         return EXIT_MISMATCH
     if r.verdict == "undecided":
-        _print_error("undecided: " + ("a solver gave up on some pair (try a larger --timeout)" if any(
-            e.verdict == "unknown" for e in r.evidence) else f"--max-vectors {args.max_vectors} ran out"))
+        if r.confirmation is not None:
+            why = "the confirmation could not tell some structural neighbours from the class (try a larger --confirm-timeout)"
+        elif any(e.verdict == "unknown" for e in r.evidence):
+            why = "a solver gave up on some pair (try a larger --timeout)"
+        else:
+            why = f"--max-vectors {args.max_vectors} ran out"
+        _print_error(f"undecided: {why}")
         return EXIT_TIMEOUT
     return EXIT_OK

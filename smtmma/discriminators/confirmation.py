@@ -64,13 +64,14 @@ __all__ = [
     "random_sample",
     "neighbours",
     "plan_confirmation",
+    "one_fdpa",
 ]
 
 #: Disagreement rate with the class that the random sample catches (fraction of random inputs of the domain).
 DEFAULT_RATE = 0.01
 #: Probability that a device disagreeing on at least ``DEFAULT_RATE`` of random inputs fails the sample.
 DEFAULT_CONFIDENCE = 0.999
-#: Seconds one solver call of a confirmation may take at most (less when the identification's timeout is less).
+#: Seconds per solver call on a neighbour no simulated input splits (identify's ``confirm_timeout``).
 CONFIRM_TIMEOUT = 10.0
 #: Kinds of the random sample: the pool's, and the probes only confirmations draw (signed zeros, sums c dominates).
 CONFIRM_KINDS = POOL_KINDS + tuple(k for k in PROBE_KINDS if k not in POOL_KINDS)
@@ -249,6 +250,43 @@ def random_sample(fm: OperandFormats, K: int, n: int, domain: Domain, seed: int)
     return Inputs.concat(parts)
 
 
+def one_fdpa(model: Model, other: Model, K: int, domain: Domain) -> Optional[tuple[Model, Model, int]]:
+    """When ``model`` and ``other`` chain the same FDPA structure over K (same L < K, lane interleaving and place of
+    C) and the domain restricts no lane: the two as one FDPA with C free, and L.  Equal on every input of one FDPA,
+    they are equal on every chain of them, so the solver may compare one FDPA instead of the whole chain."""
+    if model.L is None or other.L != model.L or model.L >= K or model.kind != other.kind:
+        return None
+    if (model.interleave, model.c_after, model.block) != (other.interleave, other.c_after, other.block):
+        return None
+    if domain.lanes is not None or domain.fixed:
+        return None
+    plain = {"interleave": None, "c_after": False}  # one FDPA: no lanes to deal, C enters the sum
+    return model.replace(**plain), other.replace(**plain), model.L
+
+
+def _ask(model: Model, other: Model, K: int, domain: Domain, solver: Optional[str], timeout: float,
+         seed: int) -> tuple[str, Optional[Inputs], str, float]:
+    """The solver on ``model`` vs ``other``: (status, witness row of length K or None, solver, seconds).
+
+    Chains of the same FDPA structure are first compared as one FDPA (:func:`one_fdpa`): unsat there is
+    "equivalent" for every K; otherwise the whole chain of length K is asked about.  An empty domain raises
+    (distinguish checks it), never "equivalent".
+    """
+    spent, who = 0.0, ""
+    single = one_fdpa(model, other, K, domain)
+    if single is not None:
+        r = distinguish([single[0], single[1]], ["class", "neighbour"], K=single[2], domain=domain, solver=solver,
+                        timeout=timeout, seed=seed)
+        spent, who = r.seconds, r.solver
+        if r.verdict == "unsat":
+            return "equivalent", None, who, spent
+    r = distinguish([model, other], ["class", "neighbour"], K=K, domain=domain, solver=solver, timeout=timeout, seed=seed)
+    if r.verdict == "sat" and r.witness is not None:
+        w = r.witness
+        return "split", Inputs.single(w.a, w.b, w.c, w.scale_a, w.scale_b), r.solver, spent + r.seconds
+    return ("equivalent" if r.verdict == "unsat" else "unresolved"), None, r.solver, spent + r.seconds
+
+
 def _cover(split: np.ndarray) -> list[int]:
     """Greedy set cover: columns of ``split`` (neighbours x rows, True where the row splits the neighbour) covering every
     neighbour some row splits."""
@@ -282,7 +320,7 @@ def plan_confirmation(
 
     ``pool``: inputs already simulated (the identification's), searched for
     probes; ``exclude``: the class's other models (not neighbours);
-    ``timeout``: seconds per solver call (capped at :data:`CONFIRM_TIMEOUT`).
+    ``timeout``: seconds per solver call on a neighbour no simulated input splits.
     """
     key = (model, tuple(exclude), instr, K, domain, _digest(pool), seed, rate, confidence, solver, timeout)
     if name_of is None and key in _plans:  # plans named their own way are not kept
@@ -328,17 +366,11 @@ def plan_confirmation(
             extra.append(grown.take(diff[:1]))
             status[m] = ("split", "", 0.0)
             continue
-        asked = (model, m, K, domain, solver, float(min(timeout, CONFIRM_TIMEOUT)))
+        asked = (model, m, K, domain, solver, float(timeout))
         if asked not in _solved:
             if progress is not None:
                 progress(f"solver: {name_of(model)} vs its neighbour {name_of(m)}")
-            r = distinguish([model, m], ["class", "neighbour"], K=K, domain=domain, solver=solver,
-                            timeout=min(timeout, CONFIRM_TIMEOUT), seed=seed)  # an empty domain raises, never "equivalent"
-            if r.verdict == "sat" and r.witness is not None:
-                w = r.witness
-                _solved[asked] = ("split", Inputs.single(w.a, w.b, w.c, w.scale_a, w.scale_b), r.solver, r.seconds)
-            else:
-                _solved[asked] = ("equivalent" if r.verdict == "unsat" else "unresolved", None, r.solver, r.seconds)
+            _solved[asked] = _ask(model, m, K, domain, solver, timeout, seed)
         verdict, row, who, seconds = _solved[asked]
         if row is not None:
             extra.append(row)

@@ -13,7 +13,9 @@ random sample sized by a stated rate and confidence.  The loop ends with
 one confirmed class ("identified"), with no survivor or a failed
 confirmation ("none": the vector no survivor explains is the start of a
 model revision, and the candidates and neighbours that explain the most
-vectors are named), or "undecided".  This is step 4 of the MMA-Sim
+vectors are named), or "undecided" (a solver gave up on two survivors, or
+on a neighbour of the class: the device matched the class everywhere, but
+that neighbour may be it).  This is step 4 of the MMA-Sim
 paper's closed-loop feature probing (§3.1), with the probes chosen by a
 solver.
 """
@@ -38,8 +40,8 @@ from ..vectors import TestVector, dump_vector, parse_line, vector_formats
 from .candidates import Space
 from .classes import Evaluated, Evidence, evaluate_pool
 from .candidates import spec_name
-from .confirmation import (DEFAULT_CONFIDENCE, DEFAULT_RATE, ConfirmationPlan, neighbours, plan_confirmation,
-                           random_sample, sample_size)
+from .confirmation import (CONFIRM_TIMEOUT, DEFAULT_CONFIDENCE, DEFAULT_RATE, ConfirmationPlan, neighbours,
+                           plan_confirmation, random_sample, sample_size)
 from ..queries.pool import OperandFormats
 from ..queries.pool import Inputs, model_outputs
 from .selection import separated_pairs
@@ -112,7 +114,8 @@ class Confirmation:
 
 @dataclass
 class Identification:
-    """The verdict ("identified", "none", or "undecided" when a solver gave up or ``max_vectors`` ran out),
+    """The verdict ("identified", "none", or "undecided" when a solver gave up -- on two survivors, or on a structural
+    neighbour of the class the device matched -- or ``max_vectors`` ran out),
     the surviving candidates and the transcript."""
 
     verdict: str
@@ -122,7 +125,7 @@ class Identification:
     last_vector: Optional[str] = None  # the vector no candidate explains (verdict "none")
     seconds: float = 0.0
     d_hex: Callable[[int], str] = field(default=lambda x: f"{x:x}", repr=False)
-    confirmation: Optional[Confirmation] = None  # of the last class (None when none was left, or undecided)
+    confirmation: Optional[Confirmation] = None  # of the last class (None when none was left or the rounds were undecided)
     nearest: list[tuple[str, int, int]] = field(default_factory=list)  # verdict "none": (model, vectors explained, run)
     ranking_vectors: int = 0  # random vectors run, after no candidate was left, to rank the nearest models
 
@@ -167,6 +170,7 @@ def identify(
     evaluated: Optional[Evaluated] = None,
     rate: float = DEFAULT_RATE,
     confidence: float = DEFAULT_CONFIDENCE,
+    confirm_timeout: float = CONFIRM_TIMEOUT,
     progress: Optional[Callable[[str], None]] = None,
 ) -> Identification:
     """Name the class of ``space`` the device computes, one vector at a time, and confirm it (see the module docstring).
@@ -179,10 +183,14 @@ def identify(
     ``rate``, ``confidence``: the random part of the confirmation catches a
     device that differs from the class on at least ``rate`` of random inputs
     with probability at least ``confidence``
-    (:func:`~smtmma.discriminators.confirmation.sample_size` vectors).
+    (:func:`~smtmma.discriminators.confirmation.sample_size` vectors);
+    ``confirm_timeout``: seconds per solver call on a structural neighbour no
+    simulated input splits (at most ``timeout``).
     """
     check_int("max_vectors", max_vectors, 1)
     sample_size(rate, confidence)  # bad values fail before any work
+    if isinstance(confirm_timeout, bool) or not isinstance(confirm_timeout, (int, float)) or not confirm_timeout > 0:
+        raise InputError(f"confirm_timeout must be a positive number of seconds, got {confirm_timeout!r}")
     t0 = time.perf_counter()
     if evaluated is None:
         evaluated = evaluate_pool(space, K=K, domain=domain, pool_size=pool_size, seed=seed)
@@ -256,8 +264,8 @@ def identify(
     if any(e.verdict == "unknown" for e in result.evidence):
         result.verdict = "undecided"
     if result.verdict == "identified":
-        _confirm(result, device, space, evaluated, alive, ran, seed=seed, solver=solver, timeout=timeout, rate=rate,
-                 confidence=confidence, progress=progress)
+        _confirm(result, device, space, evaluated, alive, ran, seed=seed, solver=solver,
+                 timeout=min(timeout, confirm_timeout), rate=rate, confidence=confidence, progress=progress)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -289,6 +297,8 @@ def _confirm(result: Identification, device: Runner, space: Space, evaluated: Ev
     bad = np.nonzero(got != plan.expected)[0]
     result.confirmation = Confirmation(plan, len(plan.inputs) - len(bad))
     if not len(bad):
+        if plan.count("unresolved"):  # the device may be a neighbour no vector told from the class: not an answer
+            result.verdict = "undecided"
         return
     ran_all = [*ran, plan.inputs]
     ds = [r.d for r in result.rounds] + [int(x) for x in got]

@@ -29,8 +29,9 @@ __all__ = ["Inputs", "OperandFormats", "draw_pool", "model_outputs", "POOL_KINDS
 
 #: Kinds a pool mixes, in equal shares: §3.1.4 distributions, then feature probes.
 POOL_KINDS = ("normal", "uniform", "dnn", "ill-conditioned", "finite-bits", "swamp", "tie", "tiny", "carry", "spread")
-#: Drawn by identification's confirmation, not by suites' pools: ``sparse``, mostly zero lanes of either sign and 0-2
-#: products 0..45 binades below c (signed zero sums, zero terms in e_max); ``c-tie``, a c that dominates the sum, half
+#: Drawn by identification's confirmation, not by suites' pools: ``sparse``, mostly zero products of either sign (a
+#: zero times zero or times any b) and 0-2 products 0..45 binades below c, block scales anywhere in their range
+#: (signed zero sums, zero terms in e_max, alignment floors); ``c-tie``, a c that dominates the sum, half
 #: an ulp of c and a tail 1..12 binades below that (bits a sum aligned at c's exponent keeps or rounds away: F2).
 PROBE_KINDS = ("swamp", "tie", "tiny", "carry", "spread", "sparse", "c-tie")
 _PROBES = PROBE_KINDS
@@ -171,10 +172,13 @@ def _signed_zeros(fmt: Format, negative: np.ndarray) -> np.ndarray:
 
 
 def _sparse(f: OperandFormats, n: int, K: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mostly zero lanes (random signs), 0-2 products 0..45 binades below c; a quarter of the rows all -0 products and c = -0."""
+    """Mostly zero products (random signs; a zero a times a zero or any b), 0-2 products 0..45 binades below c; a quarter
+    of the rows all -0 products and c = -0."""
     fa, fb, fc = f.a, f.b, f.c
     a = _signed_zeros(fa, rng.random((n, K)) < 0.5)
-    b = _signed_zeros(fb, rng.random((n, K)) < 0.5)
+    # the other factor of a zero product: zero, or any magnitude of b's range (a zero's exponent may count with it)
+    other = rng.choice([-1.0, 1.0], (n, K)) * np.exp2(rng.uniform(fb.emin - fb.man_bits, fb.emax + 1, (n, K)))
+    b = np.where(rng.random((n, K)) < 0.5, _signed_zeros(fb, rng.random((n, K)) < 0.5), _scaled(fb, other))
     ec = rng.integers(max(fc.emin, -40), min(fc.emax, 40) + 1, n)
     c_val = rng.choice([-1.0, 1.0], n) * rng.uniform(1.0, 2.0, n) * np.exp2(ec)
     c = np.where(rng.random(n) < 0.3, _signed_zeros(fc, rng.random(n) < 0.5), _scaled(fc, c_val))
@@ -223,10 +227,20 @@ def _draw_kind(kind: str, f: OperandFormats, n: int, K: int, rng: np.random.Gene
     sa = sb = None
     if f.scale is not None and f.block:
         nb = -(-K // f.block)
-        skind = "finite-bits" if kind in ("finite-bits", "spread") else "normal"
-        sa = draw_scales(skind, f.scale, (n, nb), rng).astype(np.uint64)
-        sb = draw_scales(skind, f.scale, (n, nb), rng).astype(np.uint64)
+        if kind == "sparse":  # scales anywhere in their range: products far below (or above) every alignment floor
+            sa, sb = (_wide_scales(f.scale, (n, nb), rng) for _ in range(2))
+        else:
+            skind = "finite-bits" if kind in ("finite-bits", "spread") else "normal"
+            sa = draw_scales(skind, f.scale, (n, nb), rng).astype(np.uint64)
+            sb = draw_scales(skind, f.scale, (n, nb), rng).astype(np.uint64)
     return Inputs(a, b, c, sa, sb)
+
+
+def _wide_scales(fmt: Format, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """Finite scale patterns of ``fmt`` spread over its whole range (ue8m0: 2^-127..2^127), as uint64."""
+    bits = rng.integers(0, 1 << fmt.bits, size=shape).astype(np.uint64)
+    nan = classify(fmt, bits) == NAN
+    return np.where(nan, np.uint64(fmt.bias), bits)  # a NaN pattern becomes the scale 1 (exponent field = bias)
 
 
 def draw_pool(f: OperandFormats, K: int, n: int, rng: np.random.Generator, domain: Optional[Domain] = None,

@@ -33,6 +33,7 @@ __all__ = [
     "lookup",
     "entries",
     "split_arch_op",
+    "is_arch_name",
 ]
 
 
@@ -326,6 +327,16 @@ def split_arch_op(text: str) -> tuple[str, Optional[str]]:
     """
     arch, slash, op = text.partition("/")
     return resolve_arch(arch), (op.strip() or None) if slash else None
+
+
+def is_arch_name(text: str) -> bool:
+    """Whether ``text`` names an architecture, with or without an op (``sm90``, ``h100``, ``sm90/wgmma``), rather than
+    something else (a model spec, a file, a device)."""
+    try:
+        split_arch_op(text)
+        return True
+    except UnknownNameError:
+        return False
 
 
 def resolve_instr(name: str) -> str:

@@ -32,10 +32,9 @@ lines it explains (:class:`AgainstReport`).
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -45,7 +44,8 @@ from .errors import InputError, InputTypeError, SmtmmaError
 from .formats import Format, format_hex, to_float
 from .models import Model
 from .simulate import simulate_dot
-from .vectors import MAX_LINE_BYTES, LineError, TestVector, iter_vectors, parse_line, parse_record, vector_formats
+from .vectors import (MAX_LINE_BYTES, LineError, TestVector, iter_vectors, open_bytes, parse_line, parse_record,
+                      vector_formats)
 
 __all__ = [
     "Mismatch",
@@ -462,23 +462,6 @@ def check_files(
 # ---------------------------------------------------------------- which models explain a log (check --against)
 
 
-def _open_bytes(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
-    """The byte stream of ``path`` (``-``: standard input) and whether the caller closes it; InputError if it cannot be opened."""
-    if str(path) == "-":
-        buffer = getattr(sys.stdin, "buffer", None)
-        if buffer is None:
-            raise InputError("-: no standard input")
-        return buffer, False
-    try:
-        return open(path, "rb"), True
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a test-vector file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-
-
 def _retargeted(raw: bytes, n: int, first: InputError) -> TestVector:
     """The line read as if its arch were the instruction's first catalogue architecture and it had no op.
 
@@ -508,7 +491,7 @@ def iter_vectors_any_arch(path: Union[str, Path]) -> Iterator[Union[TestVector, 
     yet can still be matched against candidate models.  Raises InputError
     when the file cannot be opened or read (missing, a directory, gzip, UTF-16).
     """
-    fh, owned = _open_bytes(path)
+    fh, owned = open_bytes(path)
     name = "<stdin>" if str(path) == "-" else str(path)
     try:
         n = 0

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from .errors import InputError, UnknownNameError, unknown_name
 from .formats import Format, get_format
 from .models import Model
-from .sampling import KINDS, draw_dot, draw_scales, is_inf_bits, is_nan_bits
+from .sampling import KINDS, draw_operands, is_inf_bits, is_nan_bits
 from .simulate import simulate_dot
 
 __all__ = [
@@ -233,12 +233,7 @@ def draw_inputs(model: Model, n: int, K: int, kind: str = "normal", seed: int = 
     while done < n:
         k = kinds[len(out) % len(kinds)]
         m = min(batch, n - done)
-        a, b, c = (x.astype(np.uint64) for x in draw_dot(k, model.a_fmt, model.b_fmt, model.c_fmt, m, K, rng))
-        sa = sb = None
-        if model.scale_fmt is not None and model.block:
-            nb = -(-K // model.block)
-            sa = draw_scales(k, model.scale_fmt, (m, nb), rng).astype(np.uint64)
-            sb = draw_scales(k, model.scale_fmt, (m, nb), rng).astype(np.uint64)
+        a, b, c, sa, sb = draw_operands(k, model.a_fmt, model.b_fmt, model.c_fmt, m, K, rng, model.scale_fmt, model.block)
         out.append(Inputs(k, a, b, c, sa, sb))
         done += m
     return out

@@ -32,7 +32,7 @@ those).  Unsigned formats (ue8m0, ue4m3) take the absolute value.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +52,7 @@ __all__ = [
     "draw",
     "draw_dot",
     "draw_scales",
+    "draw_operands",
 ]
 
 #: Kinds :func:`draw` accepts (element-wise distributions).
@@ -316,3 +317,25 @@ def _ill_conditioned(
 
 def _max_finite(fmt: Format) -> float:
     return float(fmt.max_sig) * 2.0 ** (fmt.emax - fmt.man_bits)
+
+
+def draw_operands(
+    kind: str,
+    a_fmt: FormatLike,
+    b_fmt: FormatLike,
+    c_fmt: FormatLike,
+    n: int,
+    k: int,
+    rng: np.random.Generator,
+    scale_fmt: Optional[FormatLike] = None,
+    block: Optional[int] = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """:func:`draw_dot`'s ``(a, b, c)`` and, for block-scaled operands (``scale_fmt`` and ``block`` given), the scales of
+    A and B, one per ``block`` lanes (:func:`draw_scales`, the same ``kind``); every array uint64, scales None otherwise."""
+    a, b, c = (x.astype(np.uint64) for x in draw_dot(kind, a_fmt, b_fmt, c_fmt, n, k, rng))
+    if scale_fmt is None or not block:
+        return a, b, c, None, None
+    nb = -(-k // block)
+    sa = draw_scales(kind, scale_fmt, (n, nb), rng).astype(np.uint64)
+    sb = draw_scales(kind, scale_fmt, (n, nb), rng).astype(np.uint64)
+    return a, b, c, sa, sb

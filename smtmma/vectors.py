@@ -60,6 +60,7 @@ __all__ = [
     "parse_record",
     "iter_vectors",
     "read_vectors",
+    "open_bytes",
     "dump_vector",
     "vector_formats",
     "REQUIRED_FIELDS",
@@ -397,8 +398,9 @@ def parse_line(text: Union[str, bytes], line: int = 1) -> TestVector:
     return parse_record(obj, line)
 
 
-def _open(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
-    """The byte stream of ``path`` (``-``: standard input) and whether the caller closes it."""
+def open_bytes(path: Union[str, Path]) -> tuple[BinaryIO, bool]:
+    """The byte stream of a test-vector file ``path`` (``-``: standard input) and whether the caller closes it;
+    InputError (one line) when it cannot be opened."""
     if not isinstance(path, (str, Path)):  # an int would be taken as a file descriptor
         raise InputTypeError(f"a test-vector file is a path (str or Path), got {type(path).__name__}")
     if str(path) == "-":
@@ -456,7 +458,7 @@ def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError
     compressed, UTF-16); a bad line (bad JSON or UTF-8, too deeply nested,
     over :data:`MAX_LINE_BYTES`, a bad field) never stops the iteration.
     """
-    fh, owned = _open(path)
+    fh, owned = open_bytes(path)
     name = "<stdin>" if str(path) == "-" else str(path)
     try:
         for n, raw in _raw_lines(fh, name):

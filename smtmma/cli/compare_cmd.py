@@ -10,7 +10,7 @@ from typing import IO, Any, Optional
 
 import numpy as np
 
-from ..catalogue import entries, lookup, resolve_instr, split_arch_op
+from ..catalogue import entries, lookup, resolve_instr, is_arch_name, split_arch_op
 from ..check import iter_vectors_any_arch
 from ..compare import (DRAW_KINDS, NONFINITE, Comparison, Inputs, bucket_label, compare_models, compare_outputs,
                        draw_inputs, ulp_distance)
@@ -99,14 +99,6 @@ class _Side:
             {"name": self.name, "file": self.name}
 
 
-def _is_arch(token: str) -> bool:
-    try:
-        split_arch_op(token)
-        return True
-    except UnknownNameError:
-        return False
-
-
 def _is_log(token: str) -> bool:
     return token == "-" or token.lower().endswith((".jsonl", ".json"))
 
@@ -163,7 +155,7 @@ def _sides(args: argparse.Namespace, instr: str) -> list[_Side]:
     if len(args.sides) != n_sides:
         raise InputError(f"compare takes {n_sides} SIDE{'s' if n_sides > 1 else ''} (models, a LOG.jsonl or a D.npy), "
                          f"got {len(args.sides)}" + (" (with --save-inputs: one model)" if args.save_inputs else ""))
-    arch_tokens = [split_arch_op(t)[0] for t in args.sides if not _is_log(t) and not t.lower().endswith(".npy") and _is_arch(t)]
+    arch_tokens = [split_arch_op(t)[0] for t in args.sides if not _is_log(t) and not t.lower().endswith(".npy") and is_arch_name(t)]
     like = args.like or next((a for a in arch_tokens if any(e.arch == a for e in entries(instr=instr))), None)
     out: list[_Side] = []
     for t in args.sides:
@@ -175,7 +167,7 @@ def _sides(args: argparse.Namespace, instr: str) -> list[_Side]:
         elif t.lower().endswith(".npy"):
             out.append(_Side(t))  # read once the model is known
         else:
-            if not _is_arch(t) and canonical_kind(t) is None:
+            if not is_arch_name(t) and canonical_kind(t) is None:
                 raise UnknownNameError(f"SIDE {t!r}: neither an architecture (ARCH or ARCH/OP: sm90, sm90/wgmma), a model "
                                        "spec (KIND:PARAM=V,...: t-fdpa:F=26), a LOG.jsonl nor a D.npy")
             c = explicit_space([t], instr, like=like).candidates[0]

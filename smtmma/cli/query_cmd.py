@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import sys
 from typing import Any, TextIO
 
-from ..errors import InputError
 from ..queries.distinguish import smt2_file_text
 from ..queries.records import is_output_bits, json_scalar, query_report
 from ..vectors import VectorFormats
@@ -20,9 +17,10 @@ from .solver_options import (
     _progress_message,
     _solver_label,
     _unknown_note,
+    with_script_output,
 )
 from .common import EXIT_OK, EXIT_TIMEOUT, _model_spec
-from .output import check_output, is_stdout, write_output
+from .output import is_stdout, write_output
 from .witness_format import _hexdec, _witness_lines
 
 _PROPERTIES_HELP = """\
@@ -96,16 +94,7 @@ def _output_text(fm: VectorFormats, value: Any) -> str:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    if args.emit_smt2 is None or not is_stdout(args.emit_smt2):
-        if args.emit_smt2 is not None:
-            check_output(args.emit_smt2, "--emit-smt2", "a file for the SMT-LIB2 script (x.smt2)")
-        return _query(args, sys.stdout)
-    if args.json:
-        raise InputError("--json prints the result on standard output, where --emit-smt2 - writes the script: "
-                         "give --emit-smt2 FILE")
-    script_out = sys.stdout
-    with contextlib.redirect_stdout(sys.stderr):  # the script is standard output's; the report goes to stderr
-        return _query(args, script_out)
+    return with_script_output(args, _query)
 
 
 def _query(args: argparse.Namespace, script_out: TextIO) -> int:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Optional
+import contextlib
+import sys
+from typing import Callable, Optional, TextIO
 
+from .output import check_output, is_stdout
 from .progress import Status
+from ..errors import InputError
 from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
 from .common import _k_length, _path, _positive_float, _print_error, _seed
 
@@ -82,6 +86,21 @@ def _solver_label(name: Optional[str]) -> str:
 def _progress_message(label: str, timeout: float) -> str:
     verb = "racing" if label.startswith("portfolio") else "solving with"
     return f"{verb} {label.replace('portfolio ', '')} (timeout {timeout:g} s)"
+
+
+def with_script_output(args: argparse.Namespace, run: Callable[[argparse.Namespace, TextIO], int]) -> int:
+    """``run(args, script_out)`` with ``--emit-smt2`` checked first; for ``--emit-smt2 -`` the script goes to standard
+    output and the report to stderr (``--json`` then refused: both would be standard output's)."""
+    if args.emit_smt2 is None or not is_stdout(args.emit_smt2):
+        if args.emit_smt2 is not None:
+            check_output(args.emit_smt2, "--emit-smt2", "a file for the SMT-LIB2 script (x.smt2)")
+        return run(args, sys.stdout)
+    if args.json:
+        raise InputError("--json prints the result on standard output, where --emit-smt2 - writes the script: "
+                         "give --emit-smt2 FILE")
+    script_out = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):  # the script is standard output's; the report goes to stderr
+        return run(args, script_out)
 
 
 def _unknown_note(reason: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
-from ..catalogue import entries, resolve_instr, split_arch_op
+from ..catalogue import entries, resolve_instr, is_arch_name, split_arch_op
 from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space, parse_grid
 from ..errors import InputError, UnknownNameError
 from ..models import FLAGS, canonical_kind
@@ -75,14 +75,6 @@ def _has(token: str, instr: str) -> bool:
     return any(e.arch == arch for e in entries(instr=instr))
 
 
-def _is_arch(token: str) -> bool:
-    try:
-        split_arch_op(token)
-        return True
-    except UnknownNameError:
-        return False
-
-
 def space_from_args(args: argparse.Namespace) -> Space:
     """The candidate space the options name (the catalogue of --instr by default)."""
     space = build_space(args.instr, args.candidates, args.grid, args.like, args.vendor)
@@ -97,7 +89,7 @@ def check_space_options(candidates: Optional[list[str]], grids: Optional[list[st
     if candidates is not None and not tokens:
         raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
     for t in tokens:
-        if t.lower() != "catalogue" and not _is_arch(t) and canonical_kind(t) is None:
+        if t.lower() != "catalogue" and not is_arch_name(t) and canonical_kind(t) is None:
             raise UnknownNameError(f"candidate {t!r}: neither 'catalogue', an architecture (ARCH or ARCH/OP) "
                                    f"nor a model spec (KIND:PARAM=V,...)")
     for g in grids or []:
@@ -122,11 +114,11 @@ def build_space(instr: str, candidates: Optional[list[str]], grids: Optional[lis
     wants_catalogue = (not tokens and not grids) or any(t.lower() == "catalogue" for t in tokens)
     explicit = [t for t in tokens if t.lower() != "catalogue"]
     if lenient:
-        explicit = [t for t in explicit if not _is_arch(t) or _has(t, instr)]
+        explicit = [t for t in explicit if not is_arch_name(t) or _has(t, instr)]
         if like and not _has(like, instr):
             like = None
     # one base for every part: --like, else the first architecture named that has the instruction
-    like = like or next((t for t in explicit if _is_arch(t) and _has(t, instr)), None)
+    like = like or next((t for t in explicit if is_arch_name(t) and _has(t, instr)), None)
     spaces: list[Space] = []
     if wants_catalogue:
         try:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, split_arch_op
+from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, resolve_instr, is_arch_name, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError, unknown_name, spell
 from ..formats import get_format
 from ..models import FLAGS, KINDS, NAN_STYLES, PARAM_RANGES, RHOS, Model, canonical_kind, parse_model_spec
@@ -105,14 +105,6 @@ def catalogue_space(instr: str, *, vendor: Optional[str] = None, like: Optional[
     return Space(i, _base_arch(i, like) if like else rows[0].arch, cands)
 
 
-def _is_arch_token(token: str) -> bool:
-    try:
-        split_arch_op(token)
-        return True
-    except UnknownNameError:
-        return False
-
-
 def explicit_space(tokens: Sequence[str], instr: str, *, like: Optional[str] = None) -> Space:
     """Candidates named on the command line: ``ARCH``, ``ARCH/OP`` or model specs (``t-fdpa:F=26``).
 
@@ -124,12 +116,12 @@ def explicit_space(tokens: Sequence[str], instr: str, *, like: Optional[str] = N
     toks = [t.strip() for t in tokens if t.strip()]
     if not toks:
         raise InputError("empty candidate list: name architectures (sm80, sm90/wgmma) or model specs")
-    first_arch = next((split_arch_op(t)[0] for t in toks if _is_arch_token(t)), None)
+    first_arch = next((split_arch_op(t)[0] for t in toks if is_arch_name(t)), None)
     base = _base_arch(i, like or first_arch)
     like_model = lookup(base, i).model
     cands: list[Candidate] = []
     for t in toks:
-        if _is_arch_token(t):
+        if is_arch_name(t):
             arch, op = split_arch_op(t)
             try:
                 e = lookup(arch, i, op)
@@ -162,7 +154,7 @@ def model_by_name(name: str, instr: str, arch: str, op: Optional[str] = None) ->
     UnknownNameError / InputError with a one-line message otherwise.
     """
     i = resolve_instr(instr)
-    if _is_arch_token(name):
+    if is_arch_name(name):
         a, o = split_arch_op(name)
         return model_of(a, i, o)
     if canonical_kind(name) is None:

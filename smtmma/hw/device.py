@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..catalogue import ARCHS, lookup, model_of, split_arch_op
+from ..catalogue import ARCHS, lookup, model_of, is_arch_name, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError, did_you_mean, unknown_name
 from ..models import Model, parse_model_spec
 from ..check import simulate_with
@@ -73,21 +73,13 @@ class Device(abc.ABC):
         """Release what the device holds (nothing by default)."""
 
 
-def _is_arch(text: str) -> bool:
-    try:
-        split_arch_op(text)
-        return True
-    except UnknownNameError:
-        return False
-
-
 class SimDevice(Device):
     """The simulator as a device: a catalogue architecture (and op) or a model spec."""
 
     def __init__(self, name: str, target: str) -> None:
         self.name = name
         self._spec: Optional[str] = None
-        if _is_arch(target):
+        if is_arch_name(target):
             self.arch, self.op = split_arch_op(target)
             self.description = f"simulator: {self.arch}" + (f" ({self.op})" if self.op else "")
         else:
@@ -145,7 +137,7 @@ def open_device(name: str) -> Device:
             raise UnknownNameError(f"device {name!r}: sim needs a target: sim:ARCH, sim:ARCH/OP or sim:MODEL-SPEC "
                                    f"(architectures: {', '.join(ARCHS)})")
         target = rest.strip()
-        if not _is_arch(target):
+        if not is_arch_name(target):
             # a model spec: check its kind now, so a typo fails before any vector runs
             from ..models import KINDS, canonical_kind
 

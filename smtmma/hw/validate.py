@@ -23,7 +23,7 @@ from ..catalogue import lookup, model_of
 from ..discriminators.candidates import entry_name
 from ..formats import Format, get_format
 from ..models import Model
-from ..sampling import draw_dot, draw_scales
+from ..sampling import draw_operands
 from ..simulate import simulate_dot
 from ..vectors import dump_vector
 from .device import Device
@@ -190,12 +190,8 @@ def validate(
         kind = VALIDATION_KINDS[turn % len(VALIDATION_KINDS)]
         turn += 1
         m = min(batch, n - done)
-        a, b, c = (x.astype(np.uint64) for x in draw_dot(kind, model.a_fmt, model.b_fmt, model.c_fmt, m, K, rng))
-        sa = sb = None
-        if model.scale_fmt is not None and model.block:
-            nb = -(-K // model.block)
-            sa = draw_scales(kind, model.scale_fmt, (m, nb), rng).astype(np.uint64)
-            sb = draw_scales(kind, model.scale_fmt, (m, nb), rng).astype(np.uint64)
+        a, b, c, sa, sb = draw_operands(kind, model.a_fmt, model.b_fmt, model.c_fmt, m, K, rng, model.scale_fmt,
+                                        model.block)
         dev = device.run_arrays(e.arch, e.instr, op, a, b, c, sa, sb)
         ref = simulate_dot(model, None, a, b, c, scale_a=sa, scale_b=sb).astype(np.uint64)
         bad = np.nonzero(dev != ref)[0]

@@ -340,7 +340,7 @@ class _FailingStream(io.BytesIO):
 def test_read_error_part_way_keeps_the_lines_read(monkeypatch):
     from smtmma import check, vectors
 
-    monkeypatch.setattr(vectors, "_open", lambda path: (_FailingStream(((json.dumps(BASE) + "\n") * 2).encode()), False))
+    monkeypatch.setattr(vectors, "open_bytes", lambda path: (_FailingStream(((json.dumps(BASE) + "\n") * 2).encode()), False))
     r = check.check_file("flaky.jsonl")
     assert (r.lines, r.matched, r.error) == (1, 1, "cannot read line 2 (Input/output error)")
     assert not r.ok

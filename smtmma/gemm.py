@@ -150,7 +150,7 @@ def matmul(
             progress(M, M)
         return _result(acc, fd, bits, out)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
-    run = _native_runner(model, kstep, backend, M * N * nk) if backend != "numpy" else None
+    run = _native_runner(model, kstep, backend, M * N * nk, nk) if backend != "numpy" else None
     if run is None:
         run = _numpy_runner(model, kstep)
     items = [(i0, min(M, i0 + ROWS_PER_ITEM)) for i0 in range(0, M, ROWS_PER_ITEM)]
@@ -215,13 +215,18 @@ def _scales(model: Model, scale_a: object, scale_b: object, M: int, N: int, K: i
 Runner = Callable[[np.ndarray, np.ndarray, np.ndarray, int, Optional[np.ndarray], Optional[np.ndarray]], None]
 
 
-def _native_runner(model: Model, kstep: int, backend: str, steps: int) -> Optional[Runner]:
-    """The compiled GEMM of ``steps`` chained instructions, or None where NumPy answers: no kernel, or (``auto``)
-    fewer steps than AUTO_MIN_ROWS and no kernel built yet (a compile would cost more than the GEMM)."""
+#: Chained steps along K that NumPy runs one call each (a few ms a call) before a compile (1-6 s) pays off.
+NUMPY_MAX_CHAIN = 32
+
+
+def _native_runner(model: Model, kstep: int, backend: str, steps: int, chain: int) -> Optional[Runner]:
+    """The compiled GEMM of ``steps`` instructions (``chain`` of them along K), or None where NumPy answers: no kernel,
+    or (``auto``) no kernel built yet, fewer steps than AUTO_MIN_ROWS and a chain of at most NUMPY_MAX_CHAIN (a compile
+    would cost more than the GEMM; a long chain, e.g. K = 8192 in 512 steps of 16, costs NumPy seconds)."""
     from .native.dot import AUTO_MIN_ROWS
     from .native.kernels import is_built, try_kernel
 
-    if backend == "auto" and steps < AUTO_MIN_ROWS and not is_built(model, kstep):
+    if backend == "auto" and steps < AUTO_MIN_ROWS and chain <= NUMPY_MAX_CHAIN and not is_built(model, kstep):
         return None
     kern = try_kernel(model, kstep)  # None (after one warning where no compiler is found): NumPy answers
     if kern is None:

@@ -65,6 +65,7 @@ __all__ = [
     "neighbours",
     "plan_confirmation",
     "one_fdpa",
+    "chain_domain",
 ]
 
 #: Disagreement rate with the class that the random sample catches (fraction of random inputs of the domain).
@@ -252,8 +253,9 @@ def random_sample(fm: OperandFormats, K: int, n: int, domain: Domain, seed: int)
 
 def one_fdpa(model: Model, other: Model, K: int, domain: Domain) -> Optional[tuple[Model, Model, int]]:
     """When ``model`` and ``other`` chain the same FDPA structure over K (same L < K, lane interleaving and place of
-    C) and the domain restricts no lane: the two as one FDPA with C free, and L.  Equal on every input of one FDPA,
-    they are equal on every chain of them, so the solver may compare one FDPA instead of the whole chain."""
+    C) and the domain restricts no lane: the two as one FDPA with C free, and L.  Equal on every input of one FDPA
+    (:func:`chain_domain`), they are equal on every chain of them, so the solver may compare one FDPA instead of the
+    whole chain."""
     if model.L is None or other.L != model.L or model.L >= K or model.kind != other.kind:
         return None
     if (model.interleave, model.c_after, model.block) != (other.interleave, other.c_after, other.block):
@@ -262,6 +264,16 @@ def one_fdpa(model: Model, other: Model, K: int, domain: Domain) -> Optional[tup
         return None
     plain = {"interleave": None, "c_after": False}  # one FDPA: no lanes to deal, C enters the sum
     return model.replace(**plain), other.replace(**plain), model.L
+
+
+def chain_domain(domain: Domain) -> Domain:
+    """The inputs one FDPA of a chain sees: a and b as the domain allows, C anything -- a partial sum (an overflow's
+    infinity included) obeys none of the domain's rules for C.  A superset of the domain's inputs besides: NaN/Inf
+    and subnormal a and b are allowed too, so a proof over it covers every FDPA of every chain on the domain."""
+    signs = tuple(s for s in domain.signs if s[0] != "c")
+    if domain.nonneg:
+        signs = (("a", "+"), ("b", "+"))
+    return Domain(specials=True, subnormals=True, exp=domain.exp, signs=signs)
 
 
 def _ask(model: Model, other: Model, K: int, domain: Domain, solver: Optional[str], timeout: float,
@@ -275,8 +287,8 @@ def _ask(model: Model, other: Model, K: int, domain: Domain, solver: Optional[st
     spent, who = 0.0, ""
     single = one_fdpa(model, other, K, domain)
     if single is not None:
-        r = distinguish([single[0], single[1]], ["class", "neighbour"], K=single[2], domain=domain, solver=solver,
-                        timeout=timeout, seed=seed)
+        r = distinguish([single[0], single[1]], ["class", "neighbour"], K=single[2], domain=chain_domain(domain),
+                        solver=solver, timeout=timeout, seed=seed)
         spent, who = r.seconds, r.solver
         if r.verdict == "unsat":
             return "equivalent", None, who, spent

@@ -41,3 +41,13 @@ def test_nothing_is_drawn_off_a_terminal_or_within_the_delay(monkeypatch, tty: b
         status("working")
         time.sleep(0.2)
     assert term.getvalue() == ""
+
+
+def test_a_standing_bar_is_redrawn_while_the_next_batch_is_drawn(monkeypatch) -> None:
+    term = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", term)
+    with Status(delay=0.0, tick=0.05) as status:
+        status.bar(3, 10, ", 0 mismatched")
+        time.sleep(0.5)  # a slow batch: nothing else writes
+        assert term.getvalue().count("3/10 (30%") >= 4
+        assert term.getvalue().rstrip("\u2026").endswith(", 0 mismatched")

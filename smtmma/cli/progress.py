@@ -5,17 +5,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 
 class Status:
     """Rewrites one line of stderr: messages (``status("solving")``) or a bar (``status.bar(done, total)``).
 
     Silent when stderr is not a terminal, or for runs shorter than ``delay``
-    seconds (nothing flickers for a fast command).  While a message stands,
-    a ticker redraws it every ``tick`` seconds with the time elapsed, so a
-    long step (a solver call, a big simulation) never leaves the terminal
-    silent.
+    seconds (nothing flickers for a fast command).  While a message or a bar
+    stands, a ticker redraws it every ``tick`` seconds with the time elapsed,
+    so a long step (a solver call, a big simulation, drawing the next batch
+    of a bar) never leaves the terminal silent.
     """
 
     def __init__(self, enabled: Optional[bool] = None, delay: float = 1.0, tick: float = 1.0) -> None:
@@ -29,7 +29,7 @@ class Status:
         self.delay = delay
         self.tick = tick
         self.shown = False
-        self._message: Optional[str] = None  # the message the ticker redraws (None while a bar stands)
+        self._render: Optional[Callable[[], str]] = None  # what the ticker redraws (None: nothing stands)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: Optional[threading.Thread] = None
@@ -48,31 +48,40 @@ class Status:
 
     def _run_ticker(self, stop: threading.Event) -> None:
         while not stop.wait(self.tick):
-            message = self._message
-            if message is not None:
-                self._show(self._text(message), stop)
+            render = self._render
+            if render is not None:
+                self._show(render(), stop)
 
     def __call__(self, message: str) -> None:
         """Show ``message`` (with the time elapsed), redrawn every ``tick`` seconds until the next message."""
-        self._message = message
-        self._show(self._text(message))
+        self._render = lambda: self._text(message)
+        self._show(self._render())
+        self._start_ticker()
+
+    def _start_ticker(self) -> None:
         if self.enabled and self._ticker is None:
             self._ticker = threading.Thread(target=self._run_ticker, args=(self._stop,), name="smtmma-status", daemon=True)
             self._ticker.start()
 
     def bar(self, done: int, total: int, extra: str = "") -> None:
-        """Show a bar of ``done`` out of ``total``, the rate and ``extra``."""
-        self._message = None
+        """Show a bar of ``done`` out of ``total``, the rate, the time elapsed (s) and ``extra``; redrawn every
+        ``tick`` seconds until the next call."""
         frac = done / total if total else 1.0
         width = 30
         fill = int(frac * width)
-        dt = time.perf_counter() - self.t0
-        rate = f", {done / dt:,.0f}/s" if dt > 0 else ""
-        self._show(f"[{'#' * fill}{'.' * (width - fill)}] {done:,}/{total:,} ({100 * frac:.0f}%{rate}){extra}")
+
+        def render() -> str:
+            dt = time.perf_counter() - self.t0
+            rate = f", {done / dt:,.0f}/s" if dt > 0 else ""
+            return f"[{'#' * fill}{'.' * (width - fill)}] {done:,}/{total:,} ({100 * frac:.0f}%{rate}, {dt:.0f} s){extra}"
+
+        self._render = render
+        self._show(render())
+        self._start_ticker()
 
     def close(self) -> None:
         """Stop the ticker and erase the line (before printing to the terminal; a later message shows again)."""
-        self._message = None
+        self._render = None
         ticker, stop = self._ticker, self._stop
         stop.set()
         if ticker is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Optional
 
@@ -259,7 +260,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
               + (f", {len(differ)} do not ({', '.join(differ)})" if differ else "")
               + (f", {len(unknown)} unknown ({', '.join(unknown)})" if unknown else ""))
         if args.save:
-            print(f"certificates: {args.save}/")
+            print(f"certificates: {os.path.join(args.save, '')}")
     broken = [r for r in records if r["verdict"] == "error"]
     for r in broken:
         _print_error(f"{r['name']}: {r['detail']}")

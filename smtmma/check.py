@@ -44,8 +44,7 @@ from .errors import InputError, InputTypeError, SmtmmaError
 from .formats import Format, format_hex, to_float
 from .models import Model
 from .simulate import simulate_dot
-from .vectors import (MAX_LINE_BYTES, LineError, TestVector, iter_vectors, open_bytes, parse_line, parse_record,
-                      vector_formats)
+from .vectors import LineError, TestVector, iter_vectors, parse_record, vector_formats
 
 __all__ = [
     "Mismatch",
@@ -491,41 +490,7 @@ def iter_vectors_any_arch(path: Union[str, Path]) -> Iterator[Union[TestVector, 
     yet can still be matched against candidate models.  Raises InputError
     when the file cannot be opened or read (missing, a directory, gzip, UTF-16).
     """
-    fh, owned = open_bytes(path)
-    name = "<stdin>" if str(path) == "-" else str(path)
-    try:
-        n = 0
-        while True:
-            try:
-                raw = fh.readline(MAX_LINE_BYTES + 1)
-            except OSError as e:
-                raise InputError(f"{name}: cannot read line {n + 1} ({e.strerror or e})") from None
-            if not raw:
-                return
-            n += 1
-            if n == 1:
-                if raw.startswith(b"\x1f\x8b"):
-                    raise InputError(f"{name}: gzip-compressed; decompress it first (zcat {name} | smtmma check -)")
-                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    raise InputError(f"{name}: UTF-16 text; test-vector files are UTF-8")
-                raw = raw.removeprefix(b"\xef\xbb\xbf")
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = fh.readline(1 << 20)
-                yield LineError(n, f"line {n}: longer than {MAX_LINE_BYTES} bytes")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                yield parse_line(raw, n)
-            except InputError as e:
-                try:
-                    yield _retargeted(raw, n, e)
-                except InputError as e2:
-                    yield LineError(n, str(e2))
-    finally:
-        if owned:
-            fh.close()
+    return iter_vectors(path, reread=_retargeted)
 
 
 @dataclass

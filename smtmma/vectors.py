@@ -44,7 +44,7 @@ import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Iterator, Mapping, Optional, Sequence, Union
+from typing import IO, Any, BinaryIO, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
 from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError
@@ -449,7 +449,9 @@ def _raw_lines(fh: BinaryIO, name: str) -> Iterator[tuple[int, Optional[bytes]]]
         yield n, None
 
 
-def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError]]:
+def iter_vectors(path: Union[str, Path],
+                 reread: Optional[Callable[[bytes, int, InputError], TestVector]] = None
+                 ) -> Iterator[Union[TestVector, LineError]]:
     """Per non-blank line of ``path``: its :class:`TestVector`, or a :class:`LineError`.
 
     ``path`` ``-`` reads standard input.  A UTF-8 byte-order mark at the
@@ -457,6 +459,9 @@ def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError
     the file cannot be opened or read (missing, a directory, unreadable,
     compressed, UTF-16); a bad line (bad JSON or UTF-8, too deeply nested,
     over :data:`MAX_LINE_BYTES`, a bad field) never stops the iteration.
+    ``reread(raw, n, error)``, when given, has a second go at a line the
+    reader refused (its bytes, number and error) and returns its vector or
+    raises.
     """
     fh, owned = open_bytes(path)
     name = "<stdin>" if str(path) == "-" else str(path)
@@ -469,6 +474,14 @@ def iter_vectors(path: Union[str, Path]) -> Iterator[Union[TestVector, LineError
                 continue
             try:
                 yield parse_line(raw, n)
+            except InputError as e:
+                if reread is None:
+                    yield LineError(n, str(e))
+                    continue
+                try:
+                    yield reread(raw, n, e)  # a second reading of a line the first refused
+                except SmtmmaError as e2:
+                    yield LineError(n, str(e2))
             except SmtmmaError as e:
                 yield LineError(n, str(e))
     finally:

@@ -123,6 +123,16 @@ def test_compare_with_an_npy_d_of_saved_inputs(capsys, tmp_path):
     assert code == 1 and json.loads(out)["differ"] > 0
 
 
+def test_compare_refuses_an_npy_side_that_is_no_array(capsys, tmp_path):
+    archive = tmp_path / "D.npy"
+    with open(archive, "wb") as fh:  # an .npz archive under an .npy name
+        np.savez(fh, d=np.zeros(4, np.uint32))
+    for side, message in [(str(archive), f"{archive}: holds no single array (an .npz archive?)"),
+                          (str(tmp_path / "none.npy"), f"{tmp_path / 'none.npy'}: no such file")]:
+        code, out, err = run(capsys, "compare", "sm90", side, "--instr", "f16f32", "-n", "4")
+        assert (code, out) == (2, "") and err == f"smtmma: error: {message}\n"
+
+
 @pytest.mark.parametrize("argv, starts", [
     (["compare", "sm90", "nonsense", "--instr", "f16f32"], "SIDE 'nonsense': neither an architecture"),
     (["compare", "sm90", "--instr", "f16f32"], "compare takes 2 SIDEs"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Any
+from typing import IO, Any, Union
 
 from ..catalogue import split_arch_op
 from ..check import AgainstReport, CheckReport, FileReport, InstrCounts, check_against, check_files
@@ -142,16 +142,21 @@ def _print_file_report(r: FileReport, out: IO[str]) -> None:
         print(f"  error: {r.error}", file=out)
 
 
+def _refused(args: argparse.Namespace, e: SmtmmaError) -> int:
+    """Bad input: the error as JSON on stdout with --json, one line on stderr, exit status 2."""
+    if args.json:
+        print(json.dumps({"error": str(e)}))
+    _print_error(str(e))
+    return EXIT_USAGE
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.against is not None or args.grid is not None or args.like or args.vendor:
         return _cmd_against(args)
     try:
         report = _run(args)
     except SmtmmaError as e:
-        if args.json:
-            print(json.dumps({"error": str(e)}))
-        _print_error(str(e))
-        return EXIT_USAGE
+        return _refused(args, e)
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
@@ -185,7 +190,7 @@ def _total_line(report: CheckReport) -> str:
     return text + (f", {n} file error{'s' if n > 1 else ''}" if n else "")
 
 
-def _print_errors(report: CheckReport) -> None:
+def _print_errors(report: Union[CheckReport, AgainstReport]) -> None:
     """One line on stderr per file with bad lines, and per file that could not be read."""
     for r in report.files:
         if r.errors:
@@ -230,20 +235,12 @@ def _cmd_against(args: argparse.Namespace) -> int:
 
         report = check_against(args.files, space_for, max_errors=args.max_mismatches)
     except SmtmmaError as e:
-        if args.json:
-            print(json.dumps({"error": str(e)}))
-        _print_error(str(e))
-        return EXIT_USAGE
+        return _refused(args, e)
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
         _print_against(report, sys.stdout)
-    for f in report.files:
-        if f.errors:
-            first = f.error_list[0].message if f.error_list else ""
-            _print_error(f"{f.file}: {f.errors} bad line{'s' if f.errors > 1 else ''}" + (f" (first: {first})" if first else ""))
-        if f.error is not None:
-            _print_error(f"{f.file}: {f.error}")
+    _print_errors(report)
     if not report.instrs and not any(f.error for f in report.files):
         _print_error("no line has a recorded d: nothing to match the candidates against")
     return against_status(report)

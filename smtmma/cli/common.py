@@ -6,6 +6,9 @@ import argparse
 import sys
 from typing import Callable, NoReturn, Optional
 
+import numpy as np
+
+from ..errors import InputError
 from ..limits import MAX_DRAWS, MAX_K, MAX_SECONDS, MAX_SEED
 
 EXIT_OK = 0
@@ -93,3 +96,20 @@ def _positive_float(text: str) -> float:
     if not 0 < x <= MAX_SECONDS:  # NaN and inf fail here too
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds up to {MAX_SECONDS:g}, got {text!r}")
     return x
+
+
+def load_npy(path: str, what: str = "") -> np.ndarray:
+    """The array in the .npy file ``path``; one InputError line naming ``what`` (an operand, an option) and the file
+    when it is missing, unreadable, or not one array (an .npz archive)."""
+    name = f"{what}: {path}" if what else path
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except (OSError, ValueError, EOFError) as e:
+        raise InputError(f"{name}: not a readable .npy array ({str(e).splitlines()[0][:80]})") from None
+    if not isinstance(arr, np.ndarray):
+        if hasattr(arr, "close"):
+            arr.close()
+        raise InputError(f"{name}: holds no single array (an .npz archive?)")
+    return arr

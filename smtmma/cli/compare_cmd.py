@@ -20,7 +20,7 @@ from ..gemm import instruction_k
 from ..models import Model, canonical_kind
 from ..simulate import simulate_dot
 from ..vectors import LineError, TestVector, dump_vector, vector_formats
-from .common import EXIT_MISMATCH, EXIT_OK, _k_length, _positive_draws, _seed
+from .common import EXIT_MISMATCH, EXIT_OK, _k_length, _positive_draws, _seed, load_npy
 from .progress import Status
 
 _EPILOG = f"""\
@@ -118,12 +118,7 @@ def _read_log(path: str) -> list[TestVector]:
 
 def _read_d(path: str, model: Model) -> np.ndarray:
     """D patterns of an .npy file: unsigned patterns, or values of D's dtype viewed as patterns."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, ValueError, EOFError) as e:
-        raise InputError(f"{path}: not a readable .npy array ({str(e).splitlines()[0][:80]})") from None
+    arr = load_npy(path)
     fmt = vector_formats(model).d
     arr = np.asarray(arr).reshape(-1)
     native = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}.get(fmt.name)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, SmtmmaError
-from .common import EXIT_OK
+from .common import EXIT_OK, load_npy
 from .output import check_output, is_stdout, open_output
 from .progress import Status
 
@@ -69,19 +69,6 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.set_defaults(func=_cmd_matmul)
 
 
-def _load(path: str, what: str) -> np.ndarray:
-    """The array in the .npy file ``path`` (InputError naming the file when it cannot be read)."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"{what}: no such file: {path}") from None
-    except (OSError, ValueError, EOFError) as e:
-        raise InputError(f"{what}: {path} is not a readable .npy array ({str(e).splitlines()[0][:80]})") from None
-    if not isinstance(arr, np.ndarray):
-        raise InputError(f"{what}: {path} holds no single array (an .npz archive?)")
-    return arr
-
-
 #: The library's advice for floats given as bit patterns, in this command's terms (pattern, replacement).
 _CLI_SPELLINGS = (
     (r"(holds \S+ values, not \S+ bit patterns): pass .*$", r"\1: leave out --bits to read the values "
@@ -108,8 +95,8 @@ def _cmd_matmul(args: argparse.Namespace) -> int:
     if to_stdout and args.json:
         raise InputError("--json prints the summary on standard output, where -o - writes D: give -o FILE")
     entry = lookup(args.arch, args.instr, args.op)
-    A, B = _load(args.A, "A"), _load(args.B, "B")
-    C = _load(args.C, "C") if args.C else None
+    A, B = load_npy(args.A, "A"), load_npy(args.B, "B")
+    C = load_npy(args.C, "C") if args.C else None
     k = args.k if args.k is not None else instruction_k(args.arch, args.instr, args.op)
     t0 = time.perf_counter()
     with Status() as status:

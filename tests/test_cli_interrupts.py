@@ -21,6 +21,25 @@ HARD = ["distinguish", "sm80", "sm90", "gfx908", "gfx90a", "gfx942", "--instr", 
         "--timeout", "300"]
 
 
+def _spawn(argv: list[str]) -> subprocess.Popen:
+    """``python -m smtmma ARGV`` in a session of its own, with SIGINT's default action as a foreground command has
+    it (a shell starts a background job -- a CI run started with ``&`` -- with SIGINT ignored, which Python and
+    smtmma then rightly leave ignored)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "smtmma", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _kill_session(p: subprocess.Popen) -> None:
+    """Kill what is left of ``p``'s session (a failed test leaves no solver running for minutes) and reap ``p``."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
+
+
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -30,18 +49,19 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX process groups")
 @pytest.mark.parametrize("solver", [*available(), "portfolio"])
 def test_ctrl_c_during_a_solve_ends_the_command_and_its_solver_processes(solver: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-m", "smtmma", *HARD, "--solver", solver], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    time.sleep(3)  # well inside the solver call
-    assert p.poll() is None, p.communicate()
-    os.killpg(p.pid, signal.SIGINT)  # what a terminal sends: the whole process group
-    out, err = p.communicate(timeout=20)  # ends promptly, not when the 300 s run out
-    assert p.returncode == 130, err
-    assert err == "smtmma: interrupted\n"
-    time.sleep(0.2)
-    left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
-    assert left == []  # no orphaned solver process
+    p = _spawn([*HARD, "--solver", solver])
+    try:
+        time.sleep(3)  # well inside the solver call
+        assert p.poll() is None, p.communicate()
+        os.killpg(p.pid, signal.SIGINT)  # what a terminal sends: the whole process group
+        out, err = p.communicate(timeout=20)  # ends promptly, not when the 300 s run out
+        assert p.returncode == 130, err
+        assert err == "smtmma: interrupted\n"
+        time.sleep(0.2)
+        left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+        assert left == []  # no orphaned solver process
+    finally:
+        _kill_session(p)
 
 
 # A certificate whose one check keeps every backend busy for minutes: the prime 2^48 - 59 has no factors (the
@@ -105,9 +125,7 @@ def _signal_alone(argv: list[str], sig: signal.Signals, busy: int = 1, before=No
     """Start smtmma with ``argv`` in a session of its own, wait until it has forked ``busy`` processes, send ``sig``
     to it alone (not its group); its status, stdout, stderr, seconds from the signal to its exit.  Asserts that no
     process of its session outlives it (and kills any that does)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-m", "smtmma", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env, start_new_session=True)
+    p = _spawn(argv)
     try:
         if before is not None:
             before(p)
@@ -120,11 +138,7 @@ def _signal_alone(argv: list[str], sig: signal.Signals, busy: int = 1, before=No
         assert _until(lambda: not _session(p.pid), 3), _session(p.pid)  # no orphaned solver or worker
         return p.returncode, out, err, seconds
     finally:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.communicate()
+        _kill_session(p)
 
 
 @LINUX

@@ -18,7 +18,7 @@ class Status:
     of a bar) never leaves the terminal silent.
     """
 
-    def __init__(self, enabled: Optional[bool] = None, delay: float = 1.0, tick: float = 1.0) -> None:
+    def __init__(self, enabled: Optional[bool] = None, delay: float = 0.5, tick: float = 1.0) -> None:
         if enabled is None:
             try:
                 enabled = sys.stderr.isatty()

@@ -28,10 +28,9 @@ import numpy as np
 from smtmma.check import simulate_with
 from smtmma.discriminators.candidates import Space, catalogue_space, grid_space, spec_name
 from smtmma.discriminators.classes import evaluate_pool
-from smtmma.discriminators.confirmation import CONFIRM_KINDS, chain_domain, neighbours, one_fdpa
+from smtmma.discriminators.confirmation import CONFIRM_KINDS, ask_solver, neighbours
 from smtmma.discriminators.identify import identify
 from smtmma.models import Model
-from smtmma.queries.distinguish import distinguish
 from smtmma.queries.formula import Domain
 from smtmma.queries.pool import OperandFormats, draw_pool, model_outputs
 from smtmma.vectors import TestVector
@@ -59,19 +58,13 @@ def variants(space: Space) -> list[Model]:
 
 def differ(a: Model, b: Model, K: int, rows: int, solver: Optional[str], timeout: float) -> Optional[bool]:
     """True when some input of length K tells ``a`` and ``b`` apart, False when the solver proves none does, None when
-    neither was found (random rows agree, the solver gave up).  Chains of one FDPA structure are first compared as one
-    FDPA with C free (``confirmation.one_fdpa``): equal there, equal on every chain."""
+    neither was found (random rows agree, the solver gave up).  The solver is asked as the confirmation asks it
+    (``confirmation.ask_solver``): chains of one FDPA structure first as one FDPA with C free, then the whole chain."""
     pool = draw_pool(OperandFormats.of(a), K, rows, np.random.default_rng(20261126), kinds=CONFIRM_KINDS)
     if not np.array_equal(model_outputs(a, pool, "numpy"), model_outputs(b, pool, "numpy")):
         return True
-    single = one_fdpa(a, b, K, Domain())
-    if single is not None:
-        r = distinguish([single[0], single[1]], ["a", "b"], K=single[2], domain=chain_domain(Domain()), solver=solver,
-                        timeout=timeout)
-        if r.verdict == "unsat":
-            return False
-    r = distinguish([a, b], ["a", "b"], K=K, solver=solver, timeout=timeout)
-    return {"sat": True, "unsat": False}.get(r.verdict)
+    status = ask_solver(a, b, K, Domain(), solver, timeout)[0]
+    return {"split": True, "equivalent": False}.get(status)
 
 
 def measure(instr: str, rows: int, solver: Optional[str], timeout: float) -> dict[str, Any]:

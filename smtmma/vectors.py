@@ -473,17 +473,15 @@ def iter_vectors(path: Union[str, Path],
             if not raw.strip():
                 continue
             try:
-                yield parse_line(raw, n)
-            except InputError as e:
-                if reread is None:
-                    yield LineError(n, str(e))
-                    continue
                 try:
-                    yield reread(raw, n, e)  # a second reading of a line the first refused
-                except SmtmmaError as e2:
-                    yield LineError(n, str(e2))
+                    item: Union[TestVector, LineError] = parse_line(raw, n)
+                except InputError as e:
+                    if reread is None:
+                        raise
+                    item = reread(raw, n, e)  # a second reading of a line the first refused
             except SmtmmaError as e:
-                yield LineError(n, str(e))
+                item = LineError(n, str(e))
+            yield item
     finally:
         if owned:
             fh.close()

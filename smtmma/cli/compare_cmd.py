@@ -118,9 +118,8 @@ def _read_log(path: str) -> list[TestVector]:
 
 def _read_d(path: str, model: Model) -> np.ndarray:
     """D patterns of an .npy file: unsigned patterns, or values of D's dtype viewed as patterns."""
-    arr = load_npy(path)
+    arr = load_npy(path).reshape(-1)
     fmt = vector_formats(model).d
-    arr = np.asarray(arr).reshape(-1)
     native = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}.get(fmt.name)
     if arr.dtype.kind == "f":
         if native is None or arr.dtype != np.dtype(native):

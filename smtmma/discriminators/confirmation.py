@@ -66,6 +66,7 @@ __all__ = [
     "plan_confirmation",
     "one_fdpa",
     "chain_domain",
+    "ask_solver",
 ]
 
 #: Disagreement rate with the class that the random sample catches (fraction of random inputs of the domain).
@@ -276,9 +277,10 @@ def chain_domain(domain: Domain) -> Domain:
     return Domain(specials=True, subnormals=True, exp=domain.exp, signs=signs)
 
 
-def _ask(model: Model, other: Model, K: int, domain: Domain, solver: Optional[str], timeout: float,
-         seed: int) -> tuple[str, Optional[Inputs], str, float]:
-    """The solver on ``model`` vs ``other``: (status, witness row of length K or None, solver, seconds).
+def ask_solver(model: Model, other: Model, K: int, domain: Domain, solver: Optional[str], timeout: float,
+               seed: int = 0) -> tuple[str, Optional[Inputs], str, float]:
+    """The solver on ``model`` vs ``other``: (status, witness row of length K or None, solver, seconds); status is
+    "split" (a witness), "equivalent" (unsat on the domain) or "unresolved" (the solver gave up).
 
     Chains of the same FDPA structure are first compared as one FDPA (:func:`one_fdpa`): unsat there is
     "equivalent" for every K; otherwise the whole chain of length K is asked about.  An empty domain raises
@@ -382,7 +384,7 @@ def plan_confirmation(
         if asked not in _solved:
             if progress is not None:
                 progress(f"solver: {name_of(model)} vs its neighbour {name_of(m)}")
-            _solved[asked] = _ask(model, m, K, domain, solver, timeout, seed)
+            _solved[asked] = ask_solver(model, m, K, domain, solver, timeout, seed)
         verdict, row, who, seconds = _solved[asked]
         if row is not None:
             extra.append(row)

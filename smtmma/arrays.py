@@ -20,6 +20,12 @@ Conversion is exact unless ``round`` is given.  Policy:
   (after rounding) becomes infinity (fp16, bf16, e5m2, ...), else the
   canonical NaN (e4m3, FNUZ, ue8m0, ue4m3: OCP non-saturating), else the
   largest finite value (fp6/fp4 have neither; the OCP MX spec saturates).
+* ``round='rna'`` rounds to nearest, ties away from zero (cuBLAS's FP32 ->
+  TF32, PTX ``cvt.rna.tf32.f32``); overflow as ``rne``.
+* ``round='ru'`` / ``'rd'`` round toward +inf / -inf (IEEE 754 directed
+  modes): an overflow toward the direction's infinity becomes it (the
+  canonical NaN, or the largest finite value, where the format has none),
+  an overflow away from it the largest finite value of that sign.
 * ``round='rz'`` truncates toward zero (what a tensor core does to the 13
   low bits of an fp32 operand of a tf32 MMA); it never rounds up in
   magnitude, so an overflow saturates to the largest finite value (IEEE).
@@ -49,7 +55,7 @@ __all__ = ["ROUNDING", "check_array_type", "check_fits_in_memory", "from_pattern
            "to_patterns", "value_dtype"]
 
 #: Rounding modes accepted by :func:`to_patterns` (None: exact).
-ROUNDING = ("rne", "rz")
+ROUNDING = ("rne", "rna", "rz", "ru", "rd")
 
 _BLOCK = 1 << 15  # elements converted at a time
 _INF64 = 0x7FF << 52  # float64 bits of +inf
@@ -166,15 +172,30 @@ def _encode_finite(fmt: Format, mag64: np.ndarray, neg: np.ndarray, mode: str) -
     of the smallest subnormal is rounded.  Overflow: module doc.
     """
     m, shift = fmt.man_bits, 52 - fmt.man_bits
+    up = None  # directed modes: where the magnitude rounds up (ru on positives, rd on negatives)
+    if mode in ("ru", "rd"):
+        up = ~neg if mode == "ru" else neg
     r = mag64
     if mode == "rne":  # ties to even; ue8m0's one significand bit is always 1: its ties go up (as round_pack's)
         r = mag64 + (((mag64 >> shift) & 1) if m else 1) + ((1 << (shift - 1)) - 1)
+    elif mode == "rna":  # ties away from zero
+        r = mag64 + (1 << (shift - 1))
+    elif up is not None:
+        r = mag64 + np.where(up, (1 << shift) - 1, 0)
     mag = (r >> shift) - ((1023 - fmt.bias) << m)
     if fmt.subnormals:
         sub = mag64 < ((fmt.emin + 1023) << 52)
         if sub.any():
             scaled = mag64[sub].view(np.float64) * 2.0 ** (m - fmt.emin)  # exact
-            mag[sub] = (np.rint(scaled) if mode == "rne" else np.trunc(scaled)).astype(np.int64)
+            if mode == "rne":
+                q = np.rint(scaled)
+            elif mode == "rna":
+                q = np.floor(scaled + 0.5)  # scaled < 2**53: the addition is exact
+            elif up is not None:
+                q = np.where(up[sub], np.ceil(scaled), np.trunc(scaled))
+            else:
+                q = np.trunc(scaled)
+            mag[sub] = q.astype(np.int64)
     else:  # ue8m0 has no zero: below 2**emin, its smallest value
         mag = np.maximum(mag, 0)
     top = _top_bits(fmt)
@@ -183,10 +204,16 @@ def _encode_finite(fmt: Format, mag64: np.ndarray, neg: np.ndarray, mode: str) -
     else:
         sign_bits = 0
     over = mag > top
-    if mode == "rne" and fmt.has_inf:
-        mag = np.where(over, fmt.inf_bits(), mag)
-    elif mode == "rne" and fmt.nan != "none":
-        return np.where(over, fmt.nan_bits(), mag | sign_bits)
+    if mode in ("rne", "rna"):
+        to_inf = over
+    elif up is not None:
+        to_inf = over & up  # toward the infinity of the rounding direction; away from it: the largest finite value
+    else:
+        to_inf = np.zeros_like(over)
+    if fmt.has_inf:
+        mag = np.where(to_inf, fmt.inf_bits(), np.minimum(mag, top))
+    elif fmt.nan != "none":
+        return np.where(to_inf, fmt.nan_bits(), np.minimum(mag, top) | sign_bits)
     else:
         mag = np.minimum(mag, top)
     return mag | sign_bits
@@ -197,14 +224,14 @@ def to_patterns(x: Any, fmt: str | Format, *, name: str = "x", round: str | None
 
     ``x``: NumPy float/int arrays (values, not patterns), ml_dtypes arrays,
     torch tensors, Python numbers or nested lists.  Exact unless ``round`` is
-    ``'rne'`` or ``'rz'`` (policy for NaN, inf, -0 and overflow: module doc).
+    one of :data:`ROUNDING` (policy for NaN, inf, -0 and overflow: module doc).
     Raises :class:`NotRepresentableError` naming the first offending element,
     ``x[3, 7] = 0.1 is not representable in fp16 (nearest: ...)``, and
     :class:`InputTypeError` for strings, objects, booleans, complex numbers.
     """
     fmt = get_format(fmt)
     if round is not None and round not in ROUNDING:
-        raise InputError(f"round must be None (exact), 'rne' or 'rz', got {round!r}")
+        raise InputError(f"round must be None (exact), {', '.join(repr(r) for r in ROUNDING)}, got {round!r}")
     arr, f = _as_float64(x, fmt, name)
     flat = f.reshape(-1)
     if fmt == _FP64:  # fp64: the float64 bits themselves, NaN made canonical

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from .arrays import check_fits_in_memory, from_patterns, to_patterns, value_dtype
+from .arrays import check_array_type, check_fits_in_memory, from_patterns, to_patterns, value_dtype
 from .catalogue import ARCHS, lookup, model_of
 from .errors import InputError, InputTypeError, check_flag, spell
 from .formats import Format, get_format
@@ -24,8 +24,9 @@ from .instr_names import named_shape
 from .limits import check_int
 from .models import Model
 from .sampling import dtype_for
+from .scheme import Scheme, as_scheme
 
-__all__ = ["matmul", "instruction_k"]
+__all__ = ["matmul", "instruction_k", "natural_dtype"]
 
 #: Rows of D per work item (a thread takes one at a time; progress is reported per item).
 ROWS_PER_ITEM = 64
@@ -50,16 +51,32 @@ def instruction_k(target: Union[str, Model], instr: Optional[str], op: Optional[
     return target.L or target.P or 1
 
 
-def _patterns(name: str, x: object, fmt: Format, bits: bool, round: Optional[str]) -> np.ndarray:
-    """``x`` as a 2-D array of ``fmt`` patterns: validated bit patterns (bits=True) or exactly converted values."""
+def _patterns(name: str, x: object, fmt: Format, bits: bool, round: Optional[str], scalar: bool = False) -> np.ndarray:
+    """``x`` as an array (at least 1-D unless ``scalar``) of ``fmt`` patterns: validated bit patterns (bits=True; a
+    torch tensor's signed ints are read as the unsigned patterns of the same width) or converted values."""
+    check_array_type(name, x)
+    if bits and _is_torch(x):
+        arr = x.detach().cpu().numpy()  # type: ignore[attr-defined]
+        x = arr.view(f"u{arr.dtype.itemsize}") if arr.dtype.kind == "i" else arr
     if bits:
         from .simulate import _as_bits
 
-        return _as_bits(name, x, fmt, 2)
-    arr = to_patterns(x, fmt, name=name, round=round)
-    if arr.ndim != 2:
-        raise InputError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
+        nd = getattr(x, "ndim", None)
+        if not isinstance(nd, int):
+            try:
+                nd = np.ndim(x)
+            except (ValueError, TypeError, RuntimeError):
+                nd = 2  # the reader names what is wrong
+        arr = _as_bits(name, x, fmt, max(nd, 1)) if nd else _as_bits(name, np.reshape(x, 1), fmt, 1).reshape(())
+    else:
+        arr = to_patterns(x, fmt, name=name, round=round)
+    if arr.ndim == 0 and not scalar:
+        raise InputError(f"{name} is a scalar: matmul takes arrays of at least one dimension (as np.matmul)")
     return arr
+
+
+def _is_torch(x: object) -> bool:
+    return type(x).__module__.startswith("torch")
 
 
 def matmul(
@@ -69,6 +86,7 @@ def matmul(
     B: object,
     C: object = None,
     *,
+    scheme: Union[None, str, Scheme] = None,
     op: Optional[str] = None,
     k: Optional[int] = None,
     out: Optional[np.ndarray] = None,
@@ -80,25 +98,32 @@ def matmul(
     backend: str = "auto",
     progress: Optional[Callable[[int, int], None]] = None,
     device: str = "cpu",
-) -> np.ndarray:
-    """D = A x B + C for any M, N, K, as a GEMM with ``instr`` on ``target`` computes it.
+) -> Any:
+    """D = A @ B + C as a GEMM kernel with ``instr`` on ``target`` computes it, shaped as ``np.matmul``.
 
-    ``A`` (M, K), ``B`` (K, N), ``C`` (M, N) or None (+0): real-valued
-    arrays (NumPy float64/32/16, ml_dtypes, torch) converted exactly to the
-    instruction's formats (a value that is not representable is an error,
-    unless ``round="rne"``), or bit patterns with ``bits=True``.
-    ``scale_a`` (M, K/block) and ``scale_b`` (K/block, N): block-scale
+    ``A`` (..., M, K), ``B`` (..., K, N): batch dimensions broadcast; a 1-D
+    ``A`` is a row, a 1-D ``B`` a column, and that dimension is dropped from
+    D (np.matmul's rules).  ``C``: None (+0) or broadcast to D's shape.
+    Real-valued arrays (NumPy float64/32/16, ml_dtypes, torch) are converted
+    to the instruction's formats exactly (a value not representable is an
+    error) unless ``round`` (or the scheme's) rounds them
+    (``rne``/``rna``/``rz``/``ru``/``rd``); bit patterns with ``bits=True``.
+    ``scheme``: the kernel around the instruction (:class:`smtmma.scheme.Scheme`,
+    or its spec string / preset name: promotion, split-K, alpha/beta).
+    ``scale_a`` (..., M, K/block) and ``scale_b`` (..., K/block, N): block-scale
     patterns of block-scaled instructions.  ``k``: values per instruction
     (default :func:`instruction_k`).  ``jobs``: threads (default: every
     core).  ``backend``: "auto"/"native" (compiled) or "numpy".
-    ``progress(done_rows, M)`` is called as rows of D complete.
-    ``device="cuda"``: the same generated code as CUDA C on a GPU through
-    CuPy (the ``smtmma[cuda]`` extra; an error where there is none).
+    ``progress(done_rows, rows)`` is called as rows of D complete.
+    ``device="cuda"``: the instruction chain as generated CUDA C on a GPU
+    through CuPy (the ``smtmma[cuda]`` extra; an error where there is none).
 
-    Returns D in D's format: float32 for FP32 (and E8M13 results, which
-    live in FP32), float16 for FP16, float64 for FP64; its bit patterns
-    (uint16/uint32/uint64) with ``bits=True``.  ``out``: an array of that
-    dtype and shape (M, N) to write into.
+    Returns D in D's format as the kind of array given: NumPy (float32 for
+    FP32 and E8M13 results, float16 for FP16, float64 for FP64, ml_dtypes
+    for BF16/FP8), or a torch tensor (same dtype, on A's torch device) when
+    A or B is one; the patterns (unsigned NumPy ints; torch: the signed int
+    of the same width) with ``bits=True``.  ``out``: a NumPy array of that
+    dtype and D's shape to write into.
     """
     if backend not in ("auto", "native", "numpy"):
         raise InputError(f"backend must be one of auto, native, numpy, got {backend!r}")
@@ -107,8 +132,12 @@ def matmul(
     if jobs is not None:
         check_int("jobs", jobs, 1, 4096, " (threads)")
     if progress is not None and not callable(progress):
-        raise InputTypeError(f"progress must be a function progress(done_rows, M), got {type(progress).__name__}")
+        raise InputTypeError(f"progress must be a function progress(done_rows, rows), got {type(progress).__name__}")
     check_flag("bits", bits)
+    sch = as_scheme(scheme)
+    if round is not None and sch.round is not None and round != sch.round:
+        raise InputError(f"round={round!r} and the scheme's round={sch.round!r} disagree: give one")
+    round = round if round is not None else sch.round
     model = model_of(target, instr, op)
     kstep = instruction_k(target, instr, op) if k is None else k
     if isinstance(kstep, np.integer):
@@ -121,55 +150,233 @@ def matmul(
     if fc.name != fd.name:
         raise InputError(f"a GEMM feeds D back as C, but this instruction reads C as {fc.name} and returns {fd.name} "
                          "(use the instruction with C and D in one format)")
-    Am = _patterns("A", A, fa, bits, round)
-    Bm = _patterns("B", B, fb, bits, round)
-    M, K = Am.shape
-    if Bm.shape[0] != K:
-        raise InputError(f"A is {M}x{K} but B is {Bm.shape[0]}x{Bm.shape[1]}: A's columns must match B's rows")
-    N = Bm.shape[1]
+    if out is not None and (_is_torch(A) or _is_torch(B)):
+        raise InputTypeError("out takes a NumPy array; with torch tensors in, use the tensor matmul returns")
+    torch_ref = A if _is_torch(A) else B if _is_torch(B) else None
+    Am = _patterns("A", A, fa, bits, round).astype(dtype_for(fa), copy=False)  # the kernels read these widths
+    Bm = _patterns("B", B, fb, bits, round).astype(dtype_for(fb), copy=False)
+    row, col = Am.ndim == 1, Bm.ndim == 1
+    if row:
+        Am = Am[None, :]
+    if col:
+        Bm = Bm[:, None]
+    M, K = Am.shape[-2:]
+    K2, N = Bm.shape[-2:]
+    if K2 != K:
+        raise InputError(f"A is {_shape(Am.shape, row)} but B is {_shape(Bm.shape, col, True)}: "
+                         f"A's last dimension ({K}) must equal B's {'only' if col else 'second-to-last'} dimension ({K2})")
+    try:
+        batch = np.broadcast_shapes(Am.shape[:-2], Bm.shape[:-2])
+    except ValueError:
+        raise InputError(f"the batch dimensions of A {Am.shape[:-2]} and B {Bm.shape[:-2]} do not broadcast") from None
     if K == 0:
         raise InputError("K must be at least 1")
+    shape = batch + ((M,) if not row else ()) + ((N,) if not col else ())  # D's shape, as np.matmul's
     tdt = np.dtype(dtype_for(fd))
-    nk = -(-K // kstep)
-    _check_out(out, (M, N), tdt if bits else value_dtype(fd))
-    per_d = 2 * tdt.itemsize + (0 if C is None else 8)  # the accumulator, D's values (C: float64 on the way in)
-    check_fits_in_memory(M * N * per_d + (M + N) * nk * kstep * 8, f"D ({M} x {N}: A's rows x B's columns)")
-    acc = np.zeros((M, N), tdt) if C is None else _patterns("C", C, fc, bits, round).astype(tdt)
-    if acc.shape != (M, N):
-        raise InputError(f"C must be {M}x{N} (A's rows x B's columns), got {acc.shape[0]}x{acc.shape[1]}")
-    Ap = np.zeros((M, nk * kstep), dtype_for(fa))
-    Ap[:, :K] = Am
-    Bp = np.zeros((nk * kstep, N), dtype_for(fb))
-    Bp[:K] = Bm
-    SA, SB = _scales(model, scale_a, scale_b, M, N, K, kstep, nk)
-    if device == "cuda":
-        from .native.cuda import gemm_cuda
-
-        acc = gemm_cuda(model, kstep, Ap, Bp, acc, SA, SB)
-        if progress is not None:
-            progress(M, M)
-        return _result(acc, fd, bits, out)
+    nb = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    _check_out(out, shape, tdt if bits else natural_dtype(fd))
+    per_d = 2 * tdt.itemsize + (0 if C is None else 8)
+    check_fits_in_memory(nb * M * N * per_d + (M + N) * K * 8, "D (" + " x ".join(map(str, shape)) + ": A's rows x B's columns)")
+    plan = _plan(sch, model, fd, K, kstep)
+    Cm = None
+    if C is not None:
+        Cm = _patterns("C", C, fc, bits, round, scalar=True)
+        try:
+            Cm = np.broadcast_to(Cm, shape)
+        except ValueError:
+            raise InputError(f"C of shape {Cm.shape} does not broadcast to D's shape {shape}") from None
+        Cm = Cm.reshape(batch + (M, N))
+    SA, SB = _batched_scales(model, scale_a, scale_b, batch, M, N, K, kstep)
+    Ab, Bb = np.broadcast_to(Am, batch + (M, K)), np.broadcast_to(Bm, batch + (K, N))  # views: nothing copied
+    at = lambda i: np.unravel_index(i, batch) if batch else ()  # noqa: E731  (batch index i -> its position)
+    D = np.empty((nb, M, N), tdt)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
-    run = _native_runner(model, kstep, backend, M * N * nk, nk) if backend != "numpy" else None
-    if run is None:
-        run = _numpy_runner(model, kstep)
-    items = [(i0, min(M, i0 + ROWS_PER_ITEM)) for i0 in range(0, M, ROWS_PER_ITEM)]
+    rows = nb * M
     done = 0
 
-    def work(item: tuple[int, int]) -> int:
-        i0, i1 = item
-        run(Ap[i0:i1], Bp, acc[i0:i1], nk, None if SA is None else SA[i0:i1], SB)
-        return i1 - i0
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, rows)
 
-    with ThreadPoolExecutor(jobs) as pool:
-        for rows in pool.map(work, items):
-            done += rows
-            if progress is not None:
-                progress(done, M)
-    return _result(acc, fd, bits, out)
+    engine = _Engine(model, kstep, backend, device, nb * M * N * (-(-K // kstep)), -(-K // kstep))
+    rows_per = M if device == "cuda" else ROWS_PER_ITEM  # a GPU takes whole GEMMs; the CPU's threads take row blocks
+    items = [(i, r0, min(M, r0 + rows_per)) for i in range(nb) for r0 in range(0, M, rows_per)]
+
+    def work(item: tuple[int, int, int]) -> int:
+        i, r0, r1 = item
+        p = at(i)
+        D[i, r0:r1] = _run_scheme(engine, sch, plan, Ab[p][r0:r1], Bb[p], None if Cm is None else Cm[p][r0:r1],
+                                  None if SA is None else SA[i, r0:r1], None if SB is None else SB[i], fc, fd, tdt)
+        return r1 - r0
+
+    if device == "cuda" or jobs == 1 or len(items) == 1:
+        for it in items:
+            tick(work(it))
+    else:
+        with ThreadPoolExecutor(min(jobs, len(items))) as pool:
+            for n in pool.map(work, items):
+                tick(n)
+    D = D.reshape(shape)
+    return _result(D, fd, bits, out, torch_ref)
 
 
-def _check_out(out: object, shape: tuple[int, int], dtype: np.dtype) -> None:
+def _shape(s: tuple[int, ...], one_d: bool, col: bool = False) -> str:
+    if one_d:
+        return f"1-D of length {s[-2] if col else s[-1]}"
+    return "x".join(str(x) for x in s)
+
+
+def natural_dtype(fmt: Union[str, Format]) -> np.dtype:
+    """The dtype matmul returns D's values in: fp16/fp32/fp64 NumPy's (E8M13 and TF32 in float32), BF16 and FP8
+    ml_dtypes' where it is installed, other formats float64 (exact)."""
+    fmt = get_format(fmt)
+    ml = _ML_DTYPES.get(fmt.name)
+    if ml is not None:
+        try:
+            import ml_dtypes
+        except ImportError:  # optional: float64 holds every value of these formats exactly
+            return np.dtype(np.float64)
+        return np.dtype(getattr(ml_dtypes, ml))
+    return value_dtype(fmt)
+
+
+#: Formats NumPy has no dtype for, and the ml_dtypes type holding them.
+_ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+              "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}
+#: Formats torch has a dtype for.
+_TORCH_DTYPES = {"fp16": "float16", "fp32": "float32", "fp64": "float64", "bf16": "bfloat16",
+                 "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}
+
+
+class _Plan:
+    """The slices of K (split-K) and, inside each, the chains (promotion): [(k0, k1), ...] per slice."""
+
+    def __init__(self, slices: list[list[tuple[int, int]]], promote: bool, wide: Format) -> None:
+        self.slices, self.promote, self.wide = slices, promote, wide
+
+
+def _plan(sch: Scheme, model: Model, fd: Format, K: int, kstep: int) -> _Plan:
+    """Where chains start and stop along K under scheme ``sch``; InputError for a scheme this GEMM cannot carry."""
+    nk = -(-K // kstep)  # instructions along K
+    if sch.split_k > nk:
+        raise InputError(f"split_k={sch.split_k} is larger than K = {K}: a slice would be empty" if sch.split_k > K else
+                         f"split_k={sch.split_k} is more than the {nk} instructions along K (K = {K}, k = {kstep}): "
+                         "a slice would be empty")
+    cuts = [s * nk // sch.split_k * kstep for s in range(sch.split_k + 1)]  # whole instructions, as equal as they can be
+    bounds = [(cuts[s], min(K, cuts[s + 1])) for s in range(sch.split_k)]
+    P = sch.promote_every
+    if P is not None and P % kstep:
+        raise InputError(f"promote_every={P} is not a multiple of the instruction's k ({kstep}): a chain is made of "
+                         "whole instructions")
+    slices = []
+    for a, b in bounds:
+        step = P if P is not None else b - a
+        slices.append([(c, min(b, c + step)) for c in range(a, b, step)])
+    wide = get_format("fp64" if fd.name == "fp64" else "fp32")
+    return _Plan(slices, P is not None, wide)
+
+
+class _Engine:
+    """Runs the instruction chain over a range of K for a block of rows of one GEMM, from a given accumulator."""
+
+    def __init__(self, model: Model, kstep: int, backend: str, device: str, steps: int, chain: int) -> None:
+        self.model, self.kstep, self.device = model, kstep, device
+        self.run: Optional[Runner] = None
+        if device == "cpu":
+            self.run = _native_runner(model, kstep, backend, steps, chain) if backend != "numpy" else None
+            if self.run is None:
+                self.run = _numpy_runner(model, kstep)
+
+    def chain(self, A: np.ndarray, B: np.ndarray, acc: np.ndarray, k0: int, k1: int,
+              SA: Optional[np.ndarray], SB: Optional[np.ndarray]) -> np.ndarray:
+        """acc (patterns, modified in place) after the instructions over K values k0..k1 (padded with zeros)."""
+        kstep = self.kstep
+        nk = -(-(k1 - k0) // kstep)
+        M, N = acc.shape
+        if k1 - k0 == nk * kstep and k0 == 0 and k1 == A.shape[1] and A.flags.c_contiguous:
+            Ap = A  # the whole of K in whole instructions: no copy
+        else:
+            Ap = np.zeros((M, nk * kstep), A.dtype)
+            Ap[:, :k1 - k0] = A[:, k0:k1]
+        if k1 - k0 == nk * kstep and k0 == 0 and k1 == B.shape[0] and B.flags.c_contiguous:
+            Bp = B
+        else:
+            Bp = np.zeros((nk * kstep, N), B.dtype)
+            Bp[:k1 - k0] = B[k0:k1]
+        sa = sb = None
+        if SA is not None and SB is not None:
+            block = self.model.block or kstep
+            j0, per = k0 // block, nk * kstep // block
+            sa = np.ascontiguousarray(SA[:, j0:j0 + per])
+            sb = np.ascontiguousarray(SB[j0:j0 + per])
+        if self.device == "cuda":
+            from .native.cuda import gemm_cuda
+
+            acc[...] = gemm_cuda(self.model, kstep, Ap, Bp, acc, sa, sb)
+            return acc
+        assert self.run is not None
+        self.run(Ap, Bp, acc, nk, sa, sb)
+        return acc
+
+
+def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.ndarray, C: Optional[np.ndarray],
+                SA: Optional[np.ndarray], SB: Optional[np.ndarray], fc: Format, fd: Format, tdt: np.dtype) -> np.ndarray:
+    """D patterns (M, N) of one GEMM under the plan (module :mod:`smtmma.scheme` says what each field does)."""
+    from .rounded import add_rounded, fma_rounded, round_to
+
+    M, N = A.shape[0], B.shape[1]
+    epilogue = sch.c_in == "epilogue"
+    partials = []
+    for s, chains in enumerate(plan.slices):
+        wide = None
+        for j, (k0, k1) in enumerate(chains):
+            first = s == 0 and j == 0
+            acc = np.array(C, dtype=tdt, order="C") if (first and C is not None and not epilogue) else np.zeros((M, N), tdt)
+            engine.chain(A, B, acc, k0, k1, SA, SB)
+            if not plan.promote:
+                wide = acc
+                continue
+            v = from_patterns(acc, fd, dtype=np.float64)
+            wide = add_rounded(np.zeros((M, N)) if wide is None else wide, v, plan.wide)  # RNE into FP32 (FP64)
+        partials.append(wide)
+    if plan.promote or len(partials) > 1 or epilogue:
+        vals = [p if plan.promote else from_patterns(p, fd, dtype=np.float64) for p in partials]
+        if len(vals) > 1:
+            pf = get_format(sch.partial)
+            vals = [round_to(v, pf) for v in vals]
+            x = _reduce(vals, pf, sch.reduction, add_rounded)
+        else:
+            x = vals[0]
+        if epilogue:  # CUTLASS LinearCombination: fma(alpha, X, beta * C), or alpha * X without a source
+            ef = plan.wide
+            alpha = float(round_to(np.array(sch.alpha), ef)[()])
+            beta = float(round_to(np.array(sch.beta), ef)[()])
+            x = round_to(x, ef)
+            neg0 = np.full(x.shape, -0.0)  # a product alone: adding -0 keeps every value and the sign of a zero
+            if beta == 0 or C is None:
+                x = fma_rounded(alpha, x, neg0, ef)
+            else:
+                u = fma_rounded(beta, from_patterns(C, fc, dtype=np.float64), neg0, ef)
+                x = fma_rounded(alpha, x, u, ef)
+        return to_patterns(x, fd, round="rne").astype(tdt)
+    return partials[0]
+
+
+def _reduce(vals: list[np.ndarray], fmt: Format, order: str, add: Callable[..., np.ndarray]) -> np.ndarray:
+    """The partials summed in ``fmt``, every addition rounded: left to right, or a balanced pairwise tree."""
+    if order == "sequential":
+        x = vals[0]
+        for v in vals[1:]:
+            x = add(x, v, fmt)
+        return x
+    while len(vals) > 1:
+        vals = [add(vals[i], vals[i + 1], fmt) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+    return vals[0]
+
+
+def _check_out(out: object, shape: tuple[int, ...], dtype: np.dtype) -> None:
     """``out`` (None, or a writable array of ``shape`` and ``dtype``); InputError before any work otherwise."""
     if out is None:
         return
@@ -180,18 +387,33 @@ def _check_out(out: object, shape: tuple[int, int], dtype: np.dtype) -> None:
         raise InputError("out is read-only (out.flags.writeable is False): pass a writable array, or no out")
 
 
-def _result(acc: np.ndarray, fd: Format, bits: bool, out: Optional[np.ndarray]) -> np.ndarray:
-    """D from its patterns ``acc``: values of D's format (patterns with ``bits``), written into ``out`` if given."""
-    result = acc if bits else from_patterns(acc, fd.name)
+def _result(D: np.ndarray, fd: Format, bits: bool, out: Optional[np.ndarray], torch_ref: object) -> Any:
+    """D from its patterns: values of D's format (patterns with ``bits``), in ``out`` if given, a tensor like ``torch_ref``."""
+    if torch_ref is not None:
+        return _to_torch(D, fd, bits, torch_ref)
+    result = D if bits else from_patterns(D, fd, dtype=natural_dtype(fd))
     if out is not None:
         out[...] = result
         return out
     return result
 
 
-def _scales(model: Model, scale_a: object, scale_b: object, M: int, N: int, K: int, kstep: int, nk: int
-            ) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
-    """Scale patterns padded to whole instructions: SA (M, nk * per), SB (nk * per, N); (None, None) unscaled."""
+def _to_torch(D: np.ndarray, fd: Format, bits: bool, like: Any) -> Any:
+    """D's patterns as a torch tensor on ``like``'s device: D's dtype, or (bits) the signed int of the same width."""
+    import torch
+
+    signed = np.ascontiguousarray(D).view(np.dtype(f"int{8 * D.dtype.itemsize}"))
+    t = torch.from_numpy(signed.copy())
+    name = _TORCH_DTYPES.get(fd.name)
+    if not bits:
+        t = t.view(getattr(torch, name)) if name and hasattr(torch, name) else \
+            torch.from_numpy(from_patterns(D, fd, dtype=np.float64))
+    return t.to(like.device)
+
+
+def _batched_scales(model: Model, scale_a: object, scale_b: object, batch: tuple[int, ...], M: int, N: int, K: int,
+                    kstep: int) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """Scale patterns per GEMM of the batch, padded to whole instructions: (nb, M, per), (nb, per, N); (None, None)."""
     from .simulate import _as_bits, _check_scales
 
     _check_scales(model, scale_a, scale_b)
@@ -202,14 +424,23 @@ def _scales(model: Model, scale_a: object, scale_b: object, M: int, N: int, K: i
         raise InputError(f"k = {kstep} is not a multiple of the scale block ({block})")
     sf = get_format(model.scale_fmt)
     need = -(-K // block)
-    sa, sb = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
-    if sa.shape != (M, need) or sb.shape != (need, N):
-        raise InputError(f"scale_a must be ({M}, {need}) and scale_b ({need}, {N}) (one scale per {block} values of K); "
-                         f"got {sa.shape} and {sb.shape}")
-    per = nk * kstep // block
-    SA = np.pad(sa, ((0, 0), (0, per - need)), mode="edge").astype(dtype_for(sf))  # padded lanes are zero; any scale will do
-    SB = np.pad(sb, ((0, per - need), (0, 0)), mode="edge").astype(dtype_for(sf))
-    return np.ascontiguousarray(SA), np.ascontiguousarray(SB)
+    nd_a, nd_b = max(np.ndim(scale_a), 2), max(np.ndim(scale_b), 2)
+    sa, sb = _as_bits("scale_a", scale_a, sf, nd_a), _as_bits("scale_b", scale_b, sf, nd_b)
+    if sa.shape[-2:] != (M, need) or sb.shape[-2:] != (need, N):
+        raise InputError(f"scale_a must be (..., {M}, {need}) and scale_b (..., {need}, {N}) (one scale per {block} "
+                         f"values of K); got {sa.shape} and {sb.shape}")
+    try:
+        sa = np.broadcast_to(sa, batch + (M, need))
+        sb = np.broadcast_to(sb, batch + (need, N))
+    except ValueError:
+        raise InputError(f"the batch dimensions of scale_a {sa.shape[:-2]} and scale_b {sb.shape[:-2]} do not "
+                         f"broadcast to A @ B's {batch}") from None
+    nb = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    per = -(-K // kstep) * kstep // block
+    dt = dtype_for(sf)  # padded lanes are zero; any scale will do
+    SA = np.pad(sa.reshape(nb, M, need), ((0, 0), (0, 0), (0, per - need)), mode="edge").astype(dt)
+    SB = np.pad(sb.reshape(nb, need, N), ((0, 0), (0, per - need), (0, 0)), mode="edge").astype(dt)
+    return SA, SB
 
 
 Runner = Callable[[np.ndarray, np.ndarray, np.ndarray, int, Optional[np.ndarray], Optional[np.ndarray]], None]

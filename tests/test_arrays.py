@@ -246,7 +246,7 @@ def test_non_numbers_are_refused(bad: object, error: type) -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(InputError, match="round must be None"):
-        to_patterns(1.0, "fp16", round="rd")
+        to_patterns(1.0, "fp16", round="rnd")
     with pytest.raises(InputTypeError, match="expected integer bit patterns of fp16"):
         from_patterns(np.array([1.0]), "fp16")
     with pytest.raises(NotRepresentableError, match=r"^bits\[1\] = 0x10000 is not a pattern of fp16 \(16 bits\)$"):

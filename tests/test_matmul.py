@@ -116,10 +116,10 @@ def test_bad_inputs() -> None:
     assert D[0, 0] == np.float32(1.0) + np.float32(np.float16(0.1))
     with pytest.raises(InputError, match="A is 1x2 but B is 3x1"):
         smtmma.matmul("sm90", "f16f32", [[1.0, 2.0]], [[1.0], [1.0], [1.0]])
-    with pytest.raises(InputError, match="C must be 1x1"):
+    with pytest.raises(InputError, match=r"C of shape \(2, 2\) does not broadcast to D's shape \(1, 1\)"):
         smtmma.matmul("sm90", "f16f32", [[1.0]], [[1.0]], np.zeros((2, 2), np.float32))
-    with pytest.raises(InputError, match="2-D"):
-        smtmma.matmul("sm90", "f16f32", [1.0, 2.0], [[1.0], [1.0]])
+    with pytest.raises(InputError, match="A is a scalar"):
+        smtmma.matmul("sm90", "f16f32", 1.0, [[1.0], [1.0]])
     with pytest.raises(InputError, match="backend"):
         smtmma.matmul("sm90", "f16f32", [[1.0]], [[1.0]], backend="gpu")
     with pytest.raises(InputError, match="scale"):

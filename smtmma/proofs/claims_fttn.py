@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..gemm import instruction_k, matmul
+from ..scheme import Scheme
 from .claim import Context, Outcome, claim
 
 #: 004 §V: m = n = k = 2^13; C_ij = 2^20; A_i0 = 2^10, A_ij = 2^-2 (odd j), 2^-3 (even j != 0);
@@ -17,6 +18,8 @@ FTTN_K = 1 << 13
 FTTN_PAPER: dict[str, Fraction] = {"V100": Fraction(0), "A100": Fraction(0), "MI250X": Fraction(0),
                                    "MI100": Fraction(255875, 1000), "H100": Fraction(191875, 1000)}
 #: GPU -> (arch, op): the FP16-in, FP32-accumulate instruction a GEMM kernel (WMMA / rocWMMA) runs on it.
+#: 004 §V's D = alpha A B + beta C with alpha = -1, beta = 1, applied in the epilogue (the WMMA/BLAS kernel).
+BLAS_SCHEME = Scheme(c_in="epilogue", alpha=-1.0, beta=1.0)
 FTTN_GPUS: dict[str, tuple[str, str]] = {"V100": ("sm70", "mma"), "A100": ("sm80", "mma"), "H100": ("sm90", "mma"),
                                          "MI100": ("gfx908", "mfma"), "MI250X": ("gfx90a", "mfma")}
 
@@ -42,15 +45,14 @@ def fttn_exact(K: int = FTTN_K) -> Fraction:
 def fttn_values(K: int = FTTN_K) -> dict[str, dict[str, Any]]:
     """D_00 per GPU under the two ways a GEMM applies alpha = -1, beta = 1 (exact FP32 values as Fractions).
 
-    ``epilogue``: acc = A.B chained from +0 over K (the WMMA/BLAS kernel), then D = beta C + alpha acc in FP32 (one
-    RNE subtraction; exact here, both near 2^20).  ``in-accumulator``: D = (-A).B chained from C (alpha folded
+    ``epilogue``: acc = A.B chained from +0 over K (the WMMA/BLAS kernel), then D = alpha acc + beta C in FP32
+    (:data:`BLAS_SCHEME`: one RNE fma; exact here, both near 2^20).  ``in-accumulator``: D = (-A).B chained from C (alpha folded
     into A, exact; C loaded as the first accumulator).
     """
     A, B, C = fttn_operands(K)
     out: dict[str, dict[str, Any]] = {}
     for gpu, (arch, op) in FTTN_GPUS.items():
-        acc = matmul(arch, "f16f32", A, B, None, op=op)
-        epi = np.float32(C[0, 0]) - np.float32(acc[0, 0])
+        epi = matmul(arch, "f16f32", A, B, C, op=op, scheme=BLAS_SCHEME)[0, 0]
         inacc = matmul(arch, "f16f32", -A, B, C, op=op)
         out[gpu] = {"arch": arch, "op": op, "k": instruction_k(arch, "f16f32", op),
                     "epilogue": Fraction(float(epi)), "in-accumulator": Fraction(float(inacc[0, 0]))}

@@ -153,8 +153,16 @@ def matmul(
     if out is not None and (_is_torch(A) or _is_torch(B)):
         raise InputTypeError("out takes a NumPy array; with torch tensors in, use the tensor matmul returns")
     torch_ref = A if _is_torch(A) else B if _is_torch(B) else None
-    Am = _patterns("A", A, fa, bits, round).astype(dtype_for(fa), copy=False)  # the kernels read these widths
-    Bm = _patterns("B", B, fb, bits, round).astype(dtype_for(fb), copy=False)
+    ab_bits = bits
+    if model.scale_fmt and not bits and scale_a is None and scale_b is None and sch.block_scale is None:
+        raise InputError(f"{model.a_fmt} x {model.b_fmt} with {model.scale_fmt} block scales: pass scale_a and scale_b "
+                         f"(A and B then hold {model.a_fmt}/{model.b_fmt} values), or a scheme with "
+                         "block_scale='ocp-mx' or 'amax' to quantize real-valued A and B")
+    if sch.block_scale is not None:
+        A, B, scale_a, scale_b = _quantized(model, sch.block_scale, A, B, scale_a, scale_b, bits, kstep)
+        ab_bits = True  # A and B are patterns now
+    Am = _patterns("A", A, fa, ab_bits, round).astype(dtype_for(fa), copy=False)  # the kernels read these widths
+    Bm = _patterns("B", B, fb, ab_bits, round).astype(dtype_for(fb), copy=False)
     row, col = Am.ndim == 1, Bm.ndim == 1
     if row:
         Am = Am[None, :]
@@ -220,6 +228,35 @@ def matmul(
                 tick(n)
     D = D.reshape(shape)
     return _result(D, fd, bits, out, torch_ref)
+
+
+def _quantized(model: Model, rule: str, A: object, B: object, scale_a: object, scale_b: object, bits: bool, kstep: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Real A and B quantized in blocks along K (:mod:`smtmma.quantize`): (A, B) patterns and their scales."""
+    from .arrays import check_array_type
+    from .quantize import quantize_blocks
+
+    if model.scale_fmt is None:
+        raise InputError(f"block_scale={rule!r} quantizes for block-scaled instructions; {model.describe()} takes no scales")
+    if bits or scale_a is not None or scale_b is not None:
+        raise InputError(f"block_scale={rule!r} computes the scales from real-valued A and B: give it without "
+                         "scale_a/scale_b and bits")
+    block = model.block or kstep
+    out = []
+    for name, x, fmt, along_rows in (("A", A, model.a_fmt, True), ("B", B, model.b_fmt, False)):
+        check_array_type(name, x)
+        v = from_patterns(to_patterns(x, "fp64", name=name), "fp64")  # every real value, exactly (float64)
+        if v.ndim == 1:
+            v = v[None, :] if along_rows else v[:, None]
+        w = v if along_rows else np.swapaxes(v, -1, -2)
+        e, sc = quantize_blocks(w, fmt, model.scale_fmt, block, rule, name=name)
+        out.append((e, sc) if along_rows else (np.swapaxes(e, -1, -2), np.swapaxes(sc, -1, -2)))
+    (ea, sa), (eb, sb) = out
+    if np.ndim(A) == 1:
+        ea = ea[0]
+    if np.ndim(B) == 1:
+        eb = eb[:, 0]
+    return ea, eb, sa, sb
 
 
 def _shape(s: tuple[int, ...], one_d: bool, col: bool = False) -> str:

@@ -8,6 +8,11 @@ kernel around it does (:func:`smtmma.matmul` applies it):
   (nearest, ties to even), ``rna`` (nearest, ties away from zero: cuBLAS's
   FP32 -> TF32), ``rz`` (toward zero: truncation), ``ru`` (toward +inf),
   ``rd`` (toward -inf).
+* ``block_scale``: for block-scaled instructions given real-valued A and B
+  and no scales, how each block of K is quantized to a scale and elements:
+  ``ocp-mx`` (OCP MX v1.0 §6.3: a power-of-two scale from the block's
+  amax) or ``amax`` (scale = amax / largest element, rounded: NVFP4's);
+  :mod:`smtmma.quantize` gives both rules.
 * ``promote_every=N``: the instruction chain restarts from a zero
   accumulator every N elements of K, and each chain's result is added into
   an FP32 accumulator (FP64 for an FP64 D) that starts at +0, by IEEE RNE
@@ -40,6 +45,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from .arrays import ROUNDING
+from .quantize import BLOCK_RULES
 from .errors import InputError, InputTypeError, UnknownNameError, unknown_name
 from .limits import is_int
 
@@ -69,6 +75,7 @@ class Scheme:
     alpha: float = 1.0
     beta: float = 1.0
     c_in: str = "accumulator"
+    block_scale: Optional[str] = None
 
     def __post_init__(self) -> None:
         _choice("round", self.round, ROUND_MODES, none="None (exact)")
@@ -83,6 +90,7 @@ class Scheme:
         _choice("partial", self.partial, PARTIAL_FORMATS)
         _choice("reduction", self.reduction, REDUCTIONS)
         _choice("c_in", self.c_in, C_IN)
+        _choice("block_scale", self.block_scale, BLOCK_RULES, none="None (scales given)")
         for name in ("alpha", "beta"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) and type(v).__module__ != "numpy":
@@ -179,6 +187,8 @@ def _value(key: str, val: str) -> object:
     low = val.lower()
     if key == "round":
         return None if low in ("exact", "none") else low
+    if key == "block_scale":
+        return None if low == "none" else low
     if key == "promote_every":
         if low in ("none", "off"):
             return None

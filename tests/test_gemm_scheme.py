@@ -268,3 +268,72 @@ def test_scheme_refusals_name_the_field() -> None:
         smtmma.matmul("sm90", "f16f32", A, B, round="rz", scheme="cublas-tf32")
     assert parse_scheme("deepgemm,split_k=2").spec() == "promote_every=128,split_k=2"
     assert all(isinstance(s, Scheme) for s in PRESETS.values())
+
+
+def _floor_log2(q: Fraction) -> int:
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    while Fraction(2) ** e > q:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= q:
+        e += 1
+    return e
+
+
+def _blocks_reference(x: np.ndarray, elem: str, scale: str, block: int, rule: str) -> tuple[list[int], list[int]]:
+    """Element and scale patterns of one row by the rule's text, in exact rationals."""
+    fe, fs = get_format(elem), get_format(scale)
+    top = Fraction(float(from_patterns(np.array([fe.max_exp_field << fe.man_bits | (fe.max_sig & ((1 << fe.man_bits) - 1))]),
+                                       fe, dtype=np.float64)[0]))
+    elems, scales = [], []
+    for b0 in range(0, len(x), block):
+        vals = [Fraction(float(v)) for v in x[b0:b0 + block]]
+        amax = max(abs(v) for v in vals)
+        if rule == "ocp-mx":
+            e = _floor_log2(amax) - fe.emax if amax else fs.emin
+            s = Fraction(2) ** min(max(e, fs.emin), fs.emax)
+        else:
+            every = from_patterns(np.arange(1 << fs.bits), fs, dtype=np.float64)
+            every = every[np.isfinite(every) & (every > 0)]
+            largest, smallest = Fraction(float(every.max())), Fraction(float(every.min()))
+            s = Fraction(round_ref(min(amax / top, largest), fs, "rne")) if amax else Fraction(0)
+            s = max(s, smallest)
+        scales.append(int(to_patterns(np.array([float(s)]), fs)[0]))
+        for v in vals:
+            q = v / s
+            q = max(-top, min(top, q))
+            elems.append(int(to_patterns(np.array([round_ref(q, fe, "rne")]), fe)[0]))
+    return elems, scales
+
+
+@pytest.mark.parametrize("elem, scale, block, rule", [("e4m3", "ue8m0", 32, "ocp-mx"), ("e5m2", "ue8m0", 32, "ocp-mx"),
+                                                      ("e2m1", "ue8m0", 32, "ocp-mx"), ("e3m2", "ue8m0", 32, "ocp-mx"),
+                                                      ("e2m1", "ue4m3", 16, "amax"), ("e4m3", "ue8m0", 32, "amax")])
+def test_block_quantization_follows_its_rule(elem: str, scale: str, block: int, rule: str) -> None:
+    from smtmma.quantize import quantize_blocks
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((6, 70)) * 2.0 ** rng.integers(-20, 20, (6, 1))
+    x[1, :32] = 0.0  # a block of zeros
+    x[2, 5] = 1e4  # an outlier that sets its block's scale
+    e, s = quantize_blocks(x, elem, scale, block, rule)
+    for r in range(x.shape[0]):
+        want_e, want_s = _blocks_reference(x[r], elem, scale, block, rule)
+        assert e[r].tolist() == want_e and s[r].tolist() == want_s, (elem, rule, r)
+
+
+def test_matmul_quantizes_real_blocks_as_the_scheme_says() -> None:
+    from smtmma.quantize import quantize_blocks
+
+    rng = np.random.default_rng(10)
+    A, B = rng.standard_normal((3, 64)), rng.standard_normal((64, 2))
+    ea, sa = quantize_blocks(A, "e2m1", "ue4m3", 16, "amax")
+    eb, sb = quantize_blocks(B.T, "e2m1", "ue4m3", 16, "amax")
+    want = smtmma.matmul("sm100", "nvf4f32", ea, eb.T, bits=True, scale_a=sa, scale_b=sb.T)
+    got = smtmma.matmul("sm100", "nvf4f32", A, B, scheme=Scheme(block_scale="amax"))
+    assert np.array_equal(got.view(np.uint32), want)
+    with pytest.raises(InputError, match="block_scale='ocp-mx' or 'amax' to quantize"):
+        smtmma.matmul("sm100", "mxe4m3f32", A, B)
+    with pytest.raises(InputError, match="takes power-of-two scales"):
+        smtmma.matmul("sm100", "nvf4f32", A, B, scheme="block_scale=ocp-mx")
+    with pytest.raises(InputError, match="takes no scales"):
+        smtmma.matmul("sm90", "f16f32", A, B, scheme="block_scale=amax")

@@ -36,6 +36,9 @@ NAME=VALUE fields or a preset (smtmma.scheme):
   c_in=epilogue,alpha=A,beta=B   D = alpha (A x B) + beta C in FP32 (CUTLASS's
                      LinearCombination) instead of C entering the first instruction
   round=rne|rna|rz|ru|rd   operand conversion (as --round)
+  block_scale=ocp-mx|amax  block-scaled instructions: quantize real A and B per
+                     block of K (OCP MX v1.0 §6.3 power-of-two scales, or
+                     amax / largest element rounded: NVFP4's)
 presets: deepgemm (promote_every=128, DeepSeek-V3 §3.3.2), cublas-tf32
 (round=rna), blas (c_in=epilogue); a preset may be followed by fields.
 

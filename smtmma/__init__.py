@@ -1,7 +1,8 @@
 """smtmma: bit-accurate models of GPU matrix units, as a simulator and as SMT formulas.
 
 Public API: :func:`simulate_dot`, :func:`simulate_mma` (bit patterns in,
-bit patterns out), :func:`matmul` (whole GEMMs on real-valued arrays), :func:`ulp_distance` (how far apart two
+bit patterns out), :func:`matmul` (whole GEMMs on real-valued arrays), :func:`emulate` (torch's matrix
+products as a GPU computes them), :func:`ulp_distance` (how far apart two
 outputs are, in ulps of their format), the catalogue (:func:`lookup`), formats and models, and
 the solver queries :func:`distinguish` and :func:`query` (imported on first
 use; they return the records ``smtmma distinguish/query --json`` print).
@@ -20,7 +21,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``smtmma.distinguish``, ``smtmma.query`` and ``smtmma.matmul``, imported on first use (``import smtmma`` stays light)."""
+    """``smtmma.distinguish``, ``smtmma.query``, ``smtmma.matmul`` and ``smtmma.emulate``, imported on first use
+    (``import smtmma`` stays light: torch is imported by ``smtmma.emulate`` alone)."""
     if name in ("distinguish", "query"):
         from .queries import api
 
@@ -29,12 +31,17 @@ def __getattr__(name: str) -> object:
         from .gemm import matmul
 
         return matmul
+    if name == "emulate":
+        from .torch_emulation import emulate
+
+        return emulate
     raise AttributeError(f"module 'smtmma' has no attribute {name!r}")
 
 __all__ = [
     "simulate_dot",
     "simulate_mma",
     "matmul",
+    "emulate",
     "ulp_distance",
     "distinguish",
     "query",

@@ -198,6 +198,8 @@ def matmul(
     Ab, Bb = np.broadcast_to(Am, batch + (M, K)), np.broadcast_to(Bm, batch + (K, N))  # views: nothing copied
     at = lambda i: np.unravel_index(i, batch) if batch else ()  # noqa: E731  (batch index i -> its position)
     D = np.empty((nb, M, N), tdt)
+    if D.size == 0:  # M, N or a batch dimension is 0: nothing to compute (np.matmul's empty result)
+        return _result(D.reshape(shape), fd, bits, out, torch_ref)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
     rows = nb * M
     done = 0
@@ -439,8 +441,8 @@ def _to_torch(D: np.ndarray, fd: Format, bits: bool, like: Any) -> Any:
     """D's patterns as a torch tensor on ``like``'s device: D's dtype, or (bits) the signed int of the same width."""
     import torch
 
-    signed = np.ascontiguousarray(D).view(np.dtype(f"int{8 * D.dtype.itemsize}"))
-    t = torch.from_numpy(signed.copy())
+    signed = np.ascontiguousarray(D).reshape(-1).view(np.dtype(f"int{8 * D.dtype.itemsize}"))
+    t = torch.from_numpy(signed.copy()).reshape(D.shape)  # a 0-d D stays 0-d
     name = _TORCH_DTYPES.get(fd.name)
     if not bits:
         t = t.view(getattr(torch, name)) if name and hasattr(torch, name) else \

@@ -19,6 +19,10 @@ from smtmma.simulate import simulate_dot
 
 #: One catalogue row per instruction type (its first row).
 ROWS = {e.instr: e for e in reversed(CATALOGUE)}
+#: One row per model kind runs in CI's fast pass (each compiles its kernel); -m slow runs every instruction type.
+FAST = {e.model.kind: e for e in reversed(CATALOGUE)}
+PARAMS = ([pytest.param(e, id=f"{e.arch}-{e.instr}") for e in FAST.values()]
+          + [pytest.param(ROWS[i], id=i, marks=pytest.mark.slow) for i in sorted(ROWS)])
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,10 +60,10 @@ def _chained(model: smtmma.Model, k: int, A: np.ndarray, B: np.ndarray, C: np.nd
 
 
 @pytest.mark.skipif(compiler() is None, reason="no C compiler")
-@pytest.mark.parametrize("instr", sorted(ROWS))
-def test_matmul_equals_chained_dot_products(instr: str) -> None:
-    e = ROWS[instr]
-    model = e.model
+@pytest.mark.parametrize("e", PARAMS)
+def test_matmul_equals_chained_dot_products(e: object) -> None:
+    instr = e.instr  # type: ignore[attr-defined]
+    model = e.model  # type: ignore[attr-defined]
     if get_format(model.c_fmt).name != get_format(get_format(model.d_fmt).container or model.d_fmt).name:
         with pytest.raises(InputError, match="feeds D back as C"):
             smtmma.matmul(e.arch, instr, np.zeros((1, 1)), np.zeros((1, 1)), op=e.op)

@@ -50,6 +50,11 @@ def test_c_broadcasts_to_the_result() -> None:
         smtmma.matmul("sm90", "f16f32", A, B, np.ones(4, np.float32))
 
 
+def test_empty_dimensions_give_empty_results() -> None:
+    assert smtmma.matmul("sm90", "f16f32", np.ones((0, 16), np.float16), np.ones((16, 3), np.float16)).shape == (0, 3)
+    assert smtmma.matmul("sm90", "f16f32", np.ones((2, 0, 5, 16), np.float16), np.ones((16, 3), np.float16)).shape == (2, 0, 5, 3)
+
+
 def test_shapes_that_do_not_broadcast_are_refused() -> None:
     A, B = np.ones((2, 3, 4), np.float16), np.ones((3, 4, 5), np.float16)
     with pytest.raises(InputError, match=r"the batch dimensions of A \(2,\) and B \(3,\) do not broadcast"):
@@ -89,5 +94,7 @@ def test_torch_in_torch_out() -> None:
     assert bits.dtype == torch.int32 and np.array_equal(bits.numpy().view(np.uint32), ref.view(np.uint32))
     h = smtmma.matmul("sm90", "f16f16", A.to(torch.float16)[0], B.to(torch.float16))
     assert h.dtype == torch.float16
+    dot = smtmma.matmul("sm90", "bf16f32", A[0, 0], B[:, 0])
+    assert tuple(dot.shape) == () and dot.dtype == torch.float32
     with pytest.raises(InputTypeError, match="out takes a NumPy array"):
         smtmma.matmul("sm90", "bf16f32", A, B, out=np.empty((2, 3, 5), np.float32))

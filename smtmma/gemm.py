@@ -334,13 +334,14 @@ class _Engine:
         kstep = self.kstep
         nk = -(-(k1 - k0) // kstep)
         M, N = acc.shape
-        if k1 - k0 == nk * kstep and k0 == 0 and k1 == A.shape[1] and A.flags.c_contiguous:
-            Ap = A  # the whole of K in whole instructions: no copy
+        whole = k1 - k0 == nk * kstep  # whole instructions: the kernels read strided views, nothing is copied
+        if whole and A.strides[1] == A.itemsize:
+            Ap = A[:, k0:k1]
         else:
             Ap = np.zeros((M, nk * kstep), A.dtype)
             Ap[:, :k1 - k0] = A[:, k0:k1]
-        if k1 - k0 == nk * kstep and k0 == 0 and k1 == B.shape[0] and B.flags.c_contiguous:
-            Bp = B
+        if whole and B.strides[1] == B.itemsize:
+            Bp = B[k0:k1]
         else:
             Bp = np.zeros((nk * kstep, N), B.dtype)
             Bp[:k1 - k0] = B[k0:k1]
@@ -363,7 +364,7 @@ class _Engine:
 def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.ndarray, C: Optional[np.ndarray],
                 SA: Optional[np.ndarray], SB: Optional[np.ndarray], fc: Format, fd: Format, tdt: np.dtype) -> np.ndarray:
     """D patterns (M, N) of one GEMM under the plan (module :mod:`smtmma.scheme` says what each field does)."""
-    from .rounded import add_rounded, fma_rounded, round_to
+    from .rounded import add_rounded, fma_rounded, mul_rounded, patterns_rne, round_f32, round_to
 
     M, N = A.shape[0], B.shape[1]
     epilogue = sch.c_in == "epilogue"
@@ -377,14 +378,15 @@ def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.
             if not plan.promote:
                 wide = acc
                 continue
-            v = from_patterns(acc, fd, dtype=np.float64)
-            wide = add_rounded(np.zeros((M, N)) if wide is None else wide, v, plan.wide)  # RNE into FP32 (FP64)
-        partials.append(wide)
+            v = _values(acc, fd)  # added into FP32 (FP64) from +0 by IEEE RNE additions
+            wide = (np.zeros((M, N), v.dtype) if wide is None else wide) + v
+        partials.append(wide if not plan.promote else wide.astype(np.float64))
     if plan.promote or len(partials) > 1 or epilogue:
         vals = [p if plan.promote else from_patterns(p, fd, dtype=np.float64) for p in partials]
         if len(vals) > 1:
             pf = get_format(sch.partial)
-            vals = [round_to(v, pf) for v in vals]
+            exact32 = fd.name != "fp64"  # every value of a D of up to 32 bits is a float32
+            vals = [round_f32(v.astype(np.float32), pf).astype(np.float64) if exact32 else round_to(v, pf) for v in vals]
             x = _reduce(vals, pf, sch.reduction, add_rounded)
         else:
             x = vals[0]
@@ -393,14 +395,26 @@ def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.
             alpha = float(round_to(np.array(sch.alpha), ef)[()])
             beta = float(round_to(np.array(sch.beta), ef)[()])
             x = round_to(x, ef)
-            neg0 = np.full(x.shape, -0.0)  # a product alone: adding -0 keeps every value and the sign of a zero
-            if beta == 0 or C is None:
-                x = fma_rounded(alpha, x, neg0, ef)
+            if beta == 0 or C is None:  # fma(alpha, X, -0): the product alone, rounded once
+                x = x if alpha == 1 else mul_rounded(alpha, x, ef)
             else:
-                u = fma_rounded(beta, from_patterns(C, fc, dtype=np.float64), neg0, ef)
-                x = fma_rounded(alpha, x, u, ef)
-        return to_patterns(x, fd, round="rne").astype(tdt)
+                cv = from_patterns(C, fc, dtype=np.float64)
+                u = cv if beta == 1 else mul_rounded(beta, cv, ef)
+                x = add_rounded(x, u, ef) if alpha == 1 else fma_rounded(alpha, x, u, ef)
+        return patterns_rne(x, fd).astype(tdt, copy=False)
     return partials[0]
+
+
+def _values(acc: np.ndarray, fd: Format) -> np.ndarray:
+    """D patterns ``acc`` as values in the promotion accumulator's dtype: float32 (every D of up to 32 bits is exact
+    there), float64 for an FP64 D."""
+    if fd.name == "fp64":
+        return acc.view(np.float64)
+    if fd.name == "fp32":
+        return acc.view(np.float32)
+    if fd.name == "fp16":
+        return acc.view(np.float16).astype(np.float32)
+    return from_patterns(acc, fd, dtype=np.float32)
 
 
 def _reduce(vals: list[np.ndarray], fmt: Format, order: str, add: Callable[..., np.ndarray]) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from .arrays import from_patterns, to_patterns
 from .formats import Format, get_format
 
-__all__ = ["round_to", "add_rounded", "fma_rounded"]
+__all__ = ["round_to", "round_f32", "add_rounded", "mul_rounded", "fma_rounded", "patterns_rne"]
 
 _FP64 = get_format("fp64")
 #: Formats whose NumPy dtype rounds a float64 correctly (RNE) on conversion, and whose adds NumPy rounds once (fp32).
@@ -38,6 +38,36 @@ def round_to(x: np.ndarray, fmt: str | Format) -> np.ndarray:
     if fmt.name == "bf16":
         return _bf16(np.asarray(x, dtype=np.float64))
     return from_patterns(to_patterns(np.asarray(x, dtype=np.float64), fmt, round="rne"), fmt, dtype=np.float64)
+
+
+def patterns_rne(x: np.ndarray, fmt: str | Format) -> np.ndarray:
+    """Patterns of float64 ``x`` rounded to nearest even in ``fmt`` (as :func:`smtmma.arrays.to_patterns` with
+    ``round='rne'``: NaN canonical, overflow to inf), through NumPy's own casts where they round so."""
+    fmt = get_format(fmt)
+    native = _NATIVE.get(fmt.name) or (np.float64 if fmt == _FP64 else None)
+    if native is None:
+        return to_patterns(x, fmt, round="rne")
+    with np.errstate(over="ignore"):
+        v = np.asarray(x, dtype=np.float64).astype(native)
+    bits = v.view(f"u{v.itemsize}")
+    nan = np.isnan(v)
+    return np.where(nan, bits.dtype.type(fmt.nan_bits()), bits) if nan.any() else bits
+
+
+def round_f32(v: np.ndarray, fmt: str | Format) -> np.ndarray:
+    """float32 ``v`` rounded to nearest even in fp32, bf16 or fp16, as float32 values (overflow to inf)."""
+    fmt = get_format(fmt)
+    v = np.asarray(v, dtype=np.float32)
+    if fmt.name == "fp32":
+        return v
+    if fmt.name == "fp16":
+        with np.errstate(over="ignore"):
+            return v.astype(np.float16).astype(np.float32)
+    if fmt.name != "bf16":
+        raise ValueError(f"round_f32 rounds to fp32, bf16 or fp16, not {fmt.name}")
+    bits = v.view(np.uint32)
+    top = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)) << np.uint32(16)
+    return np.where(np.isnan(v), np.float32(np.nan), top.view(np.float32))
 
 
 def _bf16(x: np.ndarray) -> np.ndarray:
@@ -74,7 +104,8 @@ def _round_odd_then(s: np.ndarray, e: np.ndarray, fmt: Format) -> np.ndarray:
 
 
 def add_rounded(x: np.ndarray, y: np.ndarray, fmt: str | Format) -> np.ndarray:
-    """x + y (float64 arrays of ``fmt`` values) rounded once to nearest even in ``fmt``; IEEE specials as IEEE adds them.
+    """x + y (float64 arrays of ``fmt`` values: the fp32/bf16/fp16 path relies on it) rounded once to nearest even
+    in ``fmt``; IEEE specials as IEEE adds them.
 
     An exact zero sum of operands of opposite signs is +0 (RNE), as IEEE 754 says.
     """
@@ -83,11 +114,21 @@ def add_rounded(x: np.ndarray, y: np.ndarray, fmt: str | Format) -> np.ndarray:
     if fmt == _FP64:
         with np.errstate(invalid="ignore", over="ignore"):
             return x + y
-    if fmt.name == "fp32":  # IEEE binary32 addition, one rounding
+    if fmt.name in ("fp32", "bf16", "fp16"):
+        # IEEE binary32 addition, then RNE to fmt: for p <= 11 bits, 24 >= 2p + 1 makes the double rounding of a sum
+        # innocuous (S. A. Figueroa, "When is double rounding innocuous?", SIGNUM Newsletter 30(3), 1995)
         with np.errstate(invalid="ignore", over="ignore"):
-            return (x.astype(np.float32) + y.astype(np.float32)).astype(np.float64)
+            return round_f32(x.astype(np.float32) + y.astype(np.float32), fmt).astype(np.float64)
     s, e = _two_sum(x, y)
     return _round_odd_then(s, e, fmt)
+
+
+def mul_rounded(a: np.ndarray | float, x: np.ndarray, fmt: str | Format) -> np.ndarray:
+    """a * x rounded once to nearest even in ``fmt`` (values of ``fmt``): the float64 product is exact for formats of
+    up to 26 bits of precision and is IEEE's own product for FP64; the sign of a zero product is the product's."""
+    fmt = get_format(fmt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return round_to(np.asarray(a, dtype=np.float64) * np.asarray(x, dtype=np.float64), fmt)
 
 
 def fma_rounded(a: np.ndarray | float, x: np.ndarray, u: np.ndarray, fmt: str | Format) -> np.ndarray:

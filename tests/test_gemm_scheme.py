@@ -337,3 +337,28 @@ def test_matmul_quantizes_real_blocks_as_the_scheme_says() -> None:
         smtmma.matmul("sm100", "nvf4f32", A, B, scheme="block_scale=ocp-mx")
     with pytest.raises(InputError, match="takes no scales"):
         smtmma.matmul("sm90", "f16f32", A, B, scheme="block_scale=amax")
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "bf16", "fp16", "fp64"])
+def test_rounded_adds_and_fmas_equal_exact_rounding(fmt: str) -> None:
+    """smtmma.rounded's sums (binary32 then RNE; TwoSum and round-to-odd) against this file's rationals."""
+    from smtmma.rounded import add_rounded, fma_rounded
+
+    f = get_format(fmt)
+    rng = np.random.default_rng(12)
+    n = 3000
+    lo, hi = max(f.emin - f.man_bits, -1060), min(f.emax, 1000)
+    x = from_patterns(to_patterns(rng.standard_normal(n) * 2.0 ** rng.integers(lo, hi, n), f, round="rne"), f,
+                      dtype=np.float64)
+    y = from_patterns(to_patterns(rng.standard_normal(n) * 2.0 ** rng.integers(lo, hi, n), f, round="rne"), f,
+                      dtype=np.float64)
+    y[:300] = -x[:300]  # exact zeros
+    y[300:600] = x[300:600] * 2.0 ** -(f.man_bits + 1)  # ties
+    got = add_rounded(x, y, f)
+    a = 0.75 if fmt != "fp64" else 0.1
+    got_fma = fma_rounded(a, x, y, f)
+    for i in range(n):
+        want_add = ref_add(float(x[i]), float(y[i]), f)
+        assert got[i] == want_add and np.signbit(got[i]) == np.signbit(want_add), (i, x[i], y[i])
+        want = ref_fma(a, float(x[i]), float(y[i]), f)
+        assert got_fma[i] == want and np.signbit(got_fma[i]) == np.signbit(want), (i, x[i], y[i])

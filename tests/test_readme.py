@@ -21,3 +21,4 @@ def test_the_readme_python_snippet_runs_as_a_script(tmp_path: Path) -> None:
     assert lines[0] == "0x3f800008"  # 1 + 2^-11 * 2^-11 * ... as the README's comment says: D as FP32 bits
     assert lines[1].startswith("A[0, 1] = 0.1 is not representable in fp16")
     assert lines[2].startswith("sat [")
+    assert lines[-1] == "bf16f32"  # the torch mode's log: the instruction the Linear's addmm ran on

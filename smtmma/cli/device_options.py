@@ -14,12 +14,16 @@ devices (--device):
   sim:MODEL-SPEC            the simulator with any model (sim:t-fdpa:L=16,F=26,rho=rz-fp32)
   cuda, cuda:N              NVIDIA GPU N: Tensor Core kernels (inline PTX mma.sync, wgmma,
                             tcgen05.mma) compiled at run time with CuPy (pip install 'smtmma[cuda]')
-  hip, hip:N                AMD GPU N: MFMA kernels built with hipcc (ROCm)"""
+  hip, hip:N                AMD GPU N: MFMA kernels built with hipcc (ROCm)
+  python:MODULE:FUNCTION    your GEMM: FUNCTION(A, B, C) -> D from MODULE (the current folder is
+                            searched), e.g. torch.matmul on your GPU or a library call; the
+                            vectors go on the diagonal of GEMMs; @MxNxK picks the shape"""
 
 
 def add_device_option(p: argparse.ArgumentParser) -> None:
     """``--device NAME`` (required)."""
-    p.add_argument("--device", required=True, metavar="DEVICE", help="sim:ARCH, sim:ARCH/OP, sim:MODEL-SPEC, cuda[:N] or hip[:N]")
+    p.add_argument("--device", required=True, metavar="DEVICE", help="sim:ARCH, sim:ARCH/OP, sim:MODEL-SPEC, cuda[:N], hip[:N] or "
+                                                             "python:MODULE:FUNCTION[@MxNxK]")
 
 
 def open_for(name: str, arch: Optional[str] = None) -> Device:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..discriminators.confirmation import CONFIRM_TIMEOUT, DEFAULT_CONFIDENCE, DEFAULT_RATE
 from ..discriminators.identify import Identification, identify
+from ..errors import InputError
 from ..queries.formula import parse_domain
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
@@ -47,6 +48,18 @@ neighbours of the last survivors the same way.
 
 {SPACE_HELP}
 
+--scheme-grid: which instruction AND which kernel scheme a GEMM callable
+(--device python:MODULE:FUNCTION) runs.  The candidates are every catalogue
+model of --instr times every scheme of the grid ('FIELD=V1,V2;FIELD=...', the
+fields of 'smtmma matmul --help': promote_every, split_k, partial, reduction,
+round, c_in, alpha, beta); probe GEMMs of --gemm-shape (default 16x16x512, or
+the device's @MxNxK) run on the device and through smtmma.matmul per candidate,
+and a candidate is dropped at its first differing output.  Candidates this
+shape cannot tell apart are merged (promote_every >= K is no promotion, split_k=1
+has no partials).  Verdict: identified (one left), none (nearest by outputs
+matched), undecided (several distinct ones agree on every probe).  By probes,
+not proof.
+
 --json prints one object:
   {{"verdict": "identified"|"none"|"undecided", "models": [MODEL, ...], "vectors_run": N,
    "transcript": [{{"vector": LINE, "d": HEX, "survivors": [MODEL, ...], "source": "pool"|"solver"}}],
@@ -66,7 +79,8 @@ examples:
   smtmma identify --device sim:sm90 --instr f16f32
   smtmma identify --device cuda --instr bf16f32 --json
   smtmma identify --device sim:t-fdpa:L=16,F=26,rho=rz-fp32 --instr f16f32          (none: prints the vector)
-  smtmma identify --device sim:t-fdpa:L=8,F=25,rho=rz-fp32 --instr f16f32 --grid 't-fdpa:L=4,8,16;F=23..26'"""
+  smtmma identify --device sim:t-fdpa:L=8,F=25,rho=rz-fp32 --instr f16f32 --grid 't-fdpa:L=4,8,16;F=23..26'
+  smtmma identify --device python:mylib:gemm --instr f16f32 --scheme-grid 'promote_every=none,32,64,128;split_k=1,2'"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -86,6 +100,9 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--confirm-timeout", type=_positive_float, default=CONFIRM_TIMEOUT, metavar="SEC",
                    help=f"confirmation: seconds per solver call on a neighbour no simulated input splits (default "
                         f"{CONFIRM_TIMEOUT:g}, at most --timeout)")
+    p.add_argument("--scheme-grid", metavar="GRID", help="identify the kernel scheme too: 'promote_every=none,64;"
+                   "split_k=1,2;round=rne,rna' (a python: device; see below)")
+    p.add_argument("--gemm-shape", metavar="MxNxK", help="with --scheme-grid: the probe GEMMs' shape (default 16x16x512)")
     p.set_defaults(func=_cmd_identify)
 
 
@@ -128,7 +145,56 @@ def _print(r: Identification) -> None:
         print(f"undecided: {', '.join(r.models)} left ({_vectors(len(r.rounds))}, {r.seconds:.1f} s)")
 
 
+def _gemm_shape(text: str) -> tuple[int, int, int]:
+    parts = text.strip().lower().split("x")
+    if len(parts) != 3 or not all(p.isdigit() and 1 <= int(p) <= 4096 for p in parts):
+        raise InputError(f"--gemm-shape must be MxNxK, three ints in 1..4096, got {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _cmd_identify_scheme(args: argparse.Namespace) -> int:
+    from ..discriminators.scheme_identify import identify_scheme, parse_grid
+
+    if args.grid or args.candidates or args.like:
+        raise InputError("--scheme-grid takes the catalogue's models of --instr: leave out --grid, --candidates and --like")
+    schemes = parse_grid(args.scheme_grid)
+    shape = _gemm_shape(args.gemm_shape) if args.gemm_shape else None
+    device = open_for(args.device)
+    try:
+        with Status() as status:
+            r = identify_scheme(device, args.instr, schemes, shape=shape, seed=args.seed or 0,
+                                progress=status)
+    finally:
+        device.close()
+    if args.json:
+        print(json.dumps(r.to_dict()))
+    else:
+        for p in r.probes:
+            print(f"probe {p['probe']}: {p['left']} of {r.candidates} candidates left")
+        M, N, K = r.shape
+        if r.verdict == "identified":
+            print(f"identified: {r.left[0].label}  ({len(r.probes)} GEMMs of {M}x{N}x{K}, {r.seconds:.1f} s)")
+        elif r.verdict == "none":
+            print(f"none: no candidate gives the device's outputs ({len(r.probes)} GEMMs of {M}x{N}x{K}, {r.seconds:.1f} s)")
+            print("nearest (outputs matched): " + ", ".join(f"{c.label} {c.outputs - c.mismatches}/{c.outputs}"
+                                                          for c in r.nearest))
+        else:
+            print(f"undecided: {len(r.left)} candidates agree on every probe: " + "; ".join(c.label for c in r.left))
+            if r.scheme is not None:
+                print(f"  the scheme is told: {r.scheme.spec()}; the instruction is not")
+    if r.verdict == "none":
+        return EXIT_MISMATCH
+    if r.verdict == "undecided":
+        _print_error("undecided: the probes cannot tell the candidates left apart (try another --gemm-shape)")
+        return EXIT_TIMEOUT
+    return EXIT_OK
+
+
 def _cmd_identify(args: argparse.Namespace) -> int:
+    if args.scheme_grid is not None:
+        return _cmd_identify_scheme(args)
+    if args.gemm_shape is not None:
+        raise InputError("--gemm-shape goes with --scheme-grid")
     space = space_from_args(args)
     domain = parse_domain(args.domain)
     device = open_for(args.device)

@@ -7,7 +7,9 @@ A device is named on the command line as
 * ``sim:MODEL-SPEC`` (e.g. ``sim:t-fdpa:L=8,F=24,rho=rz-fp32``): that model,
   with the operand formats of each vector's instruction;
 * ``cuda`` / ``cuda:N``: NVIDIA Tensor Cores of GPU N (:mod:`smtmma.hw.cuda`);
-* ``hip`` / ``hip:N``: AMD Matrix Cores (:mod:`smtmma.hw.hip`).
+* ``hip`` / ``hip:N``: AMD Matrix Cores (:mod:`smtmma.hw.hip`);
+* ``python:MODULE:FUNCTION[@MxNxK]``: any GEMM ``fn(A, B, C)``
+  (:mod:`smtmma.hw.python_device`).
 
 Every device returns, for each vector, the D pattern (int) of its dot
 product in the D format of the vector's instruction (E8M13 results in their
@@ -31,7 +33,7 @@ from ..vectors import TestVector
 __all__ = ["Device", "DeviceError", "SimDevice", "open_device", "DEVICE_KINDS"]
 
 #: What a device name may start with, for error messages.
-DEVICE_KINDS = ("sim:ARCH", "sim:ARCH/OP", "sim:MODEL-SPEC", "cuda", "cuda:N", "hip", "hip:N")
+DEVICE_KINDS = ("sim:ARCH", "sim:ARCH/OP", "sim:MODEL-SPEC", "cuda", "cuda:N", "hip", "hip:N", "python:MODULE:FUNCTION")
 
 
 class DeviceError(SmtmmaError, RuntimeError):
@@ -154,7 +156,11 @@ def open_device(name: str) -> Device:
         from .hip import HipDevice
 
         return HipDevice(text, _index(rest, name))
-    raise UnknownNameError(unknown_name("device", name, DEVICE_KINDS, aliases=("sim", "cuda", "hip")))
+    if kind == "python":
+        from .python_device import open_python_device
+
+        return open_python_device(text, rest)
+    raise UnknownNameError(unknown_name("device", name, DEVICE_KINDS, aliases=("sim", "cuda", "hip", "python")))
 
 
 def _index(text: str, name: str) -> int:

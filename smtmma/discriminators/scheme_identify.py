@@ -165,6 +165,9 @@ def _probes(instr: str, shape: tuple[int, int, int], rounding: bool, rng: np.ran
         A[i, (i * 7) % K] = 1.0
     B = np.ones((K, N)) * np.where(rng.random((K, N)) < 0.8, 1.0, -1.0)
     out.append(("large-then-small", fmt(A, fa), fmt(B, fb), fmt(rng.standard_normal((M, N)) * 4, fc), True))
+    assoc = _association(e.model, shape)
+    if assoc is not None:
+        out.append(("association", assoc[0], assoc[1], np.zeros((M, N)), True))
     # cancelling pairs with a small residue
     A = rng.standard_normal((M, K)) * 2.0 ** rng.integers(-6, 6, (M, 1))
     A[:, 1::2] = -A[:, 0::2][:, :A[:, 1::2].shape[1]]
@@ -182,6 +185,33 @@ def _probes(instr: str, shape: tuple[int, int, int], rounding: bool, rng: np.ran
         A = A.astype(np.float32).astype(np.float64)
         out.append(("between-values", A, fmt(rng.standard_normal((K, N)), fb), np.zeros((M, N)), False))
     return out
+
+
+def _association(model: Model, shape: tuple[int, int, int]) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """A and B whose four quarters of K each hold one product: s, s 2^P, s, -s 2^P (the bigs' signs alternate by row), P the bits of
+    the promotion/partial accumulator (24, or 53 for an FP64 D): ((s + big) + s) - big = 0 but (s + big) + (s - big)
+    = s, so promotion chains and split-K slices summed in another order give another D.  None where the operand
+    formats cannot hold such products."""
+    M, N, K = shape
+    if K % 4:
+        return None
+    fa, fb = get_format(model.a_fmt), get_format(model.b_fmt)
+    P = 53 if get_format(model.d_fmt).name == "fp64" else 24
+    lo_a, lo_b = fa.emin - (fa.man_bits if fa.subnormals else 0), fb.emin - (fb.man_bits if fb.subnormals else 0)
+    room = (fa.emax - lo_a) + (fb.emax - lo_b)
+    if room < P:
+        return None
+    ab = min(fa.emax, lo_a + P)
+    bb = lo_a + lo_b + P - ab  # (ab + bb) - (lo_a + lo_b) = P, with lo_b <= bb <= fb.emax since room >= P
+    small, big = (2.0 ** lo_a, 2.0 ** lo_b), (2.0 ** ab, 2.0 ** bb)
+    A, B = np.zeros((M, K)), np.zeros((K, N))
+    q = K // 4
+    for t in range(4):
+        B[t * q] = big[1] if t % 2 else small[1]
+    for i in range(M):
+        sign = 1.0 if i % 2 == 0 else -1.0  # s, +big, s, -big on even rows; s, -big, s, +big on odd ones
+        A[i, 0], A[i, q], A[i, 2 * q], A[i, 3 * q] = small[0], sign * big[0], small[0], -sign * big[0]
+    return A, B
 
 
 def identify_scheme(device: Any, instr: str, schemes: list[Scheme], *, shape: Optional[tuple[int, int, int]] = None,
@@ -214,6 +244,10 @@ def identify_scheme(device: Any, instr: str, schemes: list[Scheme], *, shape: Op
         M, N, K = shape
         r = lambda f, s: from_patterns(to_patterns(rng.standard_normal(s), f, round="rne"), f, dtype=np.float64)  # noqa: E731
         probes.append((f"confirm {j + 1}", r(fa, (M, K)), r(fb, (K, N)), r(fc, (M, N)), True))
+    for kind, A, B, C, exact in probes:  # a probe said to hold format values must: else the device gets other inputs
+        if exact:
+            for name, x, f in (("A", A, e0.model.a_fmt), ("B", B, e0.model.b_fmt), ("C", C, e0.model.c_fmt)):
+                to_patterns(x, f, name=f"probe {kind}: {name}")
     alive = list(cands)  # every candidate runs every probe: the mismatch counts rank them when none is left
     record = []
     for kind, A, B, C, exact in probes:

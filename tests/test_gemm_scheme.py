@@ -32,24 +32,20 @@ def _feeds_back(e: object) -> bool:
 ROWS = {e.instr: e for e in reversed(CATALOGUE) if _feeds_back(e)}
 
 
+def _floor_log2(q: Fraction) -> int:
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    while Fraction(2) ** e > q:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= q:
+        e += 1
+    return e
+
+
 def rne(q: Fraction, fmt: Format) -> float:
     """q rounded to nearest, ties to even, in ``fmt`` (IEEE: subnormals, overflow to inf), as a float; q != 0."""
-    a = abs(q)
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    while Fraction(2) ** e > a:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= a:
-        e += 1
-    ulp = Fraction(2) ** (max(e, fmt.emin) - fmt.man_bits)
-    n = a / ulp
-    f = n.numerator // n.denominator
-    rest = n - f
-    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and f % 2):
-        f += 1
-    v = f * ulp
+    v = round_ref(q, fmt, "rne")
     top = (2 - Fraction(2) ** -fmt.man_bits) * Fraction(2) ** fmt.emax
-    out = float("inf") if v > top else float(v)
-    return out if q > 0 else -out
+    return v if abs(Fraction(v)) <= top else (float("inf") if q > 0 else float("-inf"))
 
 
 def exact_sum(terms: list[float], fmt: Format) -> float:
@@ -206,16 +202,11 @@ def test_operand_rounding_modes_equal_exact_rounding(fmt: str, mode: str) -> Non
 
 
 def round_ref(q: Fraction, f: Format, mode: str) -> float:
-    """q rounded to ``f`` in ``mode`` (finite, in range), exactly."""
+    """q rounded to ``f``'s precision and subnormal grid in ``mode``, exactly (no overflow check)."""
     if q == 0:
         return float(q)
     a = abs(q)
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    while Fraction(2) ** e > a:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= a:
-        e += 1
-    ulp = Fraction(2) ** (max(e, f.emin) - f.man_bits)
+    ulp = Fraction(2) ** (max(_floor_log2(a), f.emin) - f.man_bits)
     n = a / ulp
     fl = n.numerator // n.denominator
     rest = n - fl
@@ -268,15 +259,6 @@ def test_scheme_refusals_name_the_field() -> None:
         smtmma.matmul("sm90", "f16f32", A, B, round="rz", scheme="cublas-tf32")
     assert parse_scheme("deepgemm,split_k=2").spec() == "promote_every=128,split_k=2"
     assert all(isinstance(s, Scheme) for s in PRESETS.values())
-
-
-def _floor_log2(q: Fraction) -> int:
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    while Fraction(2) ** e > q:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= q:
-        e += 1
-    return e
 
 
 def _blocks_reference(x: np.ndarray, elem: str, scale: str, block: int, rule: str) -> tuple[list[int], list[int]]:

@@ -1,9 +1,11 @@
-"""Any callable as a device (python:MODULE:FUNCTION, smtmma.hw.CallableDevice) and the identification of the
-instruction and kernel scheme a GEMM callable runs."""
+"""Any callable as a device (python:MODULE:FUNCTION, smtmma.hw.CallableDevice): vectors on the diagonal of GEMMs.
+
+The identification of the kernel scheme a GEMM callable runs is in test_scheme_identify.py."""
 
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -12,20 +14,22 @@ import pytest
 
 import smtmma
 from smtmma.cli import main
-from smtmma.discriminators.scheme_identify import identify_scheme, parse_grid
 from smtmma.errors import InputError, UnknownNameError
 from smtmma.hw import CallableDevice, open_device
 from smtmma.hw.device import DeviceError, SimDevice
-from smtmma.scheme import Scheme
-from smtmma.vectors import read_vectors
+from smtmma.arrays import to_patterns
+from smtmma.vectors import TestVector, read_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: str) -> None:
+    """A module file in a fresh folder made the current directory: python: devices import from there (as python -m),
+    so the folder is deliberately not on sys.path (nor is '', which 'python -m pytest' puts there)."""
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(body))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, name, raising=False)
 
 
 def test_a_callable_device_gives_each_vector_its_dot_product() -> None:
@@ -35,6 +39,33 @@ def test_a_callable_device_gives_each_vector_its_dot_product() -> None:
     assert dev.run(vectors) == sim.run(vectors)
     wide = CallableDevice(lambda A, B, C: smtmma.matmul("sm80", "f16f32", A, B, C), shape=(48, 64, 16))
     assert wide.run(vectors) == sim.run(vectors)
+
+
+def _random_vectors(n: int, K: int, seed: int = 0) -> list[TestVector]:
+    """n sm90 f16f32 vectors of N(0, 1) values, every 7th with a -0 C and every 11th with an infinite a[0]."""
+    rng = np.random.default_rng(seed)
+    a = to_patterns(rng.standard_normal((n, K)), "fp16", round="rne")
+    b = to_patterns(rng.standard_normal((n, K)), "fp16", round="rne")
+    c = to_patterns(rng.standard_normal(n), "fp32", round="rne")
+    c[::7] = 0x80000000
+    a[::11, 0] = 0x7C00
+    return [TestVector(i + 1, "sm90", "f16f32", "mma", tuple(map(int, a[i])), tuple(map(int, b[i])), int(c[i]))
+            for i in range(n)]
+
+
+def test_many_vectors_take_several_gemms_of_at_most_256() -> None:
+    vectors = _random_vectors(300, 32)
+    shapes = []
+
+    def gemm(A, B, C):  # noqa: ANN001, ANN202
+        shapes.append((A.shape, B.shape, A.dtype.name, C.dtype.name))
+        return smtmma.matmul("sm90", "f16f32", A, B, C)
+
+    assert CallableDevice(gemm).run(vectors) == SimDevice("sim:sm90", "sm90").run(vectors)
+    assert shapes == [((256, 32), (32, 256), "float16", "float32"), ((256, 32), (32, 256), "float16", "float32")]
+    shapes.clear()
+    assert CallableDevice(gemm).run(vectors[:17]) == SimDevice("sim:sm90", "sm90").run(vectors[:17])
+    assert shapes == [((32, 32), (32, 32), "float16", "float32")]
 
 
 def test_a_callable_that_fails_or_answers_nonsense_is_one_line() -> None:
@@ -53,6 +84,33 @@ def test_a_callable_that_fails_or_answers_nonsense_is_one_line() -> None:
         CallableDevice(lambda A, B, C: np.full(C.shape, 0.1)).run(v)
     with pytest.raises(InputError, match="needs a function"):
         CallableDevice(42)  # type: ignore[arg-type]
+    with pytest.raises(DeviceError, match=r"returned None: FUNCTION\(A, B, C\) must return D"):
+        CallableDevice(lambda A, B, C: None).run(v)
+    with pytest.raises(DeviceError, match=r"raised KeyError$"):
+        CallableDevice(lambda A, B, C: {}[""] if False else (_ for _ in ()).throw(KeyError())).run(v)
+    with pytest.raises(DeviceError, match=r"returned an array of dtype complex128"):
+        CallableDevice(lambda A, B, C: np.zeros(C.shape, complex)).run(v)
+    with pytest.raises(DeviceError, match=r"is not representable in fp16 .*its output is not fp16"):
+        CallableDevice(lambda A, B, C: np.full(C.shape, 1 + 2.0 ** -12)).run(read_vectors(ROOT / "suites" / "f16f16.jsonl")[:2])
+
+
+def test_a_callable_answering_nan_is_a_mismatch_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """NaN where the model gives a number: every D is read and validate reports the mismatches.  A float32 D's own bits
+    are kept (a payload NaN stays itself); a float64 NaN becomes FP32's canonical one."""
+    v = _random_vectors(3, 16)
+    assert CallableDevice(lambda A, B, C: np.full(C.shape, np.nan)).run(v) == [0x7FC00000] * 3
+    payload = lambda A, B, C: np.full(C.shape, 0x7FFFFFFF, np.uint32).view(np.float32)  # noqa: E731
+    assert CallableDevice(payload).run(v) == [0x7FFFFFFF] * 3
+    _module(tmp_path, monkeypatch, "libnan", """
+        import numpy as np
+        def gemm(A, B, C):
+            return np.full(C.shape, np.nan, np.float32)
+    """)
+    assert main(["validate", "--device", "python:libnan:gemm", "--arch", "sm80", "--instr", "f16f32", "-n", "50",
+                 "--json"]) == 1
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["mismatched"] > 0 and rec["matched"] + rec["mismatched"] == 50
 
 
 def test_python_devices_open_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,11 +119,19 @@ def test_python_devices_open_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyP
         def gemm(A, B, C):
             return smtmma.matmul("sm90", "f16f32", A, B, C)
         notfn = 3
+
+        class Gemm:
+            @staticmethod
+            def run(A, B, C):
+                return smtmma.matmul("sm90", "f16f32", A, B, C)
     """)
     dev = open_device("python:libpd1:gemm@32x32x16")
     assert isinstance(dev, CallableDevice) and dev.shape == (32, 32, 16)
+    assert open_device("python:libpd1:Gemm.run").name == "python:libpd1:Gemm.run"
     with pytest.raises(UnknownNameError, match="has no 'nope'"):
         open_device("python:libpd1:nope")
+    with pytest.raises(UnknownNameError, match="has no 'Gemm.nope'"):
+        open_device("python:libpd1:Gemm.nope")
     with pytest.raises(UnknownNameError, match="is a int, not a function"):
         open_device("python:libpd1:notfn")
     with pytest.raises(UnknownNameError, match="cannot import 'no_such_module_xyz'"):
@@ -98,61 +164,6 @@ def test_run_validate_and_identify_take_a_python_device(tmp_path: Path, monkeypa
     assert rec["verdict"] == "identified" and "sm80" in rec["models"]
     assert main(["run", "--device", "python:libpd2:bad", str(suite), "-o", str(tmp_path / "o2.jsonl")]) == 2
     assert "raised RuntimeError: no GPU" in capsys.readouterr().err
-
-
-def _hidden(scheme: Scheme, arch: str = "sm90", instr: str = "f16f32") -> CallableDevice:
-    return CallableDevice(lambda A, B, C: smtmma.matmul(arch, instr, A, B, C, scheme=scheme), name="python:test:hidden")
-
-
-def test_identify_names_a_hidden_instruction_and_scheme() -> None:
-    grid = parse_grid("promote_every=none,32,64,128;split_k=1,2")
-    r = identify_scheme(_hidden(Scheme(promote_every=64)), "f16f32", grid)
-    assert r.verdict == "identified" and r.left[0].scheme == Scheme(promote_every=64)
-    assert r.left[0].model == smtmma.lookup("sm90", "f16f32").model
-    r = identify_scheme(_hidden(Scheme(split_k=2, partial="fp16"), arch="sm80"), "f16f32",
-                        parse_grid("split_k=1,2;partial=fp32,fp16"))
-    assert r.verdict == "identified" and r.left[0].scheme == Scheme(split_k=2, partial="fp16")
-    assert "sm80" in r.left[0].names
-
-
-def test_bf16_partials_can_hide_the_instruction_and_say_so() -> None:
-    """Partial sums rounded to bf16 (8 bits) hide what the FP32 accumulators differed in: the scheme is told, the
-    instruction is not, and the verdict says undecided instead of naming one."""
-    r = identify_scheme(_hidden(Scheme(split_k=2, partial="bf16"), arch="sm80"), "f16f32",
-                        parse_grid("split_k=1,2;partial=fp32,bf16"))
-    assert r.verdict == "undecided" and len(r.left) > 1
-    assert {c.scheme for c in r.left} == {Scheme(split_k=2, partial="bf16")} and r.scheme == Scheme(split_k=2, partial="bf16")
-    assert any("sm80" in c.names for c in r.left)
-
-
-def test_a_scheme_outside_the_grid_is_none_not_a_guess() -> None:
-    r = identify_scheme(_hidden(Scheme(split_k=4, partial="fp16")), "f16f32",
-                        parse_grid("promote_every=none,32,64,128;split_k=1,2"))
-    assert r.verdict == "none" and not r.left and r.nearest
-
-
-def test_tf32_operand_rounding_is_told_apart() -> None:
-    r = identify_scheme(_hidden(Scheme(round="rna"), arch="sm80", instr="tf32f32"), "tf32f32",
-                        parse_grid("round=rne,rna,rz"))
-    assert r.verdict == "identified" and r.left[0].scheme.round == "rna"
-
-
-def test_what_a_shape_cannot_show_is_one_candidate() -> None:
-    r = identify_scheme(_hidden(Scheme(promote_every=64)), "f16f32", parse_grid("promote_every=none,64"),
-                        shape=(8, 8, 64))
-    assert r.verdict == "identified" and r.left[0].scheme == Scheme()  # promote_every >= K is no promotion
-
-
-def test_scheme_grids_refuse_nonsense(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(InputError, match="split_k must be an int"):
-        parse_grid("split_k=0,1")
-    with pytest.raises(InputError, match="is not FIELD=V1,V2"):
-        parse_grid("split_k")
-    with pytest.raises(InputError, match="identifies a GEMM callable"):
-        identify_scheme(SimDevice("sim:sm90", "sm90"), "f16f32", parse_grid("split_k=1,2"))
-    assert main(["identify", "--device", "sim:sm90", "--instr", "f16f32", "--scheme-grid", "split_k=1,2"]) == 2
-    assert "identifies a GEMM callable" in capsys.readouterr().err
-    assert main(["identify", "--device", "sim:sm90", "--instr", "f16f32", "--gemm-shape", "8x8x8"]) == 2
 
 
 def test_a_callable_device_can_take_torch_tensors() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from ..discriminators.confirmation import CONFIRM_TIMEOUT, DEFAULT_CONFIDENCE, DEFAULT_RATE
 from ..discriminators.identify import Identification, identify
 from ..errors import InputError
+from ..hw.device import SimDevice
 from ..queries.formula import parse_domain
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
@@ -49,16 +50,35 @@ neighbours of the last survivors the same way.
 {SPACE_HELP}
 
 --scheme-grid: which instruction AND which kernel scheme a GEMM callable
-(--device python:MODULE:FUNCTION) runs.  The candidates are every catalogue
-model of --instr times every scheme of the grid ('FIELD=V1,V2;FIELD=...', the
-fields of 'smtmma matmul --help': promote_every, split_k, partial, reduction,
-round, c_in, alpha, beta); probe GEMMs of --gemm-shape (default 16x16x512, or
-the device's @MxNxK) run on the device and through smtmma.matmul per candidate,
-and a candidate is dropped at its first differing output.  Candidates this
-shape cannot tell apart are merged (promote_every >= K is no promotion, split_k=1
-has no partials).  Verdict: identified (one left), none (nearest by outputs
-matched), undecided (several distinct ones agree on every probe).  By probes,
-not proof.
+(--device python:MODULE:FUNCTION) runs.  The candidates are every model of
+--instr (the catalogue, or --candidates / --grid / --vendor) times every
+scheme of the grid ('FIELD=V1,V2;FIELD=...', the fields of 'smtmma matmul
+--help': promote_every, split_k, partial, reduction, round, c_in, alpha, beta;
+combinations a Scheme refuses, such as beta=0.5 with c_in=accumulator, are left
+out).  Probe GEMMs run on the device and through smtmma.matmul for each
+candidate: a large term then small ones, dot products that split the models
+(from identify's input pool), an association probe, cancellation, signed
+zeros, N(0, 1), values between operand-format values when the grid rounds,
+then 4 random GEMMs.  A candidate is dropped at its first differing output.
+The shape is --gemm-shape, else the device's @MxNxK, else 16x16xK with
+K >= 512 and K >= 2 x the largest promote_every x the largest split_k.
+Candidates are merged only where smtmma.matmul provably computes the same
+thing on this shape: split_k=1 with any partial format, promote_every values
+at or above a slice's length, catalogue rows with one model.  promote_every
+>= K is not merged with none, because the one chain is still added into an
+FP32 accumulator from +0, so -0 becomes +0.
+Verdicts: identified (one left); none (the nearest by outputs matched);
+undecided (several distinct candidates agree on every probe: try another
+--gemm-shape).  The verdict comes from probes, not proof, and is relative to
+the grid.  A scheme outside the grid that computes the same thing is named by
+the one inside it.  --device sim:ARCH[/OP] runs that model's plain chain, with
+real operands cast to nearest even: a dry run that shows whether the grid
+tells it apart at this shape.
+--json with --scheme-grid prints {{"verdict", "candidate": LABEL|null,
+"left": [{{"candidate", "models", "k", "scheme", "equivalent_schemes"}}],
+"models", "scheme": SPEC|null, "nearest": [{{... "matched", "of"}}],
+"probes": [{{"probe", "left", "dropped", "seconds"}}], "shape", "candidates",
+"pairs", "seconds"}}.
 
 --json prints one object:
   {{"verdict": "identified"|"none"|"undecided", "models": [MODEL, ...], "vectors_run": N,
@@ -73,7 +93,8 @@ not proof.
 
 exit status: 0 identified, 1 no candidate matches the device, 2 bad input
 (unknown device or name, empty candidate set), 3 undecided (a solver gave up: on two
-candidates, or on a structural neighbour of the class the device matched).
+candidates, or on a structural neighbour of the class the device matched; with
+--scheme-grid: several candidates agree on every probe).
 
 examples:
   smtmma identify --device sim:sm90 --instr f16f32
@@ -102,7 +123,8 @@ def add_parser(sub: Any, fmt: type) -> None:
                         f"{CONFIRM_TIMEOUT:g}, at most --timeout)")
     p.add_argument("--scheme-grid", metavar="GRID", help="identify the kernel scheme too: 'promote_every=none,64;"
                    "split_k=1,2;round=rne,rna' (a python: device; see below)")
-    p.add_argument("--gemm-shape", metavar="MxNxK", help="with --scheme-grid: the probe GEMMs' shape (default 16x16x512)")
+    p.add_argument("--gemm-shape", metavar="MxNxK", help="with --scheme-grid: the probe GEMMs' shape (default 16x16xK, "
+                   "K from the grid: see below)")
     p.set_defaults(func=_cmd_identify)
 
 
@@ -155,39 +177,67 @@ def _gemm_shape(text: str) -> tuple[int, int, int]:
 def _cmd_identify_scheme(args: argparse.Namespace) -> int:
     from ..discriminators.scheme_identify import identify_scheme, parse_grid
 
-    if args.grid or args.candidates or args.like:
-        raise InputError("--scheme-grid takes the catalogue's models of --instr: leave out --grid, --candidates and --like")
     schemes = parse_grid(args.scheme_grid)
     shape = _gemm_shape(args.gemm_shape) if args.gemm_shape else None
+    space = space_from_args(args)
     device = open_for(args.device)
     try:
+        gemm = _gemm_device(device, space.instr)
         with Status() as status:
-            r = identify_scheme(device, args.instr, schemes, shape=shape, seed=args.seed or 0,
+            r = identify_scheme(gemm, space.instr, schemes, candidates=space, shape=shape, seed=args.seed or 0,
                                 progress=status)
     finally:
         device.close()
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
-        for p in r.probes:
-            print(f"probe {p['probe']}: {p['left']} of {r.candidates} candidates left")
-        M, N, K = r.shape
-        if r.verdict == "identified":
-            print(f"identified: {r.left[0].label}  ({len(r.probes)} GEMMs of {M}x{N}x{K}, {r.seconds:.1f} s)")
-        elif r.verdict == "none":
-            print(f"none: no candidate gives the device's outputs ({len(r.probes)} GEMMs of {M}x{N}x{K}, {r.seconds:.1f} s)")
-            print("nearest (outputs matched): " + ", ".join(f"{c.label} {c.outputs - c.mismatches}/{c.outputs}"
-                                                          for c in r.nearest))
-        else:
-            print(f"undecided: {len(r.left)} candidates agree on every probe: " + "; ".join(c.label for c in r.left))
-            if r.scheme is not None:
-                print(f"  the scheme is told: {r.scheme.spec()}; the instruction is not")
+        _print_scheme(r)
     if r.verdict == "none":
         return EXIT_MISMATCH
     if r.verdict == "undecided":
-        _print_error("undecided: the probes cannot tell the candidates left apart (try another --gemm-shape)")
+        _print_error("undecided: the probes cannot tell the candidates left apart (try another --gemm-shape, e.g. a "
+                     "larger K)")
         return EXIT_TIMEOUT
     return EXIT_OK
+
+
+def _gemm_device(device: Any, instr: str) -> Any:
+    """The device as a GEMM callable: python: devices are; sim:ARCH[/OP] runs its model's plain chain."""
+    from ..gemm import matmul
+    from ..hw.python_device import CallableDevice
+
+    if isinstance(device, CallableDevice):
+        return device
+    if isinstance(device, SimDevice) and device.arch is not None:
+        arch, op = device.arch, device.op
+        # a cast of real operands: to nearest even (the plain chain has no rounding of its own to show)
+        return CallableDevice(lambda A, B, C: matmul(arch, instr, A, B, C, op=op, round="rne"), name=device.name)
+    raise InputError(f"--scheme-grid identifies a GEMM: --device {device.name} runs single instructions; use "
+                     "--device python:MODULE:FUNCTION (your GEMM) or sim:ARCH (a dry run of the plain chain)")
+
+
+def _print_scheme(r: Any) -> None:
+    for p in r.probes:
+        print(f"probe {p['probe']}: {p['left']} of {r.candidates} candidates left ({p['seconds']:.1f} s)")
+    M, N, K = r.shape
+    gemms = f"{len(r.probes)} GEMMs of {M}x{N}x{K}, {r.candidates} candidates from {r.pairs} pairs, {r.seconds:.1f} s"
+
+    def same(c: Any) -> str:
+        others = [s.spec() for s in c.schemes if s != c.scheme]
+        return f" (on this shape the same as: {'; '.join(others)})" if others else ""
+
+    if r.verdict == "identified":
+        print(f"identified: {r.left[0].label}  ({gemms}){same(r.left[0])}")
+    elif r.verdict == "none":
+        print(f"none: no candidate gives the device's outputs ({gemms})")
+        print("nearest (outputs matched): " + ", ".join(f"{c.label} {c.outputs - c.mismatches}/{c.outputs}"
+                                                      for c in r.nearest))
+    else:
+        print(f"undecided: {len(r.left)} candidates agree on every probe ({gemms}):")
+        for c in r.left:
+            print(f"  {c.label}{same(c)}")
+        if r.scheme is not None:
+            print(f"  the scheme is told: {r.scheme.spec()}; the instruction is not")
 
 
 def _cmd_identify(args: argparse.Namespace) -> int:

@@ -5,14 +5,19 @@
 placed into GEMMs of a shape the user may choose (libraries pick kernels by
 shape) and each vector's D is read back.  Named on the command line as
 ``python:MODULE:FUNCTION`` or ``python:MODULE:FUNCTION@MxNxK`` (MODULE is
-imported with the current directory on ``sys.path``, as ``python -m`` does).
+imported with the current directory on ``sys.path``, as ``python -m`` does;
+FUNCTION may be an attribute path, ``Gemm.run``).
 
 Placement: the vectors of one instruction and one K go, up to min(M, N) per
 GEMM, on the diagonal: vector i is row i of A, column i of B and C[i, i];
 every other entry is zero, and only D[i, i] is read.  A is (M, K), B (K, N),
 C (M, N), with K the vectors' K unless the shape gives a larger one (then
 the vectors are padded with zeros, which a chained kernel may run as more
-instructions).  Operands are real-valued NumPy arrays in the narrowest dtype
+instructions).  K is not rounded up by default for the same reason: an
+instruction of zeros after the vector's is not neutral everywhere (it turns
+a -0 sum into +0), so only a shape the user asks for pads.  The other
+entries of D (row i of A times column j of B) are computed and ignored:
+arbitrary vectors do not pair up into useful cross products.  Operands are real-valued NumPy arrays in the narrowest dtype
 holding the format exactly: float16, float32 (tf32 too), float64, and
 ml_dtypes' bfloat16 / float8 types; ``array="torch"`` passes torch tensors.
 ``fn`` returns D (M, N): any array NumPy or torch can read, whose values
@@ -95,8 +100,8 @@ class CallableDevice(Device):
         try:
             out = self.fn(*args)
         except Exception as e:  # the user's code: any failure is the device's
-            first = (str(e).splitlines() or [""])[0][:200]
-            raise DeviceError(f"device {self.name} raised {type(e).__name__}: {first}") from None
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise DeviceError(f"device {self.name} raised {type(e).__name__}" + (f": {first}" if first else "")) from None
         D = _as_numpy(out, self.name)
         want = (A.shape[0], B.shape[1])
         if D.shape != want:
@@ -161,6 +166,8 @@ def _to_torch(x: np.ndarray) -> Any:
 
 def _as_numpy(out: Any, name: str) -> np.ndarray:
     """The callable's result as a float array; DeviceError for what is not one."""
+    if out is None:
+        raise DeviceError(f"device {name} returned None: FUNCTION(A, B, C) must return D (a forgotten return?)")
     if type(out).__module__.startswith("torch"):
         t = out.detach().cpu()
         keep = str(t.dtype) in ("torch.float16", "torch.float32", "torch.float64")  # NumPy's: the bits pass as they are
@@ -195,9 +202,11 @@ def open_python_device(name: str, spec: str) -> CallableDevice:
     except Exception as e:  # an import error, or any error the module raises as it loads
         raise UnknownNameError(f"device {name!r}: cannot import {module!r} ({type(e).__name__}: "
                                f"{(str(e).splitlines() or [''])[0][:160]})") from None
-    fn = getattr(mod, func, None)
-    if fn is None:
-        raise UnknownNameError(f"device {name!r}: module {module!r} has no {func!r}")
+    fn: Any = mod
+    for part in func.split("."):  # FUNCTION may be an attribute path: python:mylib:Gemm.run
+        fn = getattr(fn, part, None)
+        if fn is None:
+            raise UnknownNameError(f"device {name!r}: module {module!r} has no {func!r}")
     if not callable(fn):
         raise UnknownNameError(f"device {name!r}: {module}.{func} is a {type(fn).__name__}, not a function")
     return CallableDevice(fn, shape=shape, name=f"python:{target.strip()}{_shape_text(shape)}")

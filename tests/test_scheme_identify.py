@@ -92,6 +92,27 @@ def test_bf16_partials_do_not_hide_the_instruction_from_its_splitters() -> None:
     assert "sm80" in r.left[0].names and r.left[0].model == smtmma.lookup("sm80", "f16f32").model
 
 
+def test_what_no_probe_splits_is_undecided_and_the_shared_scheme_still_told(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """sm90's and sm120's bf16f32 models differ only in the sign of some zero sums (the splitters find those), which an
+    FP32 promotion from +0 erases: both stay, identify exits 3 (undecided) and tells the scheme they share."""
+    args = ["identify", "--instr", "bf16f32", "--candidates", "sm90,sm120", "--scheme-grid", "promote_every=none,64",
+            "--gemm-shape", "16x16x128"]
+    assert main([*args, "--device", "sim:sm90"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("identified: sm90 + plain  (10 GEMMs of 16x16x128, ")
+    _library(tmp_path, monkeypatch, "hiddenlib2", """
+        import smtmma
+
+        def gemm(A, B, C):
+            return smtmma.matmul("sm90", "bf16f32", A, B, C, scheme="promote_every=64")
+    """)
+    assert main([*args, "--device", "python:hiddenlib2:gemm"]) == 3
+    cap = capsys.readouterr()
+    assert cap.out.splitlines()[-3:] == ["  sm90 + promote_every=64", "  sm120 + promote_every=64",
+                                         "  the scheme is told: promote_every=64; the instruction is not"]
+    assert cap.err.count("\n") == 1 and "undecided: the probes cannot tell the candidates left apart" in cap.err
+
+
 def test_only_what_matmul_computes_alike_is_merged() -> None:
     """split_k=1 has no partials to round; two promote_every at or above K are one chain each.  But promote_every >= K
     is not the plain chain: the chain is added into an FP32 accumulator from +0, so a -0 sum becomes +0 -- which the

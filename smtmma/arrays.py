@@ -51,8 +51,8 @@ from .errors import InputError, InputTypeError, NotRepresentableError, spell
 from .formats import INF, NAN, Format, classify, decode, get_format
 from .sampling import dtype_for
 
-__all__ = ["ROUNDING", "check_array_type", "check_fits_in_memory", "from_patterns", "pattern_dtype", "physical_memory",
-           "to_patterns", "value_dtype"]
+__all__ = ["ROUNDING", "check_array_type", "check_fits_in_memory", "from_patterns", "largest_value", "pattern_dtype",
+           "patterns_of", "physical_memory", "smallest_value", "to_patterns", "value_dtype"]
 
 #: Rounding modes accepted by :func:`to_patterns` (None: exact).
 ROUNDING = ("rne", "rna", "rz", "ru", "rd")
@@ -162,6 +162,29 @@ def _as_float64(x: object, fmt: Format, name: str) -> tuple[np.ndarray, np.ndarr
 def _top_bits(fmt: Format) -> int:
     """Pattern of the largest finite value of ``fmt``."""
     return fmt.max_exp_field << fmt.man_bits | (fmt.max_sig & ((1 << fmt.man_bits) - 1))
+
+
+def patterns_of(x: np.ndarray, fmt: str | Format, *, name: str = "x") -> np.ndarray:
+    """Patterns of ``fmt`` holding the values ``x``: the bits themselves where ``x`` is in ``fmt``'s own NumPy dtype
+    (float16/32/64: a NaN keeps its payload), else :func:`to_patterns` (exact; NaN canonical)."""
+    fmt = get_format(fmt)
+    native = _NATIVE.get(fmt)
+    if native is not None and x.dtype == native:
+        return np.ascontiguousarray(x).view(f"u{x.itemsize}")
+    return to_patterns(x, fmt, name=name)
+
+
+def largest_value(fmt: str | Format) -> float:
+    """The largest finite value of ``fmt``."""
+    fmt = get_format(fmt)
+    return float(_decode64(fmt, np.array([_top_bits(fmt)]))[0])
+
+
+def smallest_value(fmt: str | Format) -> float:
+    """The smallest positive value of ``fmt``: its least subnormal, else its least normal (ue8m0: 2**-127)."""
+    fmt = get_format(fmt)
+    pat = 1 if fmt.subnormals else (1 << fmt.man_bits if fmt.man_bits else 0)
+    return float(_decode64(fmt, np.array([pat]))[0])
 
 
 def _encode_finite(fmt: Format, mag64: np.ndarray, neg: np.ndarray, mode: str) -> np.ndarray:
@@ -275,7 +298,7 @@ def _convert(fmt: Format, flat: np.ndarray, mode: str | None) -> tuple[np.ndarra
 def _refusal(fmt: Format, where: str, raw: Any, value: float) -> str:
     """One-line message: why ``value`` (shown as ``raw`` was given) cannot go into ``fmt``."""
     shown = str(int(raw)) if np.asarray(raw).dtype.kind in "iu" else repr(float(value))
-    top = float(_decode64(fmt, np.array([_top_bits(fmt)]))[0])
+    top = largest_value(fmt)
     if np.isnan(value):
         return f"{where} = nan: format {fmt.name} has no NaN"
     if np.isinf(value):

@@ -23,6 +23,7 @@ from .formats import Format, get_format
 from .instr_names import named_shape
 from .limits import check_int
 from .models import Model
+from .rounded import add_rounded, fma_rounded, mul_rounded, patterns_rne, round_f32, round_to
 from .sampling import dtype_for
 from .scheme import Scheme, as_scheme
 
@@ -235,7 +236,6 @@ def matmul(
 def _quantized(model: Model, rule: str, A: object, B: object, scale_a: object, scale_b: object, bits: bool, kstep: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Real A and B quantized in blocks along K (:mod:`smtmma.quantize`): (A, B) patterns and their scales."""
-    from .arrays import check_array_type
     from .quantize import quantize_blocks
 
     if model.scale_fmt is None:
@@ -268,8 +268,9 @@ def _shape(s: tuple[int, ...], one_d: bool, col: bool = False) -> str:
 
 
 def natural_dtype(fmt: Union[str, Format]) -> np.dtype:
-    """The dtype matmul returns D's values in: fp16/fp32/fp64 NumPy's (E8M13 and TF32 in float32), BF16 and FP8
-    ml_dtypes' where it is installed, other formats float64 (exact)."""
+    """The narrowest dtype holding every value of ``fmt`` exactly, as matmul returns D and a callable device receives
+    operands: fp16/fp32/fp64 NumPy's (E8M13 and TF32 in float32), BF16, FP8, FP6 and FP4 ml_dtypes' where the
+    installed version has the type, other formats float64."""
     fmt = get_format(fmt)
     ml = _ML_DTYPES.get(fmt.name)
     if ml is not None:
@@ -277,13 +278,14 @@ def natural_dtype(fmt: Union[str, Format]) -> np.dtype:
             import ml_dtypes
         except ImportError:  # optional: float64 holds every value of these formats exactly
             return np.dtype(np.float64)
-        return np.dtype(getattr(ml_dtypes, ml))
+        if hasattr(ml_dtypes, ml):
+            return np.dtype(getattr(ml_dtypes, ml))
     return value_dtype(fmt)
 
 
 #: Formats NumPy has no dtype for, and the ml_dtypes type holding them.
-_ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
-              "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}
+_ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
+              "e5m2fnuz": "float8_e5m2fnuz", "e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn"}
 #: Formats torch has a dtype for.
 _TORCH_DTYPES = {"fp16": "float16", "fp32": "float32", "fp64": "float64", "bf16": "bfloat16",
                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}
@@ -364,8 +366,6 @@ class _Engine:
 def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.ndarray, C: Optional[np.ndarray],
                 SA: Optional[np.ndarray], SB: Optional[np.ndarray], fc: Format, fd: Format, tdt: np.dtype) -> np.ndarray:
     """D patterns (M, N) of one GEMM under the plan (module :mod:`smtmma.scheme` says what each field does)."""
-    from .rounded import add_rounded, fma_rounded, mul_rounded, patterns_rne, round_f32, round_to
-
     M, N = A.shape[0], B.shape[1]
     epilogue = sch.c_in == "epilogue"
     partials = []
@@ -387,7 +387,7 @@ def _run_scheme(engine: _Engine, sch: Scheme, plan: _Plan, A: np.ndarray, B: np.
             pf = get_format(sch.partial)
             exact32 = fd.name != "fp64"  # every value of a D of up to 32 bits is a float32
             vals = [round_f32(v.astype(np.float32), pf).astype(np.float64) if exact32 else round_to(v, pf) for v in vals]
-            x = _reduce(vals, pf, sch.reduction, add_rounded)
+            x = _reduce(vals, pf, sch.reduction)
         else:
             x = vals[0]
         if epilogue:  # CUTLASS LinearCombination: fma(alpha, X, beta * C), or alpha * X without a source
@@ -417,15 +417,15 @@ def _values(acc: np.ndarray, fd: Format) -> np.ndarray:
     return from_patterns(acc, fd, dtype=np.float32)
 
 
-def _reduce(vals: list[np.ndarray], fmt: Format, order: str, add: Callable[..., np.ndarray]) -> np.ndarray:
+def _reduce(vals: list[np.ndarray], fmt: Format, order: str) -> np.ndarray:
     """The partials summed in ``fmt``, every addition rounded: left to right, or a balanced pairwise tree."""
     if order == "sequential":
         x = vals[0]
         for v in vals[1:]:
-            x = add(x, v, fmt)
+            x = add_rounded(x, v, fmt)
         return x
     while len(vals) > 1:
-        vals = [add(vals[i], vals[i + 1], fmt) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+        vals = [add_rounded(vals[i], vals[i + 1], fmt) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
     return vals[0]
 
 

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .arrays import from_patterns, to_patterns
+from .arrays import from_patterns, largest_value, smallest_value, to_patterns
 from .errors import InputError
 from .formats import Format, get_format
 
@@ -33,12 +33,6 @@ __all__ = ["BLOCK_RULES", "quantize_blocks", "rne_quotient"]
 
 #: Rules accepted by :func:`quantize_blocks`.
 BLOCK_RULES = ("ocp-mx", "amax")
-
-
-def _largest(fmt: Format) -> float:
-    """The largest finite value of ``fmt``."""
-    top = fmt.max_exp_field << fmt.man_bits | (fmt.max_sig & ((1 << fmt.man_bits) - 1))
-    return float(from_patterns(np.array([top]), fmt, dtype=np.float64)[0])
 
 
 def quantize_blocks(x: np.ndarray, elem: str | Format, scale: str | Format, block: int, rule: str, *, name: str = "x"
@@ -62,36 +56,27 @@ def quantize_blocks(x: np.ndarray, elem: str | Format, scale: str | Format, bloc
     padded[..., :K] = x
     blocks = padded.reshape(x.shape[:-1] + (nb, block))
     amax = np.abs(blocks).max(axis=-1)
-    top = _largest(fe)
+    top = largest_value(fe)
     if rule == "ocp-mx":
         if fs.man_bits:
             raise InputError(f"block_scale='ocp-mx' takes power-of-two scales (ue8m0); this instruction's scales are "
                              f"{fs.name}: use block_scale='amax'")
-        with np.errstate(divide="ignore"):
-            e = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1.0))), fs.emin + fe.emax)
-        # floor(log2) from float64's exponent field, exactly (np.log2 can round up just below a power of two)
-        e = np.where(amax > 0, np.frexp(np.where(amax > 0, amax, 1.0))[1] - 1, e)
+        # floor(log2(amax)) from float64's exponent field, exactly (np.log2 can round up just below a power of two);
+        # a block of zeros takes the smallest scale
+        e = np.where(amax > 0, np.frexp(np.where(amax > 0, amax, 1.0))[1] - 1, fs.emin + fe.emax)
         e = np.clip(e - fe.emax, fs.emin, fs.emax)
         s_val = np.ldexp(1.0, e.astype(np.int32))
         s_pat = to_patterns(s_val, fs)
     else:
-        big = _largest(fs)
+        big = largest_value(fs)
         s_val = np.where(amax > big * top, big, rne_quotient(np.minimum(amax, big * top), np.full_like(amax, top), fs))
-        s_val = np.maximum(s_val, _smallest(fs))
+        s_val = np.maximum(s_val, smallest_value(fs))
         s_pat = to_patterns(s_val, fs)
     with np.errstate(invalid="ignore", divide="ignore"):
         over = np.abs(blocks / s_val[..., None]) > top
     q = rne_quotient(np.where(over, np.sign(blocks) * top, blocks), np.where(over, 1.0, s_val[..., None]), fe)
     elems = to_patterns(q, fe).reshape(x.shape[:-1] + (nb * block,))[..., :K]
     return elems, s_pat
-
-
-def _smallest(fmt: Format) -> float:
-    """The smallest positive value of ``fmt``."""
-    pat = 1 if fmt.subnormals else (1 << fmt.man_bits)
-    if not fmt.subnormals and fmt.man_bits == 0:
-        pat = 0  # ue8m0: pattern 0 is 2^-127
-    return float(from_patterns(np.array([pat]), fmt, dtype=np.float64)[0])
 
 
 def rne_quotient(num: np.ndarray, den: np.ndarray, fmt: str | Format) -> np.ndarray:

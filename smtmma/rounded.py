@@ -71,16 +71,14 @@ def round_f32(v: np.ndarray, fmt: str | Format) -> np.ndarray:
 
 
 def _bf16(x: np.ndarray) -> np.ndarray:
-    """float64 ``x`` rounded to nearest even in bf16: round to odd at FP32's 24 bits (16 to spare), then RNE on the
-    FP32 pattern's top 16 bits (a carry runs into the exponent, up to infinity)."""
+    """float64 ``x`` rounded to nearest even in bf16: round to odd at FP32's 24 bits (16 to spare), then
+    :func:`round_f32`'s RNE on the FP32 pattern's top 16 bits."""
     with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
         bits = f.view(np.uint32).astype(np.int64)
         fix = (f.astype(np.float64) != x) & ((bits & 1) == 0) & np.isfinite(f)
-        bits = np.where(fix, bits + np.where((np.abs(x) > np.abs(f.astype(np.float64))), 1, -1), bits)
-        top = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-        out = (top << 16).astype(np.uint32).view(np.float32).astype(np.float64)
-    return np.where(np.isnan(x), np.nan, out)
+        bits = np.where(fix, bits + np.where(np.abs(x) > np.abs(f.astype(np.float64)), 1, -1), bits)  # a unit of magnitude
+    return round_f32(bits.astype(np.uint32).view(np.float32), "bf16").astype(np.float64)
 
 
 def _two_sum(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

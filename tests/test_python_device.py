@@ -5,9 +5,8 @@ The identification of the kernel scheme a GEMM callable runs is in test_scheme_i
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -21,15 +20,6 @@ from smtmma.arrays import to_patterns
 from smtmma.vectors import TestVector, read_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: str) -> None:
-    """A module file in a fresh folder made the current directory: python: devices import from there (as python -m),
-    so the folder is deliberately not on sys.path (nor is '', which 'python -m pytest' puts there)."""
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(body))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
-    monkeypatch.delitem(sys.modules, name, raising=False)
 
 
 def test_a_callable_device_gives_each_vector_its_dot_product() -> None:
@@ -94,7 +84,7 @@ def test_a_callable_that_fails_or_answers_nonsense_is_one_line() -> None:
         CallableDevice(lambda A, B, C: np.full(C.shape, 1 + 2.0 ** -12)).run(read_vectors(ROOT / "suites" / "f16f16.jsonl")[:2])
 
 
-def test_a_callable_answering_nan_is_a_mismatch_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_callable_answering_nan_is_a_mismatch_not_a_crash(user_module: Callable[[str, str], None],
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """NaN where the model gives a number: every D is read and validate reports the mismatches.  A float32 D's own bits
     are kept (a payload NaN stays itself); a float64 NaN becomes FP32's canonical one."""
@@ -102,7 +92,7 @@ def test_a_callable_answering_nan_is_a_mismatch_not_a_crash(tmp_path: Path, monk
     assert CallableDevice(lambda A, B, C: np.full(C.shape, np.nan)).run(v) == [0x7FC00000] * 3
     payload = lambda A, B, C: np.full(C.shape, 0x7FFFFFFF, np.uint32).view(np.float32)  # noqa: E731
     assert CallableDevice(payload).run(v) == [0x7FFFFFFF] * 3
-    _module(tmp_path, monkeypatch, "libnan", """
+    user_module("libnan", """
         import numpy as np
         def gemm(A, B, C):
             return np.full(C.shape, np.nan, np.float32)
@@ -113,8 +103,8 @@ def test_a_callable_answering_nan_is_a_mismatch_not_a_crash(tmp_path: Path, monk
     assert rec["mismatched"] > 0 and rec["matched"] + rec["mismatched"] == 50
 
 
-def test_python_devices_open_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _module(tmp_path, monkeypatch, "libpd1", """
+def test_python_devices_open_by_name(user_module: Callable[[str, str], None]) -> None:
+    user_module("libpd1", """
         import smtmma
         def gemm(A, B, C):
             return smtmma.matmul("sm90", "f16f32", A, B, C)
@@ -142,9 +132,9 @@ def test_python_devices_open_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyP
         open_device("python:libpd1:gemm@32x32")
 
 
-def test_run_validate_and_identify_take_a_python_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_run_validate_and_identify_take_a_python_device(tmp_path: Path, user_module: Callable[[str, str], None],
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    _module(tmp_path, monkeypatch, "libpd2", """
+    user_module("libpd2", """
         import smtmma
         def gemm(A, B, C):
             return smtmma.matmul("sm80", "bf16f32", A, B, C)

@@ -6,9 +6,7 @@ The devices are callables built from smtmma.matmul with a scheme they do not dis
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
-from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -29,20 +27,12 @@ def _hidden(scheme: Scheme, arch: str = "sm90", instr: str = "f16f32") -> Callab
     return CallableDevice(lambda A, B, C: smtmma.matmul(arch, instr, A, B, C, scheme=scheme), name="python:test:hidden")
 
 
-def _library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: str) -> None:
-    """A module file in a fresh folder that becomes the current directory (and is the only way to import it)."""
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(body))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
-    monkeypatch.delitem(sys.modules, name, raising=False)
-
-
-def test_the_cli_names_the_hidden_instruction_and_scheme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_the_cli_names_the_hidden_instruction_and_scheme(user_module: Callable[[str, str], None],
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """The issue's acceptance test: a callable that runs sm90's f16f32 with FP32 promotion every 64 and says so nowhere
     is named sm90 + promote_every=64 among every catalogue model x 8 schemes; one whose split-K is outside the grid
     gets none, with the nearest candidates."""
-    _library(tmp_path, monkeypatch, "hiddenlib1", """
+    user_module("hiddenlib1", """
         import smtmma
         from smtmma.scheme import Scheme
 
@@ -93,14 +83,14 @@ def test_bf16_partials_do_not_hide_the_instruction_from_its_splitters() -> None:
 
 
 def test_what_no_probe_splits_is_undecided_and_the_shared_scheme_still_told(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        user_module: Callable[[str, str], None], capsys: pytest.CaptureFixture[str]) -> None:
     """sm90's and sm120's bf16f32 models differ only in the sign of some zero sums (the splitters find those), which an
     FP32 promotion from +0 erases: both stay, identify exits 3 (undecided) and tells the scheme they share."""
     args = ["identify", "--instr", "bf16f32", "--candidates", "sm90,sm120", "--scheme-grid", "promote_every=none,64",
             "--gemm-shape", "16x16x128"]
     assert main([*args, "--device", "sim:sm90"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("identified: sm90 + plain  (10 GEMMs of 16x16x128, ")
-    _library(tmp_path, monkeypatch, "hiddenlib2", """
+    user_module("hiddenlib2", """
         import smtmma
 
         def gemm(A, B, C):

@@ -62,12 +62,13 @@ from typing import Any, Callable, Hashable, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
-from ..arrays import from_patterns, to_patterns
+from ..arrays import from_patterns, patterns_of, to_patterns
 from ..catalogue import resolve_instr
 from ..errors import InputError, InputTypeError, SmtmmaError
 from ..formats import Format, get_format
 from ..gemm import instruction_k, matmul, natural_dtype
 from ..models import Model
+from ..rounded import round_to
 from ..scheme import Scheme, parse_scheme
 from ..queries.pool import OperandFormats, draw_pool, model_outputs
 from .candidates import Candidate, Space, catalogue_space
@@ -277,9 +278,6 @@ def _probes(models: list[Model], k: int, shape: tuple[int, int, int], rounding: 
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     M, N, K = shape
 
-    def fmt(x: np.ndarray, f: Format) -> np.ndarray:
-        return from_patterns(to_patterns(x, f, round="rne"), f, dtype=np.float64)
-
     out: list[Probe] = []
     # a large term, then small ones: row i at scale 2^-(4 + i % 12), a different start per row
     A = np.zeros((M, K))
@@ -287,7 +285,7 @@ def _probes(models: list[Model], k: int, shape: tuple[int, int, int], rounding: 
         A[i] = 2.0 ** -(4 + i % 12) * (1 + (rng.random(K) < 0.5))
         A[i, (i * 7) % K] = 1.0
     B = np.ones((K, N)) * np.where(rng.random((K, N)) < 0.8, 1.0, -1.0)
-    out.append(("large-then-small", fmt(A, fa), fmt(B, fb), fmt(rng.standard_normal((M, N)) * 4, fc), True))
+    out.append(("large-then-small", round_to(A, fa), round_to(B, fb), round_to(rng.standard_normal((M, N)) * 4, fc), True))
     split = _model_splitting(models, k, shape, rng)
     if split is not None:
         out.append(("model-splitting", *split, True))
@@ -298,22 +296,22 @@ def _probes(models: list[Model], k: int, shape: tuple[int, int, int], rounding: 
     A = rng.standard_normal((M, K)) * 2.0 ** rng.integers(-6, 6, (M, 1))
     A[:, 1::2] = -A[:, 0::2][:, :A[:, 1::2].shape[1]]
     A += 2.0 ** -10 * rng.standard_normal((M, K))
-    out.append(("cancelling", fmt(A, fa), fmt(rng.standard_normal((K, N)), fb), np.zeros((M, N)), True))
+    out.append(("cancelling", round_to(A, fa), round_to(rng.standard_normal((K, N)), fb), np.zeros((M, N)), True))
     zero = _signed_zeros(fa, fb, fc, shape)
     if zero is not None:
         out.append(("signed-zeros", *zero, True))
-    out.append(("normal", fmt(rng.standard_normal((M, K)), fa), fmt(rng.standard_normal((K, N)), fb),
-                fmt(rng.standard_normal((M, N)), fc), True))
+    out.append(("normal", round_to(rng.standard_normal((M, K)), fa), round_to(rng.standard_normal((K, N)), fb),
+                round_to(rng.standard_normal((M, N)), fc), True))
     if rounding and fa.man_bits <= 11 and fa.exp_bits <= 8:
         # FP32 values between two neighbours lo < hi of A's format: lo + (hi - lo) j / 2^12, exact in FP32 (A's
         # format has at most 11 fraction bits); j = 2^11 (exactly halfway) for a quarter of them
-        lo = fmt(rng.standard_normal((M, K)), fa)
+        lo = round_to(rng.standard_normal((M, K)), fa)
         lo = np.where(lo == 0, 1.0, lo)
         hi = from_patterns(to_patterns(np.nextafter(lo, np.inf), fa, round="ru"), fa, dtype=np.float64)
         j = np.where(rng.random((M, K)) < 0.25, 2048, rng.integers(1, 4096, (M, K)))
         A = lo + (hi - lo) * j / 4096.0
         assert np.array_equal(A.astype(np.float32).astype(np.float64), A), "between-values probe must be FP32"
-        out.append(("between-values", A, fmt(rng.standard_normal((K, N)), fb), np.zeros((M, N)), False))
+        out.append(("between-values", A, round_to(rng.standard_normal((K, N)), fb), np.zeros((M, N)), False))
     return out
 
 
@@ -439,13 +437,6 @@ def _gemm_device(device: Any) -> GemmDevice:
                      "instructions; a scheme needs whole GEMMs)")
 
 
-def _d_bits(D: np.ndarray, fd: Format) -> np.ndarray:
-    """Patterns of matmul's D: the bits themselves for NumPy's float dtypes (NaN payloads kept, as the device's)."""
-    if D.dtype in (np.float16, np.float32, np.float64):
-        return D.view(f"u{D.itemsize}")
-    return to_patterns(D, fd)
-
-
 def identify_scheme(device: Any, instr: str, schemes: Sequence[Scheme], *,
                     candidates: Union[None, Space, Sequence[Candidate]] = None, archs: Optional[Sequence[str]] = None,
                     shape: Optional[tuple[int, int, int]] = None, confirm: int = 4, seed: int = 0,
@@ -486,8 +477,8 @@ def identify_scheme(device: Any, instr: str, schemes: Sequence[Scheme], *,
     fd = get_format(fd.container or fd.name)
     M, N, K = shape
     for j in range(confirm):
-        r = lambda f, s: from_patterns(to_patterns(rng.standard_normal(s), f, round="rne"), f, dtype=np.float64)  # noqa: E731
-        probes.append((f"confirm {j + 1}", r(fa, (M, K)), r(fb, (K, N)), r(fc, (M, N)), True))
+        probes.append((f"confirm {j + 1}", round_to(rng.standard_normal((M, K)), fa),
+                       round_to(rng.standard_normal((K, N)), fb), round_to(rng.standard_normal((M, N)), fc), True))
     for kind, A, B, C, exact in probes:  # a probe said to hold format values must: else the device gets other inputs
         if exact:
             for name, x, f in (("A", A, fa), ("B", B, fb), ("C", C, fc)):
@@ -503,7 +494,7 @@ def identify_scheme(device: Any, instr: str, schemes: Sequence[Scheme], *,
         try:
             target: Union[str, Model] = c.arch if c.arch else c.model
             want = matmul(target, instr, A, B, C, op=c.op, k=None if c.arch else c.k, scheme=c.scheme)
-            wrong = int(np.count_nonzero(_d_bits(want, fd).astype(np.uint64) != d))
+            wrong = int(np.count_nonzero(patterns_of(want, fd).astype(np.uint64) != d))
         except SmtmmaError:  # e.g. an exact-input candidate given inexact values: it cannot explain the device
             wrong = d.size
         c.outputs += d.size

@@ -17,9 +17,11 @@ instructions).  K is not rounded up by default for the same reason: an
 instruction of zeros after the vector's is not neutral everywhere (it turns
 a -0 sum into +0), so only a shape the user asks for pads.  The other
 entries of D (row i of A times column j of B) are computed and ignored:
-arbitrary vectors do not pair up into useful cross products.  Operands are real-valued NumPy arrays in the narrowest dtype
-holding the format exactly: float16, float32 (tf32 too), float64, and
-ml_dtypes' bfloat16 / float8 types; ``array="torch"`` passes torch tensors.
+arbitrary vectors do not pair up into useful cross products.  Operands are
+real-valued NumPy arrays in the narrowest dtype holding the format exactly
+(:func:`smtmma.gemm.natural_dtype`: float16, float32 -- tf32 too --,
+float64, and ml_dtypes' bfloat16 / float8 / float6 / float4 types);
+``array="torch"`` passes torch tensors.
 ``fn`` returns D (M, N): any array NumPy or torch can read, whose values
 must be exactly representable in the instruction's D format (in D's own
 dtype -- float32 for FP32 -- its bit patterns are read as they are, NaN
@@ -36,38 +38,18 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..arrays import from_patterns, to_patterns
+from ..arrays import from_patterns, patterns_of
 from ..catalogue import lookup
 from ..errors import InputError, NotRepresentableError, SmtmmaError, UnknownNameError
 from ..formats import Format, get_format
+from ..gemm import natural_dtype
 from ..vectors import TestVector
 from .device import Device, DeviceError
 
-__all__ = ["CallableDevice", "open_python_device", "operand_dtype", "MAX_SIDE"]
+__all__ = ["CallableDevice", "open_python_device", "MAX_SIDE"]
 
 #: Largest M or N a default GEMM takes (vectors beyond it go into further GEMMs).
 MAX_SIDE = 256
-
-#: ml_dtypes' names of the formats NumPy has no dtype for.
-_ML = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-       "e5m2fnuz": "float8_e5m2fnuz", "e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn"}
-
-
-def operand_dtype(fmt: str | Format) -> np.dtype:
-    """The NumPy dtype a callable device receives ``fmt`` values in (exact): float16/32/64 or an ml_dtypes type."""
-    fmt = get_format(fmt)
-    name = (get_format(fmt.container) if fmt.container else fmt).name
-    if name in ("fp16", "fp32", "fp64"):
-        return np.dtype({"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}[name])
-    if fmt.name == "tf32":
-        return np.dtype(np.float32)
-    import ml_dtypes
-
-    ml = _ML.get(fmt.name)
-    if ml is None or not hasattr(ml_dtypes, ml):
-        return np.dtype(np.float32) if fmt.bits <= 16 else np.dtype(np.float64)
-    return np.dtype(getattr(ml_dtypes, ml))
-
 
 def _shape_text(shape: Optional[tuple[int, int, int]]) -> str:
     return "" if shape is None else "@" + "x".join(map(str, shape))
@@ -107,11 +89,8 @@ class CallableDevice(Device):
         if D.shape != want:
             raise DeviceError(f"device {self.name} returned shape {D.shape}; a GEMM of A {A.shape} and B {B.shape} "
                               f"gives {want}")
-        native = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}.get(fd.name)
-        if native is not None and D.dtype == native:  # the bits themselves: a NaN keeps its pattern
-            return np.ascontiguousarray(D).view(f"u{D.itemsize}")
         try:
-            return to_patterns(D, fd, name="D")
+            return patterns_of(D, fd, name="D")  # in D's own dtype the bits themselves: a NaN keeps its pattern
         except NotRepresentableError as e:
             raise DeviceError(f"device {self.name}: {e} (its output is not {fd.name}, the instruction's D)") from None
         except SmtmmaError as e:
@@ -136,9 +115,9 @@ class CallableDevice(Device):
             fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
             for g0 in range(0, len(idx), side):
                 part = idx[g0:g0 + side]
-                A = np.zeros((M, Kg), operand_dtype(fa))
-                B = np.zeros((Kg, N), operand_dtype(fb))
-                C = np.zeros((M, N), operand_dtype(fc))
+                A = np.zeros((M, Kg), natural_dtype(fa))
+                B = np.zeros((Kg, N), natural_dtype(fb))
+                C = np.zeros((M, N), natural_dtype(fc))
                 for j, i in enumerate(part):
                     v = vectors[i]
                     A[j, :K] = from_patterns(np.array(v.a, dtype=np.uint64), fa, dtype=A.dtype)
@@ -157,9 +136,8 @@ def _to_torch(x: np.ndarray) -> Any:
     direct = {"float16": torch.float16, "float32": torch.float32, "float64": torch.float64}
     if name in direct:
         return torch.from_numpy(np.ascontiguousarray(x))
-    t = getattr(torch, {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-                        "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz"}.get(name, ""), None)
-    if t is None:
+    t = getattr(torch, name, None)  # ml_dtypes and torch name bfloat16 and the FP8 types alike
+    if not isinstance(t, torch.dtype):  # FP6/FP4: torch has no such element type
         return torch.from_numpy(x.astype(np.float32))
     return torch.from_numpy(x.astype(np.float32)).to(t)  # exact: the values are t's
 

@@ -34,6 +34,8 @@ __all__ = [
     "entries",
     "split_arch_op",
     "is_arch_name",
+    "model_of",
+    "model_on_shape",
 ]
 
 
@@ -149,9 +151,9 @@ def _nv_tfdpa(instr: str, L: int, F: int, rho: str, **kw: object) -> Model:
     return Model("t-fdpa", i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt, L=L, F=F, rho=rho, nan="nvidia", **kw)  # type: ignore[arg-type]
 
 
-def _fma(instr: str) -> Model:
+def _fma(instr: str, nan: str = "ieee") -> Model:
     i = INSTRS[instr]
-    return Model("fma", i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt)
+    return Model("fma", i.a_fmt, i.b_fmt, i.c_fmt, i.d_fmt, nan=nan)
 
 
 _FP8 = tuple(f"{a}{b}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))
@@ -197,7 +199,11 @@ def _nvidia_rows() -> list[Entry]:
             add(arch, "bf16f32", op, _nv_tfdpa("bf16f32", 16, 25, "rz-fp32", **floor), src, default)
             add(arch, "f16f32", op, _nv_tfdpa("f16f32", 16, 25, "rz-fp32"), "T4", default)
             add(arch, "f16f16", op, _nv_tfdpa("f16f16", 16, 25, "rne-fp16", **floor16), "T4 + 003 (alignment floor)" if floor16 else "T4", default)
-        add(arch, "f64f64", "mma", _fma("f64f64"), "T3 (DMMA)")
+        # DMMA: FMA chains (T3).  On H200 every shape carries a NaN operand's payload to D, quieted (b, then c,
+        # then a) and gives 0xFFF8... for inf x 0 and inf - inf: 8,004 lines and 56 probes of the survey
+        # (hw-samples/H200-survey-f64f64.jsonl).  sm100/sm120 keep the canonical NaN until measured.
+        add(arch, "f64f64", "mma", _fma("f64f64", nan="propagate") if arch == "sm90" else _fma("f64f64"),
+            "T3 (DMMA) + H200 survey (NaN)" if arch == "sm90" else "T3 (DMMA)")
     # tcgen05 .kind::f16 with f16 x bf16 operands: the Blackwell BF16/FP16 -> FP32 row of T4; a bf16 operand
     # brings bf16-range products, so the alignment floor of the bf16 row applies (003, as bf16f32 above).
     for instr in ("f16bf16f32", "bf16f16f32"):
@@ -217,7 +223,7 @@ def _nvidia_rows() -> list[Entry]:
         # confirmed on further public validation lines (H100, H200, B200; FP16 and FP32 output; 89/89
         # each).  See docs/fp8-mma-sm90.md.
         for arch in ("sm90", "sm100"):
-            hmma = dict(via="fp16", interleave=2, c_after=True)
+            hmma = dict(via="fp16", interleave=2, c_after=True, issue=32)
             add(arch, f"{ab}f32", "mma", _nv_tfdpa(f"{ab}f32", 16, 25, "rz-fp32", **hmma), "experiment: public validation data", False)
             add(arch, f"{ab}f16", "mma", _nv_tfdpa(f"{ab}f16", 16, 25, "rne-fp16", **hmma), "experiment: hw-samples", False)
     # .kind::f8f6f4 with an fp6/fp4 operand (any A/B pair, fp8 mixes included): the FP8/6/4 rows of T4 (one
@@ -416,12 +422,28 @@ def model_of(target: Union[str, Model], instr: Optional[str] = None, op: Optiona
     if instr is None and not op:
         raise InputError("an architecture needs an instruction (instr)")
     entry = lookup(target, instr, op)
-    model = entry.model
-    if op and model.L is not None and model.kind.endswith("fdpa"):
+    if op:
         shape = instr_names.named_shape(entry.arch, entry.instr, op, ARCHS[entry.arch].vendor)
-        if shape is not None and shape.k < model.L:
-            model = model.replace(L=shape.k)
-    return model
+        if shape is not None:
+            return model_on_shape(entry, shape)
+    return entry.model
+
+
+def model_on_shape(entry: Entry, shape: InstrShape) -> Model:
+    """The model of row ``entry`` running instruction ``shape`` (of this row or, as a hypothesis, another's).
+
+    An FDPA longer than the instruction's k is cut to k (Alg. 5: L = min(K, L_max)).  A row that models
+    whole instructions (``issue``: the sm90 FP8 ``mma.sync``, two HMMAs over interleaved k-halves) splits
+    every shape into as many FDPAs: m16n8k16 FP8 is two HMMA.1688 of L=8 (the H200 survey,
+    hw-samples/H200-*.jsonl: 16,007/16,007 lines of the eight FP8 m16n8k16 types).
+    """
+    model = entry.model
+    if model.L is None or not model.kind.endswith("fdpa"):
+        return model
+    if model.issue:  # FDPAs per instruction stay; each is k / (issue / L) lanes of this shape's k
+        per = model.issue // model.L
+        return model.replace(L=max(1, shape.k // per), issue=shape.k) if shape.k % per == 0 else model
+    return model.replace(L=shape.k) if shape.k < model.L else model
 
 
 def _fmts_text(f: tuple[Optional[str], ...]) -> str:

@@ -236,8 +236,9 @@ def _group_key(v: TestVector) -> tuple[str, str, str, int, bool]:
     return (v.arch, v.instr, _op_name(v), v.K, v.scale_a is not None)
 
 
-def simulate_with(model: Model, vectors: Sequence[TestVector]) -> np.ndarray:
-    """D patterns of ``vectors`` (all of one K) under ``model``: their a, b, c, and their scales when it reads scales."""
+def simulate_with(model: Model, vectors: Sequence[TestVector], *, backend: str = "auto") -> np.ndarray:
+    """D patterns of ``vectors`` (all of one K) under ``model``: their a, b, c, and their scales when it reads scales
+    (``backend`` as :func:`~smtmma.simulate.simulate_dot` takes it)."""
     sa = sb = None
     if model.scale_fmt is not None:
         if any(v.scale_a is None or v.scale_b is None for v in vectors):
@@ -246,7 +247,7 @@ def simulate_with(model: Model, vectors: Sequence[TestVector]) -> np.ndarray:
         sb = np.array([v.scale_b for v in vectors], dtype=np.uint64)
     return simulate_dot(model, None, np.array([v.a for v in vectors], dtype=np.uint64),
                         np.array([v.b for v in vectors], dtype=np.uint64),
-                        np.array([v.c for v in vectors], dtype=np.uint64), scale_a=sa, scale_b=sb)
+                        np.array([v.c for v in vectors], dtype=np.uint64), scale_a=sa, scale_b=sb, backend=backend)
 
 
 def _simulate_group(vs: Sequence[TestVector]) -> np.ndarray:

@@ -93,9 +93,13 @@ class Model:
     bits of a product (None = unbounded), ``block`` elements per scale
     factor, ``interleave`` lanes per register when chunks of L are
     interleaved (chunk of lane k = (k // interleave) mod chunks),
+    ``issue`` lanes per instruction issue when interleave and c_after act
+    per instruction (the sum is then one instruction after another, D of
+    one the C of the next),
     ``c_after`` chain from zero and add C last with an RNE add,
     ``emax_floor`` lowest alignment exponent of the fused sum (exponent), ``nan`` canonical NaN style of the output ("nvidia": 0x7FFFFFFF
-    / 0x7FFF; "ieee": 0x7FC00000 / 0x7E00), ``ftz_inputs`` flush input
+    / 0x7FFF; "ieee": 0x7FC00000 / 0x7E00; "propagate", fma only: the NaN
+    operand's payload, quieted, b before c before a, invalid -> 0xFFF8...), ``ftz_inputs`` flush input
     subnormals to +0 (CDNA2).  ``zero_emax`` and ``ieee_zero`` are the
     alternatives to two decisions of docs/semantics.md that no recorded data
     settles yet (zero terms in e_max; the sign of a sum of -0s), for the
@@ -123,6 +127,7 @@ class Model:
     via: Optional[str] = None  # inputs converted exactly to this format first (e.g. fp8 run on the fp16 path)
     interleave: Optional[int] = None  # chunk of lane k is (k // interleave) % chunks, not k // L
     c_after: bool = False  # chain from a zero accumulator, then add C with an RNE add in d_fmt
+    issue: Optional[int] = None  # lanes per instruction issue: interleave and c_after act within each, D of one is C of the next
     emax_floor: Optional[int] = None  # alignment exponent e_max is at least this (T/ST/GST-FDPA)
     zero_emax: bool = False  # hypothesis: zero terms take part in e_max with their own exponent (T/ST-FDPA)
     ieee_zero: bool = False  # hypothesis: a sum of zeros that are all -0 gives -0, not +0 (T/ST-FDPA)
@@ -159,6 +164,12 @@ class Model:
         self._check_parameters()
         if self.interleave is not None and (self.L is None or self.interleave < 1 or self.L % self.interleave):
             raise InputError(f"interleave={self.interleave} must divide L={self.L}")
+        if self.issue is not None:
+            if not isinstance(self.issue, numbers.Integral) or isinstance(self.issue, bool):
+                raise InputTypeError(f"model issue must be an int or None, got {self.issue!r}")
+            if self.L is None or self.kind == "fma" or self.issue < self.L or self.issue % self.L or self.issue > 4096:
+                raise InputError(f"issue={self.issue} (lanes per instruction) must be a multiple of L={self.L} "
+                                 "up to 4096, for a fused-sum model")
         if self.rho is not None and self.rho not in RHOS:
             raise UnknownNameError(unknown_name("conversion rho", self.rho, RHOS))
         if self.rho is not None:  # rho (Table 2) writes D: its format must be D's (or live in D's container)
@@ -171,6 +182,9 @@ class Model:
             raise InputError(f"F2={self.F2} < F={self.F}: Alg. 10/11 round the F-bit sum down to F2 >= F fraction bits")
         if self.nan not in NAN_STYLES:
             raise UnknownNameError(unknown_name("NaN style nan", self.nan, NAN_STYLES))
+        if self.nan == "propagate" and (self.kind != "fma" or len({self.a_fmt, self.b_fmt, self.c_fmt, self.d_fmt}) > 1):
+            raise InputError("nan=propagate (a NaN operand's payload carried to D) is a choice of fma models whose "
+                             f"operands and D share one format; {self.kind} {self.a_fmt}/{self.b_fmt}/{self.c_fmt}/{self.d_fmt} has none")
         if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
             raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 9: UE8M0); {self.scale_fmt} scales have a "
                              "significand: use gst-fdpa (Alg. 10), as the catalogue's nvf4 rows do")
@@ -219,9 +233,13 @@ class Model:
             parts.append(f"interleave={self.interleave}")
         if self.c_after:
             parts.append("c_after")
+        if self.issue:
+            parts.append(f"issue={self.issue}")
         if self.ftz_inputs:
             parts.append("ftz_inputs")
         parts += [flag for flag in ("zero_emax", "ieee_zero", "sum_rz") if getattr(self, flag)]
+        if self.nan == "propagate":  # the other styles are an architecture's default; this one is a unit's finding
+            parts.append("nan=propagate")
         return self.kind + (":" + ",".join(parts) if parts else "")
 
     def rounding_summary(self, *, short: bool = False) -> str:
@@ -288,13 +306,13 @@ class Model:
 _REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in _PARAMS.items()}
 
 #: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
-_COMMON_OPTIONS = ("via", "interleave", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz", "nan")
+_COMMON_OPTIONS = ("via", "interleave", "issue", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz", "nan")
 #: Options of a spec that are flags (bare, or =1 / =0).
 FLAGS = ("c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz")
 _FLAGS = FLAGS
 
 #: Canonical NaN styles of a model's output (the ``nan`` option of a spec).
-NAN_STYLES = ("ieee", "nvidia")
+NAN_STYLES = ("ieee", "nvidia", "propagate")
 
 
 def _param_range(p: str) -> str:
@@ -319,7 +337,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
 
     Missing parameters default to those of ``like`` when its kind matches.
     Besides the kind's parameters: ``via=FORMAT`` (inputs converted exactly
-    to FORMAT first), ``interleave=N``, ``nan=ieee|nvidia`` (the output's
+    to FORMAT first), ``interleave=N``, ``issue=N``, ``nan=ieee|nvidia|propagate`` (the output's
     NaN pattern; default ``like``'s), and the flags ``c_after``,
     ``ftz_inputs``, ``zero_emax``, ``ieee_zero`` and ``sum_rz`` (bare, or ``=1``/``=0``);
     so every :meth:`Model.describe` string parses back to its model.
@@ -355,7 +373,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
             ranges = ", ".join(f"{p} {_param_range(p)}" for p in allowed)
             hint = did_you_mean(key, allowed + _COMMON_OPTIONS + _FLAGS) if key not in allowed + _COMMON_OPTIONS else ""
             raise InputError(f"bad parameter {clip(item)} for {kind}; {hint + ' ' if hint else ''}parameters: {ranges}; "
-                             "options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, zero_emax, ieee_zero, sum_rz")
+                             "options: via=FORMAT, interleave=N, issue=N, nan=ieee|nvidia|propagate, c_after, ftz_inputs, zero_emax, ieee_zero, sum_rz")
         if key in ("rho", "nan"):
             changes[key] = val.lower()
         elif key == "via":

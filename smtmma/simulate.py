@@ -129,7 +129,7 @@ def run_model(
         d = c
         for k, (x, y) in enumerate(zip(dec_a, dec_b)):
             alg.note(f"FMA {k + 1} of {K} (lane {k})")
-            d = fma(alg, x, y, dec_c if k == 0 else unpack(alg, fd, d), out=fd)
+            d = fma(alg, x, y, dec_c if k == 0 else unpack(alg, fd, d), out=fd, nan=model.nan if model.nan == "propagate" else "ieee")
             alg.note("result", d, fmt=fd)
         return d
     if kind == "ftz-addmul":  # Alg. 2
@@ -162,7 +162,32 @@ def run_model(
         sf = get_format(model.scale_fmt)
         dec_sa = [unpack(alg, sf, x) for x in scale_a]
         dec_sb = [unpack(alg, sf, x) for x in scale_b]
-    chunks = -(-K // L)
+    # With ``issue``, each instruction's lanes (the last padded with zeros) are one Alg. 5 of their own, and
+    # the D of one instruction is the C of the next (placement.py: chained issues).
+    width = model.issue or K
+    if model.issue:
+        L = model.L
+    per_lane_sa = dec_sa and [dec_sa[min(k // model.block, len(dec_sa) - 1)] for k in range(K)]  # type: ignore[operator]
+    per_lane_sb = dec_sb and [dec_sb[min(k // model.block, len(dec_sb) - 1)] for k in range(K)]  # type: ignore[operator]
+    d = c
+    for start in range(0, K, width):
+        lanes = range(start, min(start + width, K))
+        if width < K:
+            alg.note(f"instruction {start // width + 1} of {-(-K // width)} (lanes {_lanes(list(lanes), K)})")
+        d = _fdpas(alg, model, step, [dec_a[k] for k in lanes], [dec_b[k] for k in lanes],
+                   dec_c if start == 0 else unpack(alg, fd, d), c if start == 0 else d, zero_a, zero_b,
+                   per_lane_sa and [per_lane_sa[k] for k in lanes], per_lane_sb and [per_lane_sb[k] for k in lanes],
+                   fd, L, start, width if model.issue else len(lanes))
+    return d
+
+
+def _fdpas(alg: Algebra, model: Model, step: Callable[..., Int], dec_a: list, dec_b: list, dec_c: Unpacked, c: Int,
+           zero_a: Unpacked, zero_b: Unpacked, dec_sa: Optional[list], dec_sb: Optional[list], fd: Format, L: int,
+           offset: int, width: int) -> Int:
+    """Alg. 5 over one instruction's lanes, zero-padded to ``width``: FDPAs of L lanes (interleaved by register when
+    the model says so), C first or, with ``c_after``, added last by an RNE add.  ``dec_sa``/``dec_sb``: each lane's scale."""
+    K = len(dec_a)
+    chunks = -(-max(K, width) // L)
     if model.interleave:  # lanes of a register stay together; registers alternate between chunks
         order = sorted(range(chunks * L), key=lambda k: ((k // model.interleave) % chunks, k))
     else:
@@ -174,10 +199,9 @@ def run_model(
         cb = [dec_b[k] if k < K else zero_b for k in ks]
         sa = sb = None
         if dec_sa is not None and dec_sb is not None:
-            last = len(dec_sa) - 1
-            sa = [dec_sa[min(k // model.block, last)] for k in ks]
-            sb = [dec_sb[min(k // model.block, last)] for k in ks]
-        alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes(ks, K)})")
+            sa = [dec_sa[min(k, K - 1)] for k in ks]
+            sb = [dec_sb[min(k, K - 1)] for k in ks]
+        alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes([k + offset for k in ks], K + offset)})")
         d = step(alg, ca, cb, dec_c if j == 0 and not model.c_after else unpack(alg, fd, d), sa, sb)
         alg.note("FDPA result", d, fmt=fd)
     if model.c_after:  # C joins last, through an RNE add of the output format

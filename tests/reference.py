@@ -442,6 +442,23 @@ def phi_fma(model: Model, a: Sequence[Operand], b: Sequence[Operand], c_bits: in
     return d
 
 
+def phi_fma_propagate(model: Model, a_bits: Sequence[int], b_bits: Sequence[int], c_bits: int) -> int:
+    """Alg. 4 with ``nan=propagate`` (H200 DMMA): a NaN operand comes out quieted with its sign and payload,
+    b's before c's before a's; an invalid operation (inf x 0, inf - inf) gives the negative default NaN."""
+    fmt = get_format(model.d_fmt)
+    quiet = 1 << (fmt.man_bits - 1)
+    d = c_bits
+    for ak, bk in zip(a_bits, b_bits):
+        nans = [x for x in (bk, d, ak) if fmt.is_nan_bits(x)]
+        if nans:
+            d = nans[0] | quiet
+            continue
+        d = fma(model, decode(model.a_fmt, ak), decode(model.b_fmt, bk), d)
+        if fmt.is_nan_bits(d):
+            d = fmt.nan_bits() | fmt.sign_mask
+    return d
+
+
 # --------------------------------------------------------------------------
 # Alg. 6: E-FDPA
 # --------------------------------------------------------------------------
@@ -692,7 +709,18 @@ def reference_dot(
     kind = model.kind
 
     if kind == "fma":  # Alg. 4
+        if model.nan == "propagate":
+            return phi_fma_propagate(model, a_bits, b_bits, c_bits)
         return phi_fma(model, a, b, _flushed_bits(model.c_fmt, c_bits) if ftz else c_bits)
+    if model.issue and K != model.issue:  # whole instructions of ``issue`` lanes, zero-padded, D -> C
+        if scale_a is not None or scale_b is not None:
+            raise NotImplementedError("the reference chains instructions of unscaled models only")
+        d = c_bits  # each call below is one instruction of exactly ``issue`` lanes
+        for lo in range(0, K, model.issue):
+            pad = model.issue - len(a_bits[lo:lo + model.issue])
+            d = reference_dot(model, a_bits[lo:lo + model.issue] + [0] * pad, b_bits[lo:lo + model.issue] + [0] * pad,
+                              d if lo else c_bits)
+        return d
     # a C of another format than D (f16f32c16) is widened exactly to D's format first (docs/semantics.md)
     c = decode(model.c_fmt, c_bits, via=model.d_fmt if model.c_fmt != model.d_fmt else None, ftz=ftz)
     if kind == "ftz-addmul":  # Alg. 2

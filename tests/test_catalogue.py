@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from smtmma import catalogue
-from smtmma.catalogue import ARCHS, CATALOGUE, lookup, resolve_arch, resolve_instr
+from smtmma.catalogue import ARCHS, CATALOGUE, lookup, model_of, resolve_arch, resolve_instr
 from smtmma.errors import InputError, UnknownNameError
-from smtmma.models import parse_model_spec
+from smtmma.models import Model, parse_model_spec
 
 
 @pytest.mark.parametrize(
@@ -171,9 +173,35 @@ def test_spec_flags_and_options() -> None:
         parse_model_spec("t-fdpa:c_after=yes", like=like)
     with pytest.raises(UnknownNameError, match="via: unknown format 'fp7'"):
         parse_model_spec("t-fdpa:via=fp7", like=like)
-    with pytest.raises(InputError, match="options: via=FORMAT, interleave=N, nan=ieee|nvidia, c_after, ftz_inputs, "
-                       "zero_emax, ieee_zero"):
+    with pytest.raises(InputError, match=re.escape("options: via=FORMAT, interleave=N, issue=N, nan=ieee|nvidia|propagate, "
+                                                   "c_after, ftz_inputs, zero_emax, ieee_zero")):
         parse_model_spec("t-fdpa:Q=1", like=like)
+
+
+def test_issue_option_models_whole_instructions() -> None:
+    like = lookup("sm90", "e4m3f32", "mma").model
+    assert (like.L, like.issue) == (16, 32)
+    assert parse_model_spec(like.describe(), like=like) == like
+    assert parse_model_spec("t-fdpa:issue=none", like=like).issue is None
+    with pytest.raises(InputError, match="issue=24 .* must be a multiple of L=16"):
+        parse_model_spec("t-fdpa:issue=24", like=like)
+    with pytest.raises(InputError, match="fused-sum model"):
+        Model("fma", "fp64", "fp64", "fp64", "fp64", issue=4)
+    # each shape keeps the row's two FDPAs per instruction: k16 is two of L=8, k32 two of L=16
+    assert model_of("sm90", "e4m3f32", "mma.sync.aligned.m16n8k16").describe().startswith("t-fdpa:L=8,")
+    assert model_of("sm90", "e4m3f32", "mma.sync.aligned.m16n8k16").issue == 16
+    assert model_of("sm90", "e4m3f32", "mma.sync.aligned.m16n8k32") == like
+
+
+def test_nan_propagate_is_an_fma_choice() -> None:
+    dmma = lookup("sm90", "f64f64").model
+    assert (dmma.kind, dmma.nan) == ("fma", "propagate")
+    assert lookup("sm80", "f64f64").model.nan == "ieee"  # not measured
+    assert parse_model_spec("fma:nan=ieee", like=dmma).nan == "ieee"
+    with pytest.raises(InputError, match="nan=propagate .* is a choice of fma models"):
+        parse_model_spec("t-fdpa:nan=propagate", like=lookup("sm90", "f16f32").model)
+    with pytest.raises(InputError, match="share one format"):
+        Model("fma", "fp16", "fp16", "fp32", "fp32", nan="propagate")
 
 
 def test_hypothesis_flags_and_the_nan_option() -> None:

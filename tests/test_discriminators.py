@@ -200,7 +200,8 @@ EXPECTED_CLASSES = {
     "f16f16": [["sm70"], ["sm75", "sm80", "sm86", "sm89"], ["sm90", "sm90/wgmma", "sm120"], ["sm100", "sm100/tcgen05"]],
     "e4m3f32": [["sm89"], ["sm90"], ["sm100", "sm120"], ["sm90/mma", "sm100/mma"]],
     "tf32f32": [["sm80", "sm86", "sm89"], ["sm90", "sm90/wgmma", "sm100", "sm100/tcgen05"], ["sm120"], ["gfx942"]],
-    "f64f64": [["sm80", "sm86", "sm89", "sm90", "sm100", "sm120", "gfx90a", "gfx942"]],
+    # sm90's DMMA returns NaN payloads (nan=propagate), which finite inputs never reach: one class, sm90 joining by proof
+    "f64f64": [["sm80", "sm86", "sm89", "sm100", "sm120", "gfx90a", "gfx942", "sm90"]],
 }
 
 
@@ -305,7 +306,7 @@ def test_identify_names_the_class_of_every_catalogue_entry(instr: str, name: str
     r if r == ("e4m3f32", "sm90/mma") else pytest.param(*r, marks=pytest.mark.slow)
     for r in _catalogue_rows() if _fp8_mma(*r)], ids=lambda x: str(x))
 def test_fp8_mma_rows_are_undecided_between_the_class_and_neighbours_no_solver_separates(instr: str, name: str) -> None:
-    # K = 32, via fp16, lanes interleaved, C added last: zero terms in e_max, IEEE zero signs and no fp16 conversion
+    # K = 32, via fp16, lanes interleaved, C added last: zero terms in e_max and no fp16 conversion
     # change nothing there by the model's structure, which the solver does not prove at K = 32 in a minute
     # (docs/test-generation.md); 2 s a call here, so one carry bit fewer (7 s as one FDPA) is open too
     space, ev = _catalogue_pool(instr)
@@ -314,7 +315,7 @@ def test_fp8_mma_rows_are_undecided_between_the_class_and_neighbours_no_solver_s
     assert r.verdict == "undecided" and name in r.models and c is not None and c.matched == c.vectors
     unresolved = {n.model for n in c.plan.neighbours if n.status == "unresolved"}
     m = space.by_name(name).model
-    assert {m.replace(zero_emax=True), m.replace(ieee_zero=True), m.replace(via=None)} <= unresolved
+    assert {m.replace(zero_emax=True), m.replace(via=None)} <= unresolved
 
 
 @pytest.mark.parametrize("n", [12, pytest.param(50, marks=pytest.mark.slow)])

@@ -132,3 +132,16 @@ def test_operand_signs_restrict_the_witness() -> None:
 def test_contradictory_signs_are_refused() -> None:
     with pytest.raises(InputError, match="a\\+ and a- together leave only zeros"):
         parse_domain("a+,a-")
+
+
+def test_fma_nan_style_twins_are_equivalent_on_finite_inputs_by_induction() -> None:
+    """sm90's DMMA (nan=propagate) and sm80's (canonical NaN): no finite input tells them apart, at any K; a NaN does."""
+    from smtmma.catalogue import model_of
+
+    m80, m90 = model_of("sm80", "f64f64"), model_of("sm90", "f64f64")
+    r = distinguish([m80, m90], ["sm80", "sm90"], K=16, timeout=60)
+    assert r.verdict == "unsat" and "induction on the FMA chain" in r.reason and r.K == 16
+    r = distinguish([m80, m90], ["sm80", "sm90"], K=4, domain=Domain(specials=True), timeout=60)
+    assert r.verdict == "sat" and r.witness is not None
+    assert replay([m80, m90], r.witness) == [r.outputs["sm80"], r.outputs["sm90"]]
+    assert r.outputs["sm80"] == 0x7FF8000000000000 != r.outputs["sm90"]

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(build.compiler() is None, reason="no C compiler"
 
 #: (arch, instr, K): K the instruction's k (FMA: four chained FMAs; E-FDPA: two chained FDPAs of L terms).
 #: (gfx908 f32f32's FP32 FMA fits __int128 since the adder's sticky test knows (x >> k) << k <= x.)
-WIDE = [("sm80", "f64f64", 4), ("gfx908", "f16f32", 8), ("gfx908", "bf16f32", 4)]
+WIDE = [("sm80", "f64f64", 4), ("sm90", "f64f64", 4), ("gfx908", "f16f32", 8), ("gfx908", "bf16f32", 4)]
 ROWS = 20000
 
 

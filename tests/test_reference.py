@@ -412,20 +412,17 @@ HW_FILES = sorted(p.name for p in HW_SAMPLES.glob("*.jsonl")) if HW_SAMPLES.is_d
 
 @pytest.mark.parametrize("name", HW_FILES)
 def test_hardware_samples(name: str) -> None:
-    lines = [json.loads(x) for x in (HW_SAMPLES / name).read_text().splitlines() if x.strip()]
-    try:
-        entry = lookup(lines[0]["arch"], lines[0]["instr"], lines[0].get("op"))
-    except KeyError:
-        pytest.skip(f"{name}: no catalogue row (this datapath is not modelled yet)")
-    m = entry.model
+    """Every recorded line, through the exact reference, under the catalogue's model of its own instruction."""
+    from smtmma.catalogue import model_of
+    from smtmma.vectors import parse_line
+
+    texts = [x for x in (HW_SAMPLES / name).read_text().splitlines() if x.strip()]
     ok = 0
-    for r in lines:
-        a = [int(x, 16) for x in r["a"]]
-        b = [int(x, 16) for x in r["b"]]
-        if m.a_fmt == "tf32":
-            a, b = [x >> 13 for x in a], [x >> 13 for x in b]
-        ok += reference_dot(m, a, b, int(r["c"], 16)) == int(r["d"], 16)
-    assert ok == len(lines)
+    for n, text in enumerate(texts, 1):
+        v = parse_line(text, n)
+        m = model_of(v.arch, v.instr, v.raw.get("op") or v.op)  # a shape name keeps its own L
+        ok += reference_dot(m, v.a, v.b, v.c, v.scale_a, v.scale_b) == v.d
+    assert ok == len(texts)
 
 
 # ---------------------------------------------------------------------------

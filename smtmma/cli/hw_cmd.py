@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Any
 
 from ..hw.kernels import all_kernels, write_kernels
-from .common import EXIT_OK, _path
+from ..hw.survey import DEFAULT_RANDOM
+from .common import EXIT_OK, _draws, _path, _seed
 from .output import check_output
 
 _HW_EPILOG = """\
@@ -25,6 +26,33 @@ examples:
   smtmma hw kernels --out kernels/ --vendor nvidia --json"""
 
 
+_SURVEY_EPILOG = """\
+For every instruction of the device's architecture (each op family and shape
+of the catalogue: sm90 has 52, mma.sync and wgmma) the survey runs the shipped
+suite of its type (suites/INSTR.jsonl, or vectors chosen on the fly), the open
+questions of suites/open-questions.jsonl and --random vectors, records the
+device's bits and checks them:
+  matched           lines whose D the catalogue's model of that instruction gives
+  model identified  catalogue models (any architecture, run on that shape) that
+                    give every line's D; models equal on every line are one group
+  open questions    the hypothesis each open question's vectors pick
+  surprises         what disagrees with the catalogue, per input kind
+An instruction whose kernel fails to build or launch, or whose replicated
+cells disagree, gets its error and the survey goes on; Ctrl-C keeps what is
+done.  Nothing on this path needs a solver: NumPy, ml_dtypes and CuPy (or HIP).
+DIR gets one JSONL per instruction (test-vector lines with d and gpu: attach
+them to a bug report, or 'smtmma check' them), summary.md and summary.json:
+  {"gpu": {...}, "instructions": [{"arch", "instr", "op", "lines", "matched",
+   "identified": [MODEL, ...], "open_questions": {...}, "error": null | TEXT}]}
+Exit status: 0 every instruction ran and matched its catalogue model, 1 some
+line differs or an instruction failed, 2 nothing could be surveyed.
+
+examples:
+  smtmma hw survey --device cuda -o h100-survey/
+  smtmma hw survey --device sim:sm90 --random 200      rehearse on the simulator
+  smtmma hw survey --device hip --instr f16f32 -o mi300x/"""
+
+
 def add_parser(sub: Any, fmt: type) -> None:
     """Add the ``hw`` subcommand to ``sub`` (the subparsers of ``smtmma``)."""
     p = sub.add_parser("hw", help="hardware kernels: write their sources and manifest",
@@ -36,7 +64,22 @@ def add_parser(sub: Any, fmt: type) -> None:
     k.add_argument("--vendor", choices=["nvidia", "amd"], help="only one vendor's kernels")
     k.add_argument("--json", action="store_true", help="print the manifest as JSON")
     k.set_defaults(func=_cmd_kernels)
-    p.set_defaults(func=lambda args: p.error("a subcommand is required: kernels"))
+    v = hs.add_parser("survey", help="run every instruction of a GPU on suites, open questions and random vectors",
+                      description="First contact with a unit: record what every instruction of the device computes, "
+                      "check it against the catalogue and name the models that explain it.",
+                      epilog=_SURVEY_EPILOG, formatter_class=fmt)
+    v.add_argument("--device", required=True, metavar="DEVICE",
+                   help="cuda[:N], hip[:N], or sim:ARCH to rehearse the survey on the simulator")
+    v.add_argument("-o", "--output", type=_path, metavar="DIR",
+                   help="folder for one JSONL per instruction, summary.md and summary.json (created)")
+    v.add_argument("--instr", action="append", metavar="INSTR",
+                   help="only this instruction type (repeatable; default: every one the architecture has)")
+    v.add_argument("--random", type=_draws, default=DEFAULT_RANDOM, metavar="N",
+                   help=f"random vectors per instruction, of the §3.1.4 kinds (default {DEFAULT_RANDOM})")
+    v.add_argument("--seed", type=_seed, default=0, help="seed of the random vectors (default 0)")
+    v.add_argument("--json", action="store_true", help="print summary.json's object instead of the table")
+    v.set_defaults(func=_cmd_survey)
+    p.set_defaults(func=lambda args: p.error("a subcommand is required: kernels, survey"))
 
 
 def _cmd_kernels(args: argparse.Namespace) -> int:
@@ -50,3 +93,9 @@ def _cmd_kernels(args: argparse.Namespace) -> int:
         print(f"{len(kernels)} kernels written to {args.out} ({', '.join(f'{a}: {n}' for a, n in sorted(per.items()))}); "
               f"manifest: {manifest}")
     return EXIT_OK
+
+
+def _cmd_survey(args: argparse.Namespace) -> int:
+    from .survey_cmd import run_survey
+
+    return run_survey(args)

@@ -195,12 +195,13 @@ def disagreeing_cells(tile: Tile, D: np.ndarray) -> list[tuple[int, int]]:
         raise InputError(f"D has shape {D.shape}, the tile is {tile.shape.m} x {tile.shape.n}")
     if not tile.replicated:
         return []
-    first: dict[tuple[int, int], int] = {}
-    bad = []
-    for i in range(tile.shape.m):
-        for j in range(tile.shape.n):
-            key = (tile.row_perm[i], tile.col_perm[j])
-            v = int(D[i, j])
-            if first.setdefault(key, v) != v:
-                bad.append((i, j))
-    return bad
+    rows = np.asarray(tile.row_perm, dtype=np.int64)
+    cols = np.asarray(tile.col_perm, dtype=np.int64)
+    key = rows[:, None] * (int(cols.max()) + 1) + cols[None, :]  # the dot product each cell computes
+    flat_key, flat_d = key.ravel(), D.ravel()  # row-major: the first cell of a key is its first in (i, j) order
+    _, first = np.unique(flat_key, return_index=True)
+    ref = np.empty(int(flat_key.max()) + 1, dtype=np.int64)
+    ref[flat_key[first]] = first
+    bad = np.nonzero(flat_d != flat_d[ref[flat_key]])[0]
+    n = tile.shape.n
+    return [(int(x) // n, int(x) % n) for x in bad]

@@ -106,8 +106,29 @@ class CudaDevice(Device):
                               f"not model (modelled: {', '.join(f'{a}.{b}' for a, b in ARCH_OF_CC)})")
         self.arch = ARCH_OF_CC[cc]
         self.description = f"{gpu} ({self.arch}, cuda:{index})"
+        self._props = props
+        self._cc = cc
+        self._gpu = gpu
         self._functions: dict[str, Any] = {}
         self._specs: dict[tuple[str, str, Optional[str]], KernelSpec] = {}
+
+    def info(self) -> dict[str, Any]:
+        """The GPU for a report: name, compute capability, driver and runtime versions (CUDA's 12040 = 12.4), CuPy's."""
+        cp = self._cp
+        out: dict[str, Any] = {"name": self._gpu, "compute_capability": f"{self._cc[0]}.{self._cc[1]}",
+                               "index": self.index}
+        for key, call in (("driver", lambda: cp.cuda.runtime.driverGetVersion()),
+                          ("runtime", lambda: cp.cuda.runtime.runtimeGetVersion()),
+                          ("cupy", lambda: cp.__version__),
+                          ("nvrtc", lambda: _nvrtc_version()),
+                          ("memory_bytes", lambda: int(self._props["totalGlobalMem"])),
+                          ("multiprocessors", lambda: int(self._props["multiProcessorCount"])),
+                          ("clock_khz", lambda: int(self._props["clockRate"]))):
+            try:
+                out[key] = call()
+            except Exception:  # a field this CuPy or driver does not give is left out
+                pass
+        return out
 
     # ------------------------------------------------------------ which kernel
 
@@ -232,6 +253,16 @@ def _tiles_per_launch(spec: KernelSpec, issues: int) -> int:
                 + 2 * sh.m * sh.n * container_bits(spec.c_fmt)) // 8 + 1
     per = max(1, LAUNCH_BYTES // per_tile)
     return max(spec.tiles_per_block, per // spec.tiles_per_block * spec.tiles_per_block)
+
+
+def _nvrtc_version() -> str:
+    """NVRTC's version as ``MAJOR.MINOR``."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+    except ImportError:
+        from cupy.cuda import nvrtc  # type: ignore[no-redef]
+    major, minor = nvrtc.getVersion()
+    return f"{major}.{minor}"
 
 
 def _nvrtc_cubin(cp: Any, source: str, name: str, arch: str) -> bytes:

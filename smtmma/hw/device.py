@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..catalogue import ARCHS, lookup, model_of, is_arch_name, split_arch_op
+from ..catalogue import ARCHS, entries, lookup, model_of, is_arch_name, split_arch_op
 from ..errors import InputError, SmtmmaError, UnknownNameError, did_you_mean, unknown_name
 from ..models import Model, parse_model_spec
 from ..check import simulate_with
@@ -90,8 +90,14 @@ class SimDevice(Device):
         self._models: dict[tuple[str, str, str], Model] = {}
 
     def model_for(self, v: TestVector) -> Model:
-        """The model this device runs for vector ``v``'s instruction."""
-        key = (v.arch, v.instr, v.op)
+        """The model this device runs for vector ``v``'s instruction.
+
+        ``sim:ARCH`` runs its default row (``sim:ARCH/OP``: that row), on the
+        vector's instruction shape when the vector's ``op`` names one of this
+        architecture's shapes (the row of that shape, whose L follows k).
+        """
+        raw = v.raw.get("op")
+        key = (v.arch, v.instr, v.op, raw if isinstance(raw, str) else None)
         if key not in self._models:
             if self._spec is not None:
                 try:
@@ -101,10 +107,19 @@ class SimDevice(Device):
             else:
                 assert self.arch is not None
                 try:
-                    self._models[key] = model_of(self.arch, v.instr, self.op)
+                    self._models[key] = model_of(self.arch, v.instr, self.op or self._vector_op(v))
                 except SmtmmaError as e:
                     raise DeviceError(f"device {self.name}: {e}") from None
         return self._models[key]
+
+    def _vector_op(self, v: TestVector) -> Optional[str]:
+        """The instruction shape ``v`` names when this architecture has it, else None (the default row)."""
+        assert self.arch is not None
+        raw = v.raw.get("op")
+        if isinstance(raw, str) and any(raw.strip().lower() == s.name.lower()
+                                        for e in entries(self.arch, v.instr) for s in e.shapes):
+            return raw.strip()
+        return None
 
     def run_arrays(self, arch: str, instr: str, op: Optional[str], a: np.ndarray, b: np.ndarray, c: np.ndarray,
                    scale_a: Optional[np.ndarray] = None, scale_b: Optional[np.ndarray] = None) -> np.ndarray:

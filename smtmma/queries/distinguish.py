@@ -185,6 +185,38 @@ def _comparable(models: Sequence[Model], K: int) -> DotFormula:
     return formula
 
 
+def nan_style_twins(m1: Model, m2: Model) -> bool:
+    """Two FMA chains that differ only in their NaN style (``nan=ieee`` / ``nan=propagate``)."""
+    return m1.kind == m2.kind == "fma" and m1 != m2 and m1.replace(nan=m2.nan) == m2
+
+
+def _fma_step_lemma(models: Sequence[Model], names: Sequence[str], domain: Domain, solver: Optional[str], timeout: float,
+                    seed: int) -> Optional[DistinguishResult]:
+    """Equivalence of two NaN-style twins on finite inputs by induction on the chain (None when a step query is not unsat).
+
+    One FMA step of each gives the same bits for finite a, b and a C that is finite, +inf or -inf (three K=1
+    queries); equal outputs are never NaN there (the two styles return different NaNs), so every C of a chain of
+    finite inputs is finite or infinite, and every step of it agrees.  Holds on any domain of finite inputs.
+    """
+    t0 = time.perf_counter()
+    fmt = get_format(models[0].c_fmt)
+    finite_exp = (1 - fmt.bias, (1 << fmt.exp_bits) - 2 - fmt.bias)  # every finite non-zero exponent (NaN/inf: above)
+    steps = [Domain(), Domain(specials=True, exp=finite_exp, fixed=(("c", fmt.inf_bits()),)),
+             Domain(specials=True, exp=finite_exp, fixed=(("c", fmt.inf_bits(negative=True)),))]
+    first: Optional[DistinguishResult] = None
+    for d in steps:
+        r = _pairwise_distinct(models, names, 1, d, solver, timeout, seed, check_domain=True)
+        if r.verdict != "unsat":
+            return None
+        first = first or r
+    assert first is not None
+    first.domain = domain
+    first.seconds = time.perf_counter() - t0
+    first.reason = ("equivalent by induction on the FMA chain: one step gives the same bits for finite a, b and a C "
+                    "that is finite, +inf or -inf (3 unsat answers at K=1), so no step of finite inputs makes a NaN")
+    return first
+
+
 def _pairwise_distinct(
     models: Sequence[Model],
     names: Sequence[str],
@@ -198,6 +230,11 @@ def _pairwise_distinct(
     confirm: bool = False,
 ) -> DistinguishResult:
     formula = _comparable(models, K)
+    if not domain.specials and K > 1 and nan_style_twins(models[0], models[1]):
+        step = _fma_step_lemma(models, names, domain, solver, timeout, seed)
+        if step is not None:
+            step.K = K
+            return step
     outs = [formula.output(m)[0] for m in models]
     formula.restrict(domain)
     for x, y in itertools.combinations(outs, 2):

@@ -607,3 +607,12 @@ def test_check_batches_many_groups(capsys, tmp_path):
     f = rep["files"][0]
     assert (f["lines"], f["matched"], f["mismatched"], f["no_expectation"]) == (200, 149, 1, 50)
     assert [m["line"] for m in f["mismatches"]] == [102]
+
+
+def test_simulate_runs_the_instruction_named_by_op(capsys):
+    """--op with an instruction name runs that instruction's model: FP8 m16n8k16 on sm90 is two FDPAs of L=8."""
+    args = ("simulate", "--arch", "sm90", "--instr", "e4m3f16", "--a", "1,2,3", "--b", "1,1,1", "--c", "0", "--json")
+    rc, out, _ = run(capsys, *args, "--op", "mma.sync.aligned.m16n8k16")
+    assert rc == 0 and json.loads(out)["model"].startswith("t-fdpa:L=8,") and json.loads(out)["op"] == "mma"
+    rc, out, _ = run(capsys, *args, "--op", "mma")
+    assert rc == 0 and json.loads(out)["model"].startswith("t-fdpa:L=16,")

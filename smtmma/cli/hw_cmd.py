@@ -56,7 +56,8 @@ examples:
 def add_parser(sub: Any, fmt: type) -> None:
     """Add the ``hw`` subcommand to ``sub`` (the subparsers of ``smtmma``)."""
     p = sub.add_parser("hw", help="hardware kernels: write their sources and manifest",
-                       description="The kernels the cuda and hip devices run.", epilog=_HW_EPILOG, formatter_class=fmt)
+                       description="The kernels the cuda and hip devices run, and the survey of a device's every "
+                       "instruction (smtmma hw survey --help).", epilog=_HW_EPILOG, formatter_class=fmt)
     hs = p.add_subparsers(dest="hw_command", metavar="SUBCOMMAND", parser_class=type(p))
     k = hs.add_parser("kernels", help="write every kernel's source and manifest.json", epilog=_HW_EPILOG, formatter_class=fmt)
     k.add_argument("--out", type=_path, required=True, metavar="DIR",

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..catalogue import ARCHS, lookup
+from ..catalogue import ARCHS, lookup, model_of
 from ..check import json_value
 from ..errors import InputError
 from ..formats import format_hex
@@ -81,7 +81,7 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     entry = lookup(args.arch, args.instr, args.op)
-    model = entry.model
+    model = model_of(args.arch, args.instr, args.op)  # an instruction name (--op mma.sync.aligned.m16n8k16) sets its L
     if args.model:
         model = parse_model_spec(args.model, like=model)
     fm = vector_formats(entry)

@@ -302,9 +302,8 @@ def test_identify_names_the_class_of_every_catalogue_entry(instr: str, name: str
         assert sorted(r.models) == sorted(cls)
 
 
-@pytest.mark.parametrize("instr, name", [
-    r if r == ("e4m3f32", "sm90/mma") else pytest.param(*r, marks=pytest.mark.slow)
-    for r in _catalogue_rows() if _fp8_mma(*r)], ids=lambda x: str(x))
+@pytest.mark.slow  # 23 s each: a solver's known limit, documented; identify's verdicts are covered by the fast tests above
+@pytest.mark.parametrize("instr, name", [r for r in _catalogue_rows() if _fp8_mma(*r)], ids=lambda x: str(x))
 def test_fp8_mma_rows_are_undecided_between_the_class_and_neighbours_no_solver_separates(instr: str, name: str) -> None:
     # K = 32, via fp16, lanes interleaved, C added last: zero terms in e_max and no fp16 conversion
     # change nothing there by the model's structure, which the solver does not prove at K = 32 in a minute

@@ -17,7 +17,7 @@ from smtmma.hw.survey import survey, survey_targets
 from smtmma.simulate import simulate_dot
 
 #: Small enough for CI: the full default survey (2000 random vectors) of sm90 runs under -m slow.
-FAST = dict(n_random=10, pool_rows=200)
+FAST = dict(n_random=10, pool_rows=120)
 
 
 @pytest.mark.parametrize("arch", list(ARCHS))

@@ -30,21 +30,13 @@ def run_survey(args: argparse.Namespace) -> int:
     if device.arch is None:
         device.close()
         raise InputError(f"device {args.device} has no architecture to survey: give cuda, hip or sim:ARCH")
-    total = [0]
 
-    def progress(n: int, count: int, name: str) -> None:
-        total[0] = count
-
-    def done(s: InstrSurvey) -> None:
+    def done(n: int, total: int, s: InstrSurvey) -> None:
         what = f"error: {s.error}" if s.error else f"{s.matched}/{s.lines} matched"
-        print(f"[{len(result_so_far) + 1}/{total[0]}] {s.arch} {s.instr} {s.op}: {what} ({s.seconds:.1f} s)",
-              file=sys.stderr, flush=True)
-        result_so_far.append(s)
+        print(f"[{n + 1}/{total}] {s.arch} {s.instr} {s.op}: {what} ({s.seconds:.1f} s)", file=sys.stderr, flush=True)
 
-    result_so_far: list[InstrSurvey] = []
     try:
-        result = survey(device, out, instrs=args.instr, n_random=args.random, seed=args.seed, progress=progress,
-                        done=done)
+        result = survey(device, out, instrs=args.instr, n_random=args.random, seed=args.seed, done=done)
     finally:
         device.close()
     result.command = "smtmma " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None

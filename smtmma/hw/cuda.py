@@ -255,18 +255,8 @@ def _tiles_per_launch(spec: KernelSpec, issues: int) -> int:
     return max(spec.tiles_per_block, per // spec.tiles_per_block * spec.tiles_per_block)
 
 
-def _nvrtc_version() -> str:
-    """NVRTC's version as ``MAJOR.MINOR``."""
-    try:
-        from cupy_backends.cuda.libs import nvrtc
-    except ImportError:
-        from cupy.cuda import nvrtc  # type: ignore[no-redef]
-    major, minor = nvrtc.getVersion()
-    return f"{major}.{minor}"
-
-
-def _nvrtc_cubin(cp: Any, source: str, name: str, arch: str) -> bytes:
-    """SASS (cubin) of ``source`` for ``arch`` (``sm_90a``...) through NVRTC, as CuPy ships it."""
+def _nvrtc() -> Any:
+    """CuPy's NVRTC bindings; DeviceError when this CuPy has none."""
     try:
         from cupy_backends.cuda.libs import nvrtc
     except ImportError:
@@ -274,6 +264,18 @@ def _nvrtc_cubin(cp: Any, source: str, name: str, arch: str) -> bytes:
             from cupy.cuda import nvrtc  # type: ignore[no-redef]  # older CuPy
         except ImportError:
             raise DeviceError("cuda: this CuPy exposes no NVRTC bindings; CuPy >= 12 is needed") from None
+    return nvrtc
+
+
+def _nvrtc_version() -> str:
+    """NVRTC's version as ``MAJOR.MINOR``."""
+    major, minor = _nvrtc().getVersion()
+    return f"{major}.{minor}"
+
+
+def _nvrtc_cubin(cp: Any, source: str, name: str, arch: str) -> bytes:
+    """SASS (cubin) of ``source`` for ``arch`` (``sm_90a``...) through NVRTC, as CuPy ships it."""
+    nvrtc = _nvrtc()
     try:
         prog = nvrtc.createProgram(source, name + ".cu", (), ())
     except Exception as e:

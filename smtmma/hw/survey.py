@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..catalogue import ARCHS, Entry, entries, lookup, model_of, model_on_shape
+from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, model_on_shape
 from ..discriminators.candidates import catalogue_space
 from ..discriminators.selection import select
 from ..errors import InputError, SmtmmaError
@@ -42,6 +42,7 @@ from ..isa import InstrShape
 from ..models import Model
 from ..check import simulate_with
 from ..sampling import draw_operands
+from ..simulate import simulate_dot
 from ..vectors import TestVector, parse_line, read_vectors, vector_formats
 from .device import Device
 from .record import recorded_line
@@ -71,7 +72,7 @@ class SurveyTarget:
     @property
     def model(self) -> Model:
         """The catalogue's model of this row on this shape (L = k when one instruction is one FDPA)."""
-        return model_of(self.entry.arch, self.entry.instr, self.shape.name)
+        return model_on_shape(self.entry, self.shape)
 
     @property
     def K(self) -> int:
@@ -212,68 +213,54 @@ def _hex_list(fmt: Format, bits: Sequence[int]) -> list[str]:
     return [f"{x:0{w}x}" for x in values]
 
 
-def _suite_records(t: SurveyTarget, folder: Optional[Path], seed: int, pool_rows: int) -> tuple[list[dict[str, Any]], str]:
-    """The catalogue-suite vectors for ``t`` (inputs only) and where they came from."""
+def _suite_records(t: SurveyTarget, folder: Optional[Path], seed: int, pool_rows: int,
+                   cands: list[tuple[str, Model]]) -> list[dict[str, Any]]:
+    """The catalogue-suite vectors for ``t`` (inputs only): the shipped suite of its type, else a pool's choice."""
     if folder is not None:
-        for name in (t.entry.instr, *_suite_aliases(t.entry.instr)):
+        for name in (t.entry.instr, *INSTRS[t.entry.instr].aliases):  # e4m3e4m3f32 ships as e4m3f32
             path = folder / f"{name}.jsonl"
             if path.is_file():
-                recs = []
-                for v in read_vectors(path):
-                    recs.append(_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="suite"))
-                return recs, str(path.name)
-    return _pool_suite(t, seed, pool_rows), "chosen from a random pool"
+                return [_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="suite") for v in read_vectors(path)]
+    return _pool_suite(t, seed, pool_rows, cands)
 
 
-def _suite_aliases(instr: str) -> list[str]:
-    """Shipped suite names of an instruction type (``e4m3e4m3f32`` ships as ``e4m3f32``)."""
-    from ..catalogue import INSTRS
-
-    return [a for a in INSTRS[instr].aliases]
-
-
-def _pool_suite(t: SurveyTarget, seed: int, pool_rows: int) -> list[dict[str, Any]]:
+def _pool_suite(t: SurveyTarget, seed: int, pool_rows: int, cands: list[tuple[str, Model]]) -> list[dict[str, Any]]:
     """Pool rows that separate every pair of candidate classes the pool separates (simulation only)."""
-    cands = _candidates(t)
     fm = vector_formats(t.entry)
     rng = np.random.default_rng(seed)
     per = max(1, pool_rows // len(VALIDATION_KINDS))
-    rows: list[tuple] = []
-    for kind in VALIDATION_KINDS:
-        a, b, c, sa, sb = draw_operands(kind, fm.a, fm.b, fm.c, per, t.K, rng, scale_fmt=fm.scale,
-                                        block=fm.block)
-        rows += [(a[i], b[i], c[i], None if sa is None else sa[i], None if sb is None else sb[i]) for i in range(per)]
-    vs = [parse_line(json.dumps(_line(t, *r))) for r in rows]
+    drawn = [draw_operands(kind, fm.a, fm.b, fm.c, per, t.K, rng, scale_fmt=fm.scale, block=fm.block)
+             for kind in VALIDATION_KINDS]
+    a, b, c = (np.concatenate([d[i] for d in drawn]) for i in range(3))
+    sa, sb = (None, None) if drawn[0][3] is None else (np.concatenate([d[i] for d in drawn]) for i in (3, 4))
     outs = []
     for _, m in cands:
         try:
-            outs.append(_simulate(m, vs))
+            outs.append(simulate_dot(m, None, a, b, c, scale_a=sa, scale_b=sb, backend="numpy"))
         except SmtmmaError:
             continue
     if not outs:
         return []
     table = np.unique(np.array(outs, dtype=np.uint64), axis=0)
     chosen = select(table) if len(table) > 1 else [0]
-    return [_line(t, *rows[j], source="suite (pool)") for j in chosen]
+    return [_line(t, a[j], b[j], c[j], None if sa is None else sa[j], None if sb is None else sb[j],
+                  source="suite (pool)") for j in chosen]
 
 
-def _question_records(t: SurveyTarget, folder: Optional[Path]) -> list[dict[str, Any]]:
+def _open_questions(folder: Optional[Path]) -> list[TestVector]:
+    """The vectors of ``folder/open-questions.jsonl`` (none without a folder), read once per survey."""
+    return read_vectors(folder / "open-questions.jsonl") if folder is not None else []
+
+
+def _question_records(t: SurveyTarget, questions: Sequence[TestVector]) -> list[dict[str, Any]]:
     """The open-question lines of this architecture and instruction, when the question's model is this shape's."""
-    if folder is None:
-        return []
     out = []
-    for n, text in enumerate((folder / "open-questions.jsonl").read_text(encoding="utf-8").splitlines(), 1):
-        if not text.strip():
-            continue
-        v = parse_line(text, n)
-        if v.arch != t.entry.arch or v.instr != t.entry.instr or v.op != t.entry.op:
+    for v in questions:
+        if (v.arch, v.instr, v.op) != (t.entry.arch, t.entry.instr, t.entry.op):
             continue
         if model_of(v.arch, v.instr, v.op) != t.model:
             continue  # the hypotheses were computed for another L than this shape's
-        rec = dict(v.raw)
-        rec["op"] = t.shape.name
-        rec["source"] = "open question"
-        out.append(rec)
+        out.append({**v.raw, "op": t.shape.name, "source": "open question"})
     return out
 
 
@@ -307,12 +294,13 @@ def _simulate(model: Model, vs: Sequence[TestVector]) -> np.ndarray:
 
 
 def _survey_one(device: Device, t: SurveyTarget, out_dir: Optional[Path], n_random: int, seed: int,
-                folder: Optional[Path], batch: int, pool_rows: int) -> InstrSurvey:
+                folder: Optional[Path], questions: Sequence[TestVector], batch: int, pool_rows: int) -> InstrSurvey:
     res = InstrSurvey(t.entry.arch, t.entry.instr, t.shape.name, t.entry.op, t.model.describe())
     t0 = time.perf_counter()
     try:
-        suite, _ = _suite_records(t, folder, seed, pool_rows)
-        recs = suite + _question_records(t, folder) + _random_records(t, n_random, seed)
+        cands = _candidates(t)
+        recs = (_suite_records(t, folder, seed, pool_rows, cands) + _question_records(t, questions)
+                + _random_records(t, n_random, seed))
         vs = [parse_line(json.dumps(r), i + 1) for i, r in enumerate(recs)]
         ds: list[int] = []
         fh = None
@@ -330,7 +318,6 @@ def _survey_one(device: Device, t: SurveyTarget, out_dir: Optional[Path], n_rand
                     fh.flush()
         except SmtmmaError as e:
             res.error = str(e)
-            res.lines = len(ds)
             vs = vs[:len(ds)]
         finally:
             if fh is not None:
@@ -349,15 +336,13 @@ def _survey_one(device: Device, t: SurveyTarget, out_dir: Optional[Path], n_rand
                     by[src] = by.get(src, 0) + 1
             res.surprises.append("the catalogue model differs on " + ", ".join(f"{n} {s}" for s, n in by.items()))
         classes: dict[bytes, list[str]] = {}
-        for name, m in _candidates(t):
+        for name, m in cands:
             try:
                 if np.array_equal(_simulate(m, vs), d):
                     classes.setdefault(repr(m).encode(), []).append(name)
             except SmtmmaError:
                 continue
         res.identified = list(classes.values())
-        if not res.own_identified and res.matched == res.lines:
-            res.surprises.append("the catalogue row is not among the candidates")  # cannot happen; kept visible
         for v, dv in zip(vs, ds):
             q = v.raw.get("question")
             if not isinstance(q, str):
@@ -390,11 +375,12 @@ def survey(
     suites: Optional[Path] = None,
     pool_rows: int = POOL_ROWS,
     progress: Optional[Callable[[int, int, str], None]] = None,
-    done: Optional[Callable[[InstrSurvey], None]] = None,
+    done: Optional[Callable[[int, int, InstrSurvey], None]] = None,
 ) -> Survey:
     """Survey every instruction of ``device``'s architecture (see the module docstring).
 
-    ``out_dir`` receives one JSONL per instruction; ``suites`` is the folder of
+    ``progress(n, total, name)`` is called before instruction n runs, ``done(n,
+    total, result)`` after.  ``out_dir`` receives one JSONL per instruction; ``suites`` is the folder of
     shipped suites (default :func:`suites_dir`); ``pool_rows`` random rows are
     drawn to choose a suite for a type that ships none.  Summary files are the
     caller's (:meth:`Survey.markdown`, :meth:`Survey.as_dict`).  Ctrl-C stops
@@ -409,16 +395,17 @@ def survey(
     if device.op:
         targets = [t for t in targets if t.entry.op == device.op or t.shape.name == device.op]
     folder = suites if suites is not None else suites_dir()
+    questions = _open_questions(folder)
     result = Survey(device_info(device), [])
     t0 = time.perf_counter()
     try:
         for n, t in enumerate(targets):
             if progress is not None:
                 progress(n, len(targets), t.name)
-            one = _survey_one(device, t, out_dir, n_random, seed, folder, batch, pool_rows)
+            one = _survey_one(device, t, out_dir, n_random, seed, folder, questions, batch, pool_rows)
             result.instructions.append(one)
             if done is not None:
-                done(one)
+                done(n, len(targets), one)
     except KeyboardInterrupt:
         result.interrupted = True
     result.seconds = time.perf_counter() - t0

@@ -229,12 +229,12 @@ def _pairwise_distinct(
     check_domain: bool = False,
     confirm: bool = False,
 ) -> DistinguishResult:
-    formula = _comparable(models, K)
     if not domain.specials and K > 1 and nan_style_twins(models[0], models[1]):
         step = _fma_step_lemma(models, names, domain, solver, timeout, seed)
         if step is not None:
             step.K = K
             return step
+    formula = _comparable(models, K)
     outs = [formula.output(m)[0] for m in models]
     formula.restrict(domain)
     for x, y in itertools.combinations(outs, 2):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .catalogue import CATALOGUE, lookup, resolve_arch, resolve_instr
 from .compare import ulp_distance
-from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError, UnknownNameError
+from .errors import InputError, InputTypeError, NotRepresentableError, ProvisionalWarning, SmtmmaError, UnknownNameError
 from .formats import FORMATS, get_format
 from .models import Model
 from .simulate import simulate_dot, simulate_mma
@@ -57,5 +57,6 @@ __all__ = [
     "InputTypeError",
     "UnknownNameError",
     "NotRepresentableError",
+    "ProvisionalWarning",
     "__version__",
 ]

@@ -13,11 +13,13 @@ input FTZ; chaining of K > L; which PTX/MFMA shapes run on which datapath.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from . import instr_names
-from .errors import InputError, InputTypeError, UnknownNameError, choices, did_you_mean, unknown_name
+from .errors import (InputError, InputTypeError, ProvisionalWarning, UnknownNameError, choices, did_you_mean, unknown_name,
+                     user_stacklevel)
 from .isa import SHAPES, InstrShape
 from .models import Model
 
@@ -36,17 +38,28 @@ __all__ = [
     "is_arch_name",
     "model_of",
     "model_on_shape",
+    "provisional_warning",
+    "warn_if_provisional",
 ]
 
 
 @dataclass(frozen=True)
 class Arch:
-    """A GPU architecture: compute capability / gfx id, vendor, aliases."""
+    """A GPU architecture: compute capability / gfx id, vendor, aliases.
+
+    ``provisional`` names the vendor documents its rows come from when no
+    recorded hardware output of it exists: shapes and formats are documented,
+    the model parameters are the nearest modelled generation's (``like``), a
+    hypothesis that ``suites/provisional/`` is built to settle.  Empty for
+    architectures modelled from measurements.
+    """
 
     name: str
     vendor: str  # "nvidia" | "amd"
     family: str  # e.g. "Hopper", "CDNA3"
     aliases: tuple[str, ...]
+    provisional: str = ""  # the documents behind a provisional architecture; "" when measured
+    like: str = ""  # a provisional architecture's hypothesis: the modelled architecture its parameters are taken from
 
 
 @dataclass(frozen=True)
@@ -91,10 +104,24 @@ ARCHS: dict[str, Arch] = {
         Arch("sm89", "nvidia", "Ada Lovelace", ("ada", "ada-lovelace", "lovelace", "l40s", "rtx4090")),
         Arch("sm90", "nvidia", "Hopper", ("hopper", "h100", "h200", "gh200")),
         Arch("sm100", "nvidia", "Blackwell", ("blackwell", "b200", "gb200")),
+        # Provisional (no recorded output of them is public; docs/provisional.md): the documents of their shapes,
+        # and the modelled architecture whose parameters are the hypothesis.
+        Arch("sm103", "nvidia", "Blackwell Ultra", ("blackwell-ultra", "b300", "gb300"),
+             provisional="PTX ISA 9.0, tcgen05.mma and mma Target ISA notes (sm_103a)", like="sm100"),
+        Arch("sm110", "nvidia", "Blackwell (Thor)", ("thor", "jetson-thor"),
+             provisional="PTX ISA 9.0, tcgen05.mma and mma Target ISA notes (sm_110a; sm_101a before CUDA 13)", like="sm100"),
         Arch("sm120", "nvidia", "RTX Blackwell", ("rtx-blackwell", "rtx5090", "rtx-pro-6000")),
+        Arch("sm121", "nvidia", "RTX Blackwell (GB10)", ("gb10", "dgx-spark"),
+             provisional="PTX ISA 9.0, mma Target ISA notes (.kind forms on sm_120a and sm_121a)", like="sm120"),
         Arch("gfx908", "amd", "CDNA1", ("cdna1", "mi100")),
         Arch("gfx90a", "amd", "CDNA2", ("cdna2", "mi250x", "mi250", "mi210")),
         Arch("gfx942", "amd", "CDNA3", ("cdna3", "mi300x", "mi300a", "mi300")),
+        Arch("gfx950", "amd", "CDNA4", ("cdna4", "mi350x", "mi355x", "mi350"),
+             provisional="AMD Instinct CDNA4 ISA, matrix arithmetic chapter; LLVM mai-gfx950.s", like="gfx942"),
+        Arch("gfx11", "amd", "RDNA3", ("rdna3", "gfx1100", "gfx1101", "gfx1102", "rx7900xtx", "w7900"),
+             provisional="AMD RDNA3 ISA, WMMA section; LLVM BuiltinsAMDGPU.def (wmma_*_w32)", like="gfx942"),
+        Arch("gfx12", "amd", "RDNA4", ("rdna4", "gfx1200", "gfx1201", "rx9070xt", "rx9070"),
+             provisional="AMD RDNA4 ISA, WMMA section; LLVM BuiltinsAMDGPU.def (wmma_*_w32_gfx12)", like="gfx942"),
     )
 }
 
@@ -285,6 +312,44 @@ def _amd_rows() -> list[Entry]:
     return rows
 
 
+def _provisional_rows(measured: list[Entry]) -> list[Entry]:
+    """The rows of the provisional architectures: documented shapes (isa.SHAPES), the nearest generation's model.
+
+    NVIDIA: sm103 and sm110 are sm100 (tcgen05 and mma), sm121 is sm120, row for row.  AMD: the CDNA3 models
+    of gfx942 (000 T7: TR-FDPA L=4/8, GTR-FDPA L=16, F=24, F2=31, RNE-FP32) are the hypothesis for gfx950's
+    MFMAs and for RDNA3/RDNA4 WMMA; FP16 output rounds RNE to fp16 (the NVIDIA FP16-output choice, T4); the
+    OCP fp8/fp6/fp4 pairs take the fp8 GTR-FDPA; the block-scaled v_mfma_scale forms take Blackwell's ST-FDPA
+    (T4 MXFP8/6/4: L=32, F=25, RZ-FP32), the only block-scaled model there is.
+    """
+    rows: list[Entry] = []
+    for arch in ("sm103", "sm110", "sm121"):
+        like = ARCHS[arch].like
+        for e in measured:
+            if e.arch == like:
+                rows.append(Entry(arch, e.instr, e.op, e.model, f"hypothesis {like} ({e.source}); shapes: {ARCHS[arch].provisional}",
+                                  e.default))
+    cdna3 = {e.instr: e.model for e in measured if e.arch == "gfx942"}
+    for arch in ("gfx950", "gfx11", "gfx12"):
+        for instr, fams in SHAPES[arch].items():
+            i = INSTRS[instr]
+            for op in fams:
+                if instr in cdna3:
+                    model, why = cdna3[instr], f"gfx942 {instr}"
+                elif i.d_fmt == "fp16":
+                    model = cdna3["f16f32"].replace(c_fmt="fp16", d_fmt="fp16", rho="rne-fp16")
+                    why = "gfx942 f16f32, RNE-FP16 output"
+                elif i.scale_fmt is not None:
+                    model = Model("st-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=32, F=25, rho="rz-fp32", block=i.block,
+                                  scale_fmt=i.scale_fmt, nan="nvidia")
+                    why = "sm100 ST-FDPA (T4 MXFP8/6/4)"
+                else:
+                    model = cdna3["fp8fp8f32"].replace(a_fmt=i.a_fmt, b_fmt=i.b_fmt)
+                    why = "gfx942 fp8 GTR-FDPA, OCP operands"
+                src = f"hypothesis {why}" + ("" if "T4" in why else " (T7)") + f"; shapes: {ARCHS[arch].provisional}"
+                rows.append(Entry(arch, instr, op, model, src, True))
+    return rows
+
+
 def _with_shapes(rows: list[Entry]) -> list[Entry]:
     out = []
     for e in rows:
@@ -293,7 +358,8 @@ def _with_shapes(rows: list[Entry]) -> list[Entry]:
     return out
 
 
-CATALOGUE: tuple[Entry, ...] = tuple(_with_shapes(_nvidia_rows() + _amd_rows()))
+_MEASURED = _nvidia_rows() + _amd_rows()
+CATALOGUE: tuple[Entry, ...] = tuple(_with_shapes(_MEASURED + _provisional_rows(_MEASURED)))
 
 _ROWS: dict[tuple[str, str], list[Entry]] = {}
 for _e in CATALOGUE:
@@ -322,7 +388,7 @@ def resolve_arch(name: str) -> str:
         return _ARCH_BY_NAME[key]
     except KeyError:
         raise UnknownNameError(unknown_name("architecture", name, ARCHS, aliases=[a for x in ARCHS.values() for a in x.aliases],
-                                            see="'smtmma list'")) from None
+                                            see="'smtmma list'", limit=20)) from None
 
 
 def split_arch_op(text: str) -> tuple[str, Optional[str]]:
@@ -444,6 +510,24 @@ def model_on_shape(entry: Entry, shape: InstrShape) -> Model:
         per = model.issue // model.L
         return model.replace(L=max(1, shape.k // per), issue=shape.k) if shape.k % per == 0 else model
     return model.replace(L=shape.k) if shape.k < model.L else model
+
+
+def provisional_warning(arch: str) -> str:
+    """The one-line warning for a provisional architecture's results; "" for a measured one."""
+    a = ARCHS[resolve_arch(arch)]
+    if not a.provisional:
+        return ""
+    return (f"provisional: {a.name} ({a.family}) has no recorded hardware output; its model is {a.like}'s as a "
+            f"hypothesis; run `smtmma hw survey` on one")
+
+
+def warn_if_provisional(target: object) -> None:
+    """Issue a :class:`~smtmma.errors.ProvisionalWarning` (at the user's call) when ``target`` names a provisional
+    architecture; nothing for a Model or a measured architecture."""
+    if isinstance(target, str) and is_arch_name(target):
+        text = provisional_warning(split_arch_op(target)[0])
+        if text:
+            warnings.warn(text, ProvisionalWarning, stacklevel=user_stacklevel())
 
 
 def _fmts_text(f: tuple[Optional[str], ...]) -> str:

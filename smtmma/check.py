@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from .catalogue import entries, model_of, resolve_instr
+from .catalogue import ARCHS, entries, model_of, resolve_instr
 from .discriminators.candidates import Space, model_by_name
 from .errors import InputError, InputTypeError, SmtmmaError
 from .formats import Format, format_hex, to_float
@@ -141,6 +141,7 @@ class FileReport:
     expect_disagree: int = 0
     expect_wrong: list[dict[str, Any]] = field(default_factory=list)
     consistent: Optional[list[str]] = None  # candidates agreeing with d on every line with d and expect
+    provisional: list[str] = field(default_factory=list)  # provisional architectures of its lines (no recorded output)
     error: Optional[str] = None  # the file could not be read (or has no test vector); counts are the lines before
 
     @property
@@ -164,6 +165,7 @@ class FileReport:
             "expect_disagree": self.expect_disagree,
             "expect_wrong": self.expect_wrong,
             "consistent": self.consistent,
+            "provisional": self.provisional,
             "error": self.error,
         }
 
@@ -421,6 +423,8 @@ def _consume(
 ) -> None:
     for item in items:
         report.lines += 1
+        if isinstance(item, TestVector) and ARCHS[item.arch].provisional and item.arch not in report.provisional:
+            report.provisional.append(item.arch)
         if isinstance(item, TestVector) and item.expect:
             try:
                 expectations.add(item, expectations.resolve(item))

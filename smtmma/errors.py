@@ -20,6 +20,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "NotRepresentableError",
+    "ProvisionalWarning",
     "check_flag",
     "spell",
     "command_line",
@@ -52,6 +53,10 @@ class InputTypeError(InputError, TypeError):
 
 class NotRepresentableError(InputError):
     """A value that its format cannot hold exactly (too many bits, inexact decimal)."""
+
+
+class ProvisionalWarning(UserWarning):
+    """A result of a provisional architecture's model: documented shapes, a hypothesis no recorded output confirms."""
 
 
 def check_flag(name: str, value: object) -> bool:

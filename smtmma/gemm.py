@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .arrays import check_array_type, check_fits_in_memory, from_patterns, to_patterns, value_dtype
-from .catalogue import ARCHS, lookup, model_of
+from .catalogue import ARCHS, lookup, model_of, warn_if_provisional
 from .errors import InputError, InputTypeError, check_flag, spell
 from .formats import Format, get_format
 from .instr_names import named_shape
@@ -140,6 +140,7 @@ def matmul(
         raise InputError(f"round={round!r} and the scheme's round={sch.round!r} disagree: give one")
     round = round if round is not None else sch.round
     model = model_of(target, instr, op)
+    warn_if_provisional(target)
     kstep = instruction_k(target, instr, op) if k is None else k
     if isinstance(kstep, np.integer):
         kstep = int(kstep)

@@ -30,20 +30,24 @@ from .isa import SHAPES, InstrShape
 
 __all__ = ["FAMILIES", "OpName", "parse_op", "resolve", "named_shape"]
 
-#: Op families (the ``op`` of a catalogue row); ``wmma`` is read as ``mma``.
+#: Op families (the ``op`` of a catalogue row); on NVIDIA ``wmma`` is read as ``mma``, on AMD it is RDNA's WMMA.
 FAMILIES = ("mma", "wgmma", "tcgen05", "wmma", "mfma", "mfma_1k")
+_AMD_FAMILIES = ("mfma", "wmma")
 
 _NV_TYPES = {"f16": "fp16", "f32": "fp32", "f64": "fp64", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3",
              "e5m2": "e5m2", "e2m3": "e2m3", "e3m2": "e3m2", "e2m1": "e2m1", "ue8m0": "ue8m0", "ue4m3": "ue4m3"}
-_AMD_TYPES = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "bf16": "bf16", "xf32": "tf32", "fp8": "e4m3fnuz",
-              "bf8": "e5m2fnuz"}
+#: AMD type tags; fp8/bf8 are FNUZ on CDNA3 and OCP on gfx950 and gfx12 (the same mnemonics: llvm/llvm-project
+#: PR 106160), so a name's fp8 fits either and the architecture's shape table decides.
+_AMD_TYPES: dict[str, tuple[str, ...]] = {"f32": ("fp32",), "f64": ("fp64",), "f16": ("fp16",), "bf16": ("bf16",),
+                                          "xf32": ("tf32",), "fp8": ("e4m3fnuz", "e4m3"), "bf8": ("e5m2fnuz", "e5m2")}
 #: Elements per scale of each scale format (catalogue.INSTRS: MX per 32, NVFP4 per 16).
 _NOISE = {"sync", "aligned", "mma_async", "satfinite", "ws"}  # accepted, no effect on the arithmetic
 _QUALIFIERS = sorted(_NOISE | {"row", "col", "block_scale", "cta_group::1", "cta_group::2", "scale_vec::1X",
                                "scale_vec::2X", "scale_vec::4X", "block16", "block32", *_NV_TYPES})
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
 _KIND = re.compile(r"kind::(\w+)")
-_AMD = re.compile(r"(f32|f64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(xf32|f32|f64|f16|bf16|fp8|bf8)(?:_(fp8|bf8))?(_1k)?")
+_AMD = re.compile(r"(f32|f64|f16)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(xf32|f32|f64|f16|bf16|fp8|bf8|f8f6f4)(?:_(fp8|bf8))?(_1k)?")
+_AMD_PREFIX = re.compile(r"^(?:v_)?(mfma_scale|mfma|wmma)_")
 
 
 @dataclass(frozen=True)
@@ -51,18 +55,19 @@ class OpName:
     """What an instruction name says: family, shape, kind, scales and operand formats (None: not said)."""
 
     text: str
-    family: str  # "mma" | "wgmma" | "tcgen05" | "async" (MMA-Sim d.a.b: wgmma or tcgen05) | "mfma"
+    family: str  # "mma" | "wgmma" | "tcgen05" | "async" (MMA-Sim d.a.b: wgmma or tcgen05) | "mfma" | "wmma" (AMD)
     mnk: Optional[tuple[int, int, int]] = None
     kind: Optional[str] = None
     scaled: bool = False
     block: Optional[int] = None
     scale_vec: Optional[int] = None
     ptx: bool = False
-    fmts: dict[str, Optional[str]] = field(default_factory=dict)  # a, b, c, d, scale -> format
+    fmts: dict[str, object] = field(default_factory=dict)  # a, b, c, d, scale -> format, or a tuple of formats (AMD fp8)
     amd_key: Optional[str] = None
 
 
 def _amd_key(name: str) -> str:
+    """A mnemonic's identity: no ``v_``, no block tag, no underscores; ``wmma``/``scale`` kept (an MFMA has no prefix)."""
     key = name.strip().lower()
     key = key[2:] if key.startswith("v_") else key
     key = key[5:] if key.startswith("mfma_") else key
@@ -76,15 +81,19 @@ def _bad(text: str, why: str) -> InputError:
 def parse_op(text: str) -> Optional[OpName]:
     """The :class:`OpName` of a PTX, MMA-Sim or MFMA spelling; None when ``text`` looks like none of them."""
     key = text.strip().lower()
-    if "mfma" in key or _AMD.fullmatch(key):
-        m = _AMD.fullmatch(key[2:] if key.startswith("v_") else key)
+    prefix = _AMD_PREFIX.match(key)
+    if "mfma" in key or prefix or _AMD.fullmatch(key):
+        family = "wmma" if prefix and prefix.group(1) == "wmma" else "mfma"
+        m = _AMD.fullmatch(key[prefix.end():] if prefix else key[2:] if key.startswith("v_") else key)
         m = m or _AMD.fullmatch(key.split("mfma_", 1)[-1])
-        fmts: dict[str, Optional[str]] = {}
+        fmts: dict[str, object] = {}
         if m:
             d, _, _, _, _, a, b, _ = m.groups()
-            fmts = {"a": _AMD_TYPES[a], "b": _AMD_TYPES[b or a], "c": _AMD_TYPES[d], "d": _AMD_TYPES[d], "scale": None}
+            if a != "f8f6f4":  # f8f6f4: A's and B's types are operands (CBSZ, BLGP), not in the name
+                fmts = {"a": _AMD_TYPES[a], "b": _AMD_TYPES[b or a], "c": _AMD_TYPES[d], "d": _AMD_TYPES[d]}
+            fmts["scale"] = ("ue8m0",) if prefix and prefix.group(1) == "mfma_scale" else None
         mnk = tuple(int(x) for x in m.groups()[1:4]) if m else None
-        return OpName(text, "mfma", mnk=mnk, fmts=fmts, amd_key=_amd_key(key))  # type: ignore[arg-type]
+        return OpName(text, family, mnk=mnk, fmts=fmts, amd_key=_amd_key(key))  # type: ignore[arg-type]
     tokens = key.split(".")
     head = tokens[0]
     if head in ("mma", "wgmma", "tcgen05"):
@@ -152,8 +161,8 @@ def parse_op(text: str) -> Optional[OpName]:
 
 
 def _shape_fits(p: OpName, family: str, s: InstrShape) -> bool:
-    if p.family == "mfma":
-        return family.startswith("mfma") and _amd_key(s.name) == p.amd_key
+    if p.family in _AMD_FAMILIES:
+        return family.startswith(p.family) and _amd_key(s.name) == p.amd_key
     if family != p.family and not (p.family == "async" and family in ("wgmma", "tcgen05")):
         return False
     kind = _KIND.search(s.name)
@@ -172,7 +181,7 @@ def _shape_fits(p: OpName, family: str, s: InstrShape) -> bool:
 def _fmts_fit(p: OpName, instr: object) -> bool:
     f = p.fmts
     have = {"a": instr.a_fmt, "b": instr.b_fmt, "c": instr.c_fmt, "d": instr.d_fmt, "scale": instr.scale_fmt}  # type: ignore[attr-defined]
-    return all(f.get(x) is None or f[x] == have[x] for x in have)
+    return all(f.get(x) is None or have[x] in (f[x] if isinstance(f[x], tuple) else (f[x],)) for x in have)
 
 
 def _types_fit(p: OpName, instr: object, s: InstrShape) -> bool:
@@ -184,7 +193,9 @@ def _types_fit(p: OpName, instr: object, s: InstrShape) -> bool:
 
 def _implied(p: OpName) -> str:
     """What the types of a name say, e.g. ``a fp16, b fp16, c fp32, d fp32``."""
-    return ", ".join(f"{x} {p.fmts[x]}" for x in ("a", "b", "c", "d", "scale") if p.fmts.get(x))
+    def text(v: object) -> str:
+        return " or ".join(v) if isinstance(v, tuple) else str(v)
+    return ", ".join(f"{x} {text(p.fmts[x])}" for x in ("a", "b", "c", "d", "scale") if p.fmts.get(x))
 
 
 def resolve(arch: str, instr: Optional[str], op: str, vendor: str) -> Optional[tuple[str, str, InstrShape]]:
@@ -200,8 +211,8 @@ def resolve(arch: str, instr: Optional[str], op: str, vendor: str) -> Optional[t
     p = parse_op(op)
     if p is None:
         return None
-    if (vendor == "amd") != (p.family == "mfma"):
-        other = "an MFMA name (v_mfma_...)" if p.family == "mfma" else "a PTX name"
+    if (vendor == "amd") != (p.family in _AMD_FAMILIES):
+        other = f"an {p.family.upper()} name (v_{p.family}_...)" if p.family in _AMD_FAMILIES else "a PTX name"
         raise _bad(op, f"{arch} is an {vendor.upper() if vendor == 'amd' else 'NVIDIA'} architecture; this is {other}")
     table = SHAPES.get(arch, {})
     hits = [(i, fam, s) for i, fams in table.items() for fam, shapes in fams.items() for s in shapes
@@ -238,9 +249,10 @@ def _no_shape(arch: str, instr: Optional[str], p: OpName, table: dict[str, dict[
     if not names:
         return InputError(f"op {p.text!r}: {what} has no {family} instructions" + (f" of {_implied(p)}" if p.fmts and not instr else "")
                           + f"; its ops: {choices(fams) or 'none'}")
-    if family == "mfma":
+    if family in _AMD_FAMILIES:
         hint = did_you_mean(p.text.lower(), names)
-        return InputError(f"op {p.text!r}: {what} has no such MFMA; {hint + ' ' if hint else ''}its MFMAs: {choices(names)}")
+        return InputError(f"op {p.text!r}: {what} has no such {family.upper()}; {hint + ' ' if hint else ''}"
+                          f"its {family.upper()}s: {choices(names)}")
     shape = "m{}n{}k{}".format(*p.mnk) if p.mnk else "of this name"
     same = p.mnk and any(s.k == p.mnk[2] and (family != "mma" or (s.m, s.n) == p.mnk[:2])
                          for f, shapes in fams.items() if f == family for s in shapes)

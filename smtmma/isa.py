@@ -44,7 +44,7 @@ class InstrShape:
 # ---------------------------------------------------------------- helpers
 
 _NV_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
-_AMD_SHAPE = re.compile(r"^v_mfma_[a-z0-9]+_(\d+)x(\d+)x(\d+)")
+_AMD_SHAPE = re.compile(r"^v_(?:mfma|mfma_scale|wmma)_[a-z0-9]+_(\d+)x(\d+)x(\d+)")
 
 
 def _mma(*shapes: str, suffix: str = "") -> tuple[InstrShape, ...]:
@@ -68,7 +68,7 @@ def _tcgen05(kind: str, k: int, block_scale: bool = False) -> InstrShape:
 
 
 def _mfma(*names: str) -> tuple[InstrShape, ...]:
-    """AMD MFMA mnemonics; (m, n, k) from the ``MxNxK`` in the name."""
+    """AMD MFMA / WMMA mnemonics; (m, n, k) from the ``MxNxK`` in the name."""
     out = []
     for name in names:
         m, n, k = map(int, _AMD_SHAPE.match(name).groups())  # type: ignore[union-attr]
@@ -193,29 +193,33 @@ def _nvidia() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
     put("sm86", "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM80))
     put("sm89", "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM80, fp8=_FP8))
     # sm_90 and later keep every sm_89 mma.sync form (Target ISA notes say "sm_89 or higher").
-    for arch in ("sm90", "sm100", "sm120"):
+    for arch in ("sm90", "sm100", "sm103", "sm110", "sm120", "sm121"):
         put(arch, "mma", _nv_mma_table(_F16_SM80, ampere=True, f64=_F64_SM90, fp8=_FP8))
 
     # sm_90a wgmma.
     put("sm90", "wgmma", {"tf32f32": _WGMMA_TF32, "bf16f32": _WGMMA_F16, "f16f32": _WGMMA_F16,
                           "f16f16": _WGMMA_F16, **{i: _WGMMA_FP8 for i in _FP8_INSTRS}})
 
-    # sm_100a tcgen05.mma.
-    put("sm100", "tcgen05", {
+    # sm_100a tcgen05.mma; its Target ISA notes list the same .kind forms for sm_103a and sm_110a (sm_101a
+    # before CUDA 13 renamed it), so the provisional sm103/sm110 rows take the same table.
+    tcgen05 = {
         "tf32f32": _TC05_TF32, "bf16f32": _TC05_F16, "f16f32": _TC05_F16, "f16f16": _TC05_F16,
         **{i: _TC05_F16 for i in _F16_MIXED},
         **{i: _TC05_F8F6F4 for i in _FP8_INSTRS + _F6F4_INSTRS},
         **{i: _TC05_MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
         "mxf4f32": _TC05_MXF4, "nvf4f32": _TC05_NVF4, "mxf4b16f32": _TC05_NVF4,
-    })
+    }
+    for arch in ("sm100", "sm103", "sm110"):
+        put(arch, "tcgen05", tcgen05)
 
-    # sm_120a: the .kind forms of mma.sync.
-    put("sm120", "mma", {
-        **{i: _FP8 + _F8F6F4 for i in _FP8_INSTRS},
-        **{i: _F8F6F4 for i in _F6F4_INSTRS},
-        **{i: _MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
-        "mxf4f32": _MXF4 + _MXF4NVF4, "nvf4f32": _MXF4NVF4,
-    })
+    # sm_120a: the .kind forms of mma.sync; the PTX ISA lists sm_121a beside sm_120a for each of them.
+    for arch in ("sm120", "sm121"):
+        put(arch, "mma", {
+            **{i: _FP8 + _F8F6F4 for i in _FP8_INSTRS},
+            **{i: _F8F6F4 for i in _F6F4_INSTRS},
+            **{i: _MXF8F6F4 for i in _MX_F8F6F4_INSTRS},
+            "mxf4f32": _MXF4 + _MXF4NVF4, "nvf4f32": _MXF4NVF4,
+        })
     return out
 
 
@@ -255,7 +259,57 @@ def _cdna3_fp8(a: str, b: str) -> tuple[InstrShape, ...]:
     return _mfma(f"v_mfma_f32_32x32x16_{a}_{b}", f"v_mfma_f32_16x16x32_{a}_{b}")
 
 
+# CDNA4 (gfx950): "AMD Instinct CDNA4 Instruction Set Architecture" (MI350
+# series ISA), matrix arithmetic chapter, cross-checked with LLVM
+# (llvm/test/MC/AMDGPU/mai-gfx950.s: v_mfma_f32_16x16x32_f16 ... accepted on
+# gfx950, refused on gfx940; gfx950-unsupported tests refuse the _xf32 forms).
+# It keeps the CDNA3 f32/f64/f16/bf16 forms, drops XF32, adds 16x16x32 and
+# 32x32x16 f16/bf16, reads its fp8/bf8 MFMAs as OCP e4m3/e5m2 (llvm/llvm-project
+# PR 106160: "gfx12 and some future gfx9 ... OCP 8-bit float formats ...
+# retaining existing opcodes"), and adds v_mfma_f32_{16x16x128,32x32x64}_f8f6f4
+# (A and B each fp8, bf8, fp6 e2m3, bf6 e3m2 or fp4 e2m1, chosen by CBSZ/BLGP)
+# and their block-scaled v_mfma_scale_ forms (E8M0 scale per 32 k).
+
+_CDNA4_F16 = _CDNA3_F16 + _mfma("v_mfma_f32_16x16x32_f16", "v_mfma_f32_32x32x16_f16")
+_CDNA4_BF16 = _CDNA3_BF16 + _mfma("v_mfma_f32_16x16x32_bf16", "v_mfma_f32_32x32x16_bf16")
+_CDNA4_F8F6F4 = _mfma("v_mfma_f32_16x16x128_f8f6f4", "v_mfma_f32_32x32x64_f8f6f4")
+_CDNA4_SCALE = _mfma("v_mfma_scale_f32_16x16x128_f8f6f4", "v_mfma_scale_f32_32x32x64_f8f6f4")
+_OCP8 = {"fp8": "e4m3", "bf8": "e5m2"}
+_OCP_F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+
+# RDNA3 (gfx11) and RDNA4 (gfx12) WMMA: "AMD RDNA3 Instruction Set
+# Architecture" and "AMD RDNA4 Instruction Set Architecture", "Wave Matrix
+# Multiply Accumulate (WMMA)" sections; LLVM clang BuiltinsAMDGPU.def
+# (__builtin_amdgcn_wmma_*_w32).  One 16x16x16 shape; gfx11 and gfx12 take f16
+# and bf16 with f32 or same-type D; gfx12 adds fp8/bf8 (OCP, PR 106160) with f32
+# D.  The bf16-output and integer forms are not modelled (no bf16-output
+# conversion among the models' rho).
+
+_WMMA_F16F32 = _mfma("v_wmma_f32_16x16x16_f16")
+_WMMA_BF16F32 = _mfma("v_wmma_f32_16x16x16_bf16")
+_WMMA_F16F16 = _mfma("v_wmma_f16_16x16x16_f16")
+
+
+def _wmma_fp8(a: str, b: str) -> tuple[InstrShape, ...]:
+    return _mfma(f"v_wmma_f32_16x16x16_{a}_{b}")
+
+
 def _amd() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
+    fp8 = ("fp8", "bf8")
+    gfx950: dict[str, dict[str, tuple[InstrShape, ...]]] = {
+        "f32f32": {"mfma": _CDNA3_F32},
+        "f64f64": {"mfma": _CDNA3_F64},
+        "f16f32": {"mfma": _CDNA4_F16},
+        "bf16f32": {"mfma": _CDNA4_BF16},
+    }
+    for a in _OCP_F8F6F4:
+        for b in _OCP_F8F6F4:
+            names = {v: k for k, v in _OCP8.items()}
+            old = _cdna3_fp8(names[a], names[b]) if a in names and b in names else ()
+            gfx950[f"{a}{b}f32"] = {"mfma": old + _CDNA4_F8F6F4}
+            gfx950[f"mx{a}f32" if a == b else f"mx{a}{b}f32"] = {"mfma": _CDNA4_SCALE}
+    wmma: dict[str, dict[str, tuple[InstrShape, ...]]] = {
+        "f16f32": {"wmma": _WMMA_F16F32}, "bf16f32": {"wmma": _WMMA_BF16F32}, "f16f16": {"wmma": _WMMA_F16F16}}
     return {
         "gfx908": {
             "f32f32": {"mfma": _CDNA12_F32},
@@ -274,10 +328,13 @@ def _amd() -> dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]]:
             "tf32f32": {"mfma": _CDNA3_XF32},
             "f16f32": {"mfma": _CDNA3_F16},
             "bf16f32": {"mfma": _CDNA3_BF16},
-            **{f"{a}{b}f32": {"mfma": _cdna3_fp8(a, b)} for a in ("fp8", "bf8") for b in ("fp8", "bf8")},
+            **{f"{a}{b}f32": {"mfma": _cdna3_fp8(a, b)} for a in fp8 for b in fp8},
         },
+        "gfx950": gfx950,
+        "gfx11": wmma,
+        "gfx12": {**wmma, **{f"{_OCP8[a]}{_OCP8[b]}f32": {"wmma": _wmma_fp8(a, b)} for a in fp8 for b in fp8}},
     }
 
 
-#: SHAPES[arch][instr][family] -> shapes; family is "mma", "wgmma", "tcgen05", "wmma" (NVIDIA) or "mfma", "mfma_1k" (AMD).
+#: SHAPES[arch][instr][family] -> shapes; family is "mma", "wgmma", "tcgen05" (NVIDIA) or "mfma", "mfma_1k", "wmma" (AMD).
 SHAPES: dict[str, dict[str, dict[str, tuple[InstrShape, ...]]]] = {**_nvidia(), **_amd()}

@@ -10,7 +10,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .catalogue import ARCHS, lookup, model_of
+from .catalogue import ARCHS, lookup, model_of, warn_if_provisional
 from .encodings.algebra import Algebra, Int
 from .encodings.concrete import NumpyAlgebra
 from .encodings.efdpa import efdpa
@@ -363,6 +363,7 @@ def simulate_dot(
     if backend not in _BACKENDS:
         raise InputError(f"backend must be one of {', '.join(_BACKENDS)}, got {clip(str(backend))}")
     model = model_of(target, instr, op)
+    warn_if_provisional(target)
     A, B, C, SA, SB = checked_inputs(model, a, b, c, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     n, K = A.shape
@@ -407,6 +408,7 @@ def simulate_mma(
     Scales: scale_a (M, K/block), scale_b (K/block, N).
     """
     model = model_of(target, instr, op)
+    warn_if_provisional(target)
     _check_scales(model, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     Am, Bm, Cm = _as_bits("A", A, fa, 2), _as_bits("B", B, fb, 2), _as_bits("C", C, fc, 2)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from smtmma import __version__
-from smtmma.catalogue import CATALOGUE
+from smtmma.catalogue import ARCHS, CATALOGUE
 from smtmma.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,11 +111,16 @@ def test_list_table(capsys):
     assert lines[0].split() == ["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "ROUNDING", "SOURCE", "SHAPES"]
     assert lines[1].split() == ["sm70", "Volta", "f16f32", "mma", "*", "t-fdpa:L=4,F=23,rho=rz-fp32", "RZ", "F=23", "->",
                                 "RZ", "fp32", "T4", "m8n8k4"]
-    assert lines[-1] == f"{len(CATALOGUE)} rows; * = default op family of (arch, instr)"
-    assert len(lines) == len(CATALOGUE) + 3
+    assert lines[-2] == f"{len(CATALOGUE)} rows; * = default op family of (arch, instr)"
+    assert lines[-1] == ("provisional (sm103, sm110, sm121, gfx950, gfx11, gfx12): no recorded hardware output; documented "
+                         "shapes, the model of sm100, sm120, gfx942 as a hypothesis; run `smtmma hw survey` on one")
+    assert len(lines) == len(CATALOGUE) + 4
     # columns line up: MODEL starts at the same offset on every row
     col = lines[0].index("MODEL")
-    assert all(row[col - 2:col] == "  " for row in lines[1:-2])
+    assert all(row[col - 2:col] == "  " for row in lines[1:-3])
+    provisional = [r for r in lines[1:-3] if "(provisional)" in r]
+    assert {r.split()[0] for r in provisional} == {a for a, x in ARCHS.items() if x.provisional}
+    assert all("hypothesis " in r and "; shapes: " in r for r in provisional)
 
 
 def test_list_filters(capsys):
@@ -142,7 +147,8 @@ def test_list_json(capsys):
     rows = json.loads(out)
     assert len(rows) == len(CATALOGUE)
     assert rows[0] == {
-        "arch": "sm70", "vendor": "nvidia", "family": "Volta", "instr": "f16f32", "op": "mma", "default": True,
+        "arch": "sm70", "vendor": "nvidia", "family": "Volta", "provisional": False, "instr": "f16f32", "op": "mma",
+        "default": True,
         "model": "t-fdpa:L=4,F=23,rho=rz-fp32", "kind": "t-fdpa",
         "formats": {"a": "fp16", "b": "fp16", "c": "fp32", "d": "fp32"}, "source": "T4",
         "shapes": [{"name": "mma.sync.aligned.m8n8k4", "m": 8, "n": 8, "k": 4}],
@@ -153,13 +159,19 @@ def test_list_json(capsys):
     code, out, _ = run(capsys, "list", "--json", "--arch", "mi300x", "--instr", "fp8f32")
     assert [(r["arch"], r["instr"], r["model"]) for r in json.loads(out)] == [
         ("gfx942", "fp8fp8f32", "gtr-fdpa:L=16,F=24,F2=31,rho=rne-fp32")]
+    code, out, _ = run(capsys, "list", "--json", "--arch", "mi355x", "--instr", "mxe2m1f32")
+    (row,) = json.loads(out)
+    assert (row["provisional"], row["hypothesis_from"], row["model"]) == (True, "gfx942", "st-fdpa:L=32,F=25,rho=rz-fp32,block=32")
+    assert row["documents"].startswith("AMD Instinct CDNA4 ISA") and [s["name"] for s in row["shapes"]] == [
+        "v_mfma_scale_f32_16x16x128_f8f6f4", "v_mfma_scale_f32_32x32x64_f8f6f4"]
 
 
 def test_list_unknown_arch(capsys):
     code, out, err = run(capsys, "list", "--arch", "sm99")
     assert code == 2 and out == ""
     assert_one_line_error(err, "unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75, sm80, sm86, "
-                               "sm89, sm90, sm100, sm120, gfx908, gfx90a, gfx942 (and aliases: see 'smtmma list')")
+                               "sm89, sm90, sm100, sm103, sm110, sm120, sm121, gfx908, gfx90a, gfx942, gfx950, gfx11, gfx12 "
+                               "(and aliases: see 'smtmma list')")
 
 
 # ---------------------------------------------------------------- simulate
@@ -277,8 +289,8 @@ def test_simulate_block_scaled(capsys):
     "args, message",
     [
         (("--arch", "sm99", "--instr", "f16f32", "--a", "1", "--b", "1", "--c", "0"),
-         "unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75, sm80, sm86, sm89, sm90, sm100, sm120, "
-         "gfx908, gfx90a, gfx942 (and aliases: see 'smtmma list')"),
+         "unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75, sm80, sm86, sm89, sm90, sm100, sm103, sm110, sm120, sm121, "
+         "gfx908, gfx90a, gfx942, gfx950, gfx11, gfx12 (and aliases: see 'smtmma list')"),
         (("--arch", "sm90", "--instr", "f17", "--a", "1", "--b", "1", "--c", "0"),
          "unknown instruction 'f17'; "),
         (("--arch", "sm70", "--instr", "bf16f32", "--a", "1", "--b", "1", "--c", "0"),

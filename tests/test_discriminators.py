@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import smtmma
-from smtmma.catalogue import entries, lookup, model_of
+from smtmma.catalogue import ARCHS, entries, lookup, model_of
 from smtmma.discriminators.candidates import (
     STRUCTURAL, Space, catalogue_space, explicit_space, grid_space, inconsistency, model_by_name, parse_grid)
 from smtmma.discriminators.classes import Evaluated, discover_classes, evaluate_pool, partition, suite_length
@@ -270,7 +270,7 @@ def test_suite_length_covers_every_instruction_and_fdpa() -> None:
 
 def _catalogue_rows() -> list[tuple[str, str]]:
     return [(instr, e.arch if e.default else f"{e.arch}/{e.op}") for instr in SUITE_INSTRS
-            for e in entries(instr=instr)]
+            for e in entries(instr=instr) if not ARCHS[e.arch].provisional]  # their models are measured rows'; see test_provisional
 
 
 _POOLS: dict[str, tuple[Space, Evaluated]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -13,23 +14,56 @@ from smtmma.catalogue import ARCHS, lookup, model_of
 from smtmma.check import check_files
 from smtmma.cli import main
 from smtmma.hw.device import SimDevice, open_device
-from smtmma.hw.survey import survey, survey_targets
+from smtmma.discriminators.provisional import PROVISIONAL_SUITES, suite_file
+from smtmma.hw.survey import InstrSurvey, survey, survey_targets
+from smtmma.vectors import read_vectors
 from smtmma.simulate import simulate_dot
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
 
 #: Small enough for CI: the full default survey (2000 random vectors) of sm90 runs under -m slow.
 FAST = dict(n_random=10, pool_rows=120)
 
 
-@pytest.mark.parametrize("arch", list(ARCHS))
-def test_every_architecture_is_identified_as_its_own_catalogue_model(arch: str, tmp_path: Path) -> None:
-    result = survey(open_device(f"sim:{arch}"), tmp_path, **FAST)  # type: ignore[arg-type]
-    assert [(s.instr, s.op) for s in result.instructions] == [(t.entry.instr, t.shape.name) for t in survey_targets(arch)]
+MEASURED = [a for a, x in ARCHS.items() if not x.provisional]
+PROVISIONAL = [a for a, x in ARCHS.items() if x.provisional]
+
+
+def _identifies_itself(arch: str, tmp_path: Path, instrs: Optional[list[str]] = None) -> list[InstrSurvey]:
+    result = survey(open_device(f"sim:{arch}"), tmp_path, instrs=instrs, **FAST)  # type: ignore[arg-type]
+    assert [(s.instr, s.op) for s in result.instructions] == [(t.entry.instr, t.shape.name)
+                                                              for t in survey_targets(arch, instrs)]
     for s in result.instructions:
         assert s.error is None and s.lines > 10 and s.matched == s.lines, (s.instr, s.op, s.error)
         assert s.own_identified, (s.instr, s.op, s.identified)
         assert not s.surprises
     files = sorted(p.name for p in tmp_path.glob("*.jsonl"))
     assert len(files) == len(result.instructions)
+    return result.instructions
+
+
+@pytest.mark.parametrize("arch", MEASURED)
+def test_every_architecture_is_identified_as_its_own_catalogue_model(arch: str, tmp_path: Path) -> None:
+    _identifies_itself(arch, tmp_path)
+
+
+@pytest.mark.parametrize("arch", PROVISIONAL)
+def test_a_provisional_architecture_runs_its_suite_and_names_its_hypothesis(arch: str, tmp_path: Path) -> None:
+    """The first instruction type with a shipped provisional suite: that suite runs, and the device (the hypothesis
+    itself) is named with the measured row it was taken from."""
+    instr = PROVISIONAL_SUITES[arch][0]
+    for s in _identifies_itself(arch, tmp_path, [instr]):
+        lines = [json.loads(x) for x in (tmp_path / f"{arch}-{s.instr}-{s.op}.jsonl").read_text().splitlines()]
+        suite = read_vectors(suite_file(SUITES, arch, instr))
+        assert sum(ln["source"] == "provisional suite" for ln in lines) == len(suite)
+        (own,) = [c for c in s.identified if arch in c]
+        assert any(n.split("/")[0] == ARCHS[arch].like for n in own), own
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", PROVISIONAL)
+def test_every_provisional_instruction_is_identified_as_its_own_row(arch: str, tmp_path: Path) -> None:
+    _identifies_itself(arch, tmp_path)
 
 
 def test_cli_writes_recordings_and_summaries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

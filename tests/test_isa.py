@@ -9,7 +9,7 @@ import pytest
 from smtmma.catalogue import ARCHS, CATALOGUE, INSTRS
 from smtmma.isa import SHAPES, InstrShape
 
-FAMILIES = {"nvidia": {"mma", "wgmma", "tcgen05", "wmma"}, "amd": {"mfma", "mfma_1k"}}
+FAMILIES = {"nvidia": {"mma", "wgmma", "tcgen05", "wmma"}, "amd": {"mfma", "mfma_1k", "wmma"}}
 
 # (arch, instr, family) in SHAPES with no catalogue row yet: PTX mma.sync on
 # sm_90/sm_100 for FP8 (rows to be added to the catalogue later).
@@ -69,7 +69,11 @@ def test_dimensions_positive_and_names_unique():
                 assert len(names) == len(set(names)), (arch, instr, family, names)
 
 
-_AMD = re.compile(r"^v_mfma_(f32|f64)_(\d+)x(\d+)x(\d+)(_\d+b)?(_?(f32|f64|f16|bf16|xf32|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8))(_1k)?$")
+_AMD = re.compile(r"^v_(?:mfma|mfma_scale|wmma)_(f32|f64|f16)_(\d+)x(\d+)x(\d+)(_\d+b)?"
+                  r"(_?(f32|f64|f16|bf16|xf32|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8|f8f6f4))(_1k)?$")
+#: the OCP fp8 types of gfx950 and gfx12 keep the CDNA3 mnemonics' fp8/bf8 tags (llvm/llvm-project PR 106160)
+_OCP_TAG = {"e4m3": "fp8", "e5m2": "bf8"}
+_F8F6F4_OCP = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 
 
 def test_amd_names_parse_back():
@@ -80,7 +84,7 @@ def test_amd_names_parse_back():
         assert mt, s.name
         assert tuple(int(x) for x in mt.group(2, 3, 4)) == (s.m, s.n, s.k), s
         assert (mt.group(8) == "_1k") == (family == "mfma_1k"), s
-        if arch == "gfx942":  # CDNA3 spells the type after an underscore and has no _1k
+        if arch in ("gfx942", "gfx950", "gfx11", "gfx12"):  # CDNA3 on spell the type after an underscore, no _1k
             assert mt.group(6).startswith("_") and mt.group(8) is None, s
         else:
             assert not mt.group(6).startswith("_") and mt.group(5) is None, s
@@ -91,11 +95,19 @@ def test_amd_operand_type_in_name():
     for arch, instr, family, s in _all_shapes():
         if ARCHS[arch].vendor != "amd":
             continue
-        ty = _AMD.match(s.name).group(7)  # type: ignore[union-attr]
-        if instr in want:
-            assert ty == want[instr], s
-        else:  # fp8fp8f32 -> fp8_fp8
+        mt = _AMD.match(s.name)
+        ty = mt.group(7)  # type: ignore[union-attr]
+        i = INSTRS[instr]
+        assert mt.group(1) == {"fp32": "f32", "fp64": "f64", "fp16": "f16"}[i.d_fmt], s  # type: ignore[union-attr]
+        if instr in want or instr == "f16f16":
+            assert ty == want.get(instr, "f16"), s
+        elif ty == "f8f6f4":  # gfx950: A's and B's types are operands (CBSZ, BLGP); scale forms for the MX types
+            assert arch == "gfx950" and {i.a_fmt, i.b_fmt} <= set(_F8F6F4_OCP), s
+            assert s.name.startswith("v_mfma_scale_") == (i.scale_fmt == "ue8m0"), s
+        elif arch == "gfx942":  # fp8fp8f32 -> fp8_fp8
             assert ty == f"{instr[:3]}_{instr[3:6]}", s
+        else:  # OCP e4m3e5m2f32 -> fp8_bf8
+            assert ty == f"{_OCP_TAG[i.a_fmt]}_{_OCP_TAG[i.b_fmt]}", s
 
 
 _NV = re.compile(r"^(mma\.sync\.aligned|wgmma\.mma_async\.sync\.aligned)\.m(\d+)n(\d+)k(\d+)")
@@ -120,7 +132,7 @@ def test_nvidia_names_match_shape():
         if family == "wgmma":
             assert arch == "sm90" and s.m == 64 and s.n % 8 == 0 and 8 <= s.n <= 256, s
         if ".kind::" in s.name:
-            assert arch == "sm120", s
+            assert arch in ("sm120", "sm121"), s
 
 
 @pytest.mark.parametrize(

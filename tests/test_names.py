@@ -89,7 +89,7 @@ def test_bad_names_are_one_line_errors(arch: str, instr: str, op: str, fragment:
 @pytest.mark.parametrize(
     "call, fragment",
     [
-        (lambda: resolve_arch("hoper"), "unknown architecture 'hoper'; did you mean hopper?"),
+        (lambda: resolve_arch("hoper"), "unknown architecture 'hoper'; did you mean hopper or thor?"),
         (lambda: resolve_arch("blackwel"), "did you mean blackwell"),
         (lambda: resolve_instr("bf16f3"), "did you mean bf16f32"),
         (lambda: lookup("sm90", "f16f32", "wgmmma"), "valid: mma, wgmma"),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+import smtmma
 from smtmma.check import check_files
+from smtmma.discriminators.provisional import PROVISIONAL_SUITES, provisional_space, suite_file
 from smtmma.discriminators.candidates import catalogue_space
 from smtmma.discriminators.questions import QUESTIONS
 from smtmma.discriminators.suite import build_suite
@@ -66,3 +69,51 @@ def test_open_questions_split_their_hypotheses() -> None:
         assert set(v.raw["hypotheses"]) == set(v.expect)
     names = {q.name for q in QUESTIONS}
     assert names == {"zero-products-in-emax", "zero-c-in-emax", "sign-of-zero-sum", "alignment-floor-133", "amd-nan-pattern"}
+
+
+# ---------------------------------------------------------------- provisional architectures (suites/provisional/)
+
+PROVISIONAL_FILES = [(a, i) for a, instrs in PROVISIONAL_SUITES.items() for i in instrs]
+
+
+def test_every_provisional_suite_is_shipped_and_no_other() -> None:
+    want = {suite_file(SUITES, a, i).name for a, i in PROVISIONAL_FILES}
+    assert {p.name for p in (SUITES / "provisional").glob("*.jsonl")} == want
+
+
+#: One suite per provisional architecture in CI (its first type); every suite under -m slow.
+FIRST_FILES = [(a, instrs[0]) for a, instrs in PROVISIONAL_SUITES.items()]
+
+
+@pytest.mark.parametrize("files", [pytest.param(FIRST_FILES, id="first-of-each-arch"),
+                                   pytest.param(PROVISIONAL_FILES, id="all", marks=pytest.mark.slow)])
+def test_provisional_suites_hold_their_space_and_the_models_outputs(files: list[tuple[str, str]]) -> None:
+    """Every line's expect names exactly the candidates of the row's space and is each candidate's output (simulated
+    again by check); the vectors split the classes they show within ceil(log2 M) + 1 vectors."""
+    report = check_files([suite_file(SUITES, a, i) for a, i in files])
+    assert report.errors == 0 and report.expect_disagree == 0
+    for (arch, instr), f in zip(files, report.files):
+        assert f.expect_lines == f.lines > 0 and f.expect_checked > 0 and f.provisional == [arch]
+        vs = read_vectors(suite_file(SUITES, arch, instr))
+        names = provisional_space(arch, instr).names
+        assert all(list(v.expect) == names and v.arch == arch for v in vs), (arch, instr)
+        classes = len({tuple(v.expect[n] for v in vs) for n in names})
+        assert len(vs) <= math.ceil(math.log2(classes)) + 1, (arch, instr, len(vs), classes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch,instr", PROVISIONAL_FILES)
+def test_shipped_provisional_suite_is_what_the_generator_writes(arch: str, instr: str) -> None:
+    shipped = suite_file(SUITES, arch, instr).read_text().splitlines()
+    assert shipped == GEN.provisional_lines(arch, instr), f"{arch}-{instr} is stale: run python suites/generate.py --provisional"
+
+
+def test_a_recorded_run_of_a_provisional_suite_names_the_grid_point() -> None:
+    """A B300 that rounds its FP16 sums to nearest instead of toward zero (a grid neighbour, played by the simulator)
+    is named by that spec alone on the shipped sm103 f16f32 suite."""
+    space = provisional_space("sm103", "f16f32")
+    truth = space.by_name("t-fdpa:L=16,F=25,rho=rne-fp32")
+    vs = read_vectors(suite_file(SUITES, "sm103", "f16f32"))
+    got = [int(smtmma.simulate_dot(truth.model, None, [v.a], [v.b], [v.c])[0]) for v in vs]
+    fits = [n for n in space.names if all(v.expect[n] == d for v, d in zip(vs, got))]
+    assert fits == ["t-fdpa:L=16,F=25,rho=rne-fp32"]

@@ -190,6 +190,8 @@ FP8_OP = {"Hopper": "wgmma", "Blackwell": "tcgen05"}
 
 def in_table8(e: Entry) -> bool:
     """True if Table 8 states the result of catalogue row ``e``."""
+    if ARCHS[e.arch].provisional:
+        return False  # no paper measured them (docs/provisional.md)
     if INSTRS[e.instr].scale_fmt is not None:
         return False  # block-scaled (MX/NVFP4): not in Table 8
     fa, fb, _, _ = instr_formats(e.instr)

@@ -92,7 +92,7 @@ def test_tcgen05_f16_bf16_mixes() -> None:
     """T4 Blackwell BF16/FP16 -> FP32 (L=16, F=25, RZ) on tcgen05 only, with the bf16 row's alignment floor (003)."""
     for instr, a, b in (("f16bf16f32", "fp16", "bf16"), ("bf16f16f32", "bf16", "fp16")):
         rows = [e for e in CATALOGUE if e.instr == instr]
-        assert [(e.arch, e.op, e.default) for e in rows] == [("sm100", "tcgen05", True)]
+        assert [(e.arch, e.op, e.default) for e in rows] == [(a, "tcgen05", True) for a in ("sm100", "sm103", "sm110")]
         m = rows[0].model
         assert (m.kind, m.a_fmt, m.b_fmt, m.L, m.F, m.rho, m.emax_floor) == ("t-fdpa", a, b, 16, 25, "rz-fp32", -133)
         assert m.emax_floor == lookup("sm100", "bf16f32", "tcgen05").model.emax_floor

@@ -158,7 +158,8 @@ def test_too_many_bits_is_not_representable_error():
 def test_unknown_arch_lists_valid_names():
     msg = str(error_of(line_with(arch="sm99")))
     assert msg == ("line 7: arch: unknown architecture 'sm99'; did you mean sm90 or sm89? valid: sm70, sm75, sm80, sm86, "
-                   "sm89, sm90, sm100, sm120, gfx908, gfx90a, gfx942 (and aliases: see 'smtmma list')")
+                   "sm89, sm90, sm100, sm103, sm110, sm120, sm121, gfx908, gfx90a, gfx942, gfx950, gfx11, gfx12 "
+                   "(and aliases: see 'smtmma list')")
     assert "\n" not in msg
 
 

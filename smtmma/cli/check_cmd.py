@@ -7,7 +7,7 @@ import json
 import sys
 from typing import IO, Any, Union
 
-from ..catalogue import split_arch_op
+from ..catalogue import provisional_warning, split_arch_op
 from ..check import AgainstReport, CheckReport, FileReport, InstrCounts, check_against, check_files
 from ..errors import InputError, SmtmmaError
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, _non_negative, _print_error
@@ -164,6 +164,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             _print_file_report(r, sys.stdout)
         if len(report.files) > 1:
             print(_total_line(report))
+    for arch in dict.fromkeys(a for r in report.files for a in r.provisional):
+        print(f"smtmma: warning: {provisional_warning(arch)}", file=sys.stderr)
     _print_errors(report)
     return exit_status(report)
 

@@ -21,6 +21,10 @@ F2=31 -> RNE fp32' (CDNA3) also rounds the sum and c down, toward -inf, inside,
 and D to nearest, ties to even, at the end; '+C RNE': C added last with one
 more rounding; 'per op' / 'per FMA': every operation rounds), source (table
 or experiment), shapes (mMnNkK of the instructions that run on this datapath).
+A family marked '(provisional)' is a unit no recorded output is public of
+(sm103, sm110, sm121, gfx950, gfx11, gfx12): its shapes and formats come from
+the vendor's ISA documents, its model is the nearest modelled generation's, a
+hypothesis; 'smtmma hw survey' on one runs the suite that settles it.
 --json gives each object "rounding" (the same in words) and "rounding_short"
 (the column).
 
@@ -29,7 +33,8 @@ examples:
   smtmma list --arch hopper            one architecture (names or aliases: sm90, hopper, h100)
   smtmma list --instr e4m3f32          one instruction type on every architecture
   smtmma list --arch mi300x --json     as a JSON list of objects
-  smtmma list --arch cdna3             CDNA3 rounds its sums down inside, and D to nearest"""
+  smtmma list --arch cdna3             CDNA3 rounds its sums down inside, and D to nearest
+  smtmma list --arch mi355x            CDNA4: provisional rows (documented shapes, CDNA3's model)"""
 
 
 def add_parser(sub: Any, fmt: type) -> None:
@@ -53,6 +58,8 @@ def _entry_dict(e: Entry) -> dict[str, Any]:
         "arch": e.arch,
         "vendor": ARCHS[e.arch].vendor,
         "family": ARCHS[e.arch].family,
+        "provisional": bool(ARCHS[e.arch].provisional),
+        **({"documents": ARCHS[e.arch].provisional, "hypothesis_from": ARCHS[e.arch].like} if ARCHS[e.arch].provisional else {}),
         "instr": e.instr,
         "op": e.op,
         "default": e.default,
@@ -89,9 +96,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
     table = [["ARCH", "FAMILY", "INSTR", "OP", "MODEL", "ROUNDING", "SOURCE", "SHAPES"]]
     for e in rows:
         op = e.op + (" *" if e.default else "")
-        table.append([e.arch, ARCHS[e.arch].family, e.instr, op, e.model.describe(), e.model.rounding_summary(short=True),
+        family = ARCHS[e.arch].family + (" (provisional)" if ARCHS[e.arch].provisional else "")
+        table.append([e.arch, family, e.instr, op, e.model.describe(), e.model.rounding_summary(short=True),
                       e.source,
                       " ".join(_shape_names(e)) or "-"])
     _table(table, sys.stdout)
     print(f"\n{len(rows)} rows; * = default op family of (arch, instr)")
+    shown = [a for a in dict.fromkeys(e.arch for e in rows) if ARCHS[a].provisional]
+    if shown:
+        print(f"provisional ({', '.join(shown)}): no recorded hardware output; documented shapes, the model of "
+              f"{', '.join(dict.fromkeys(ARCHS[a].like for a in shown))} as a hypothesis; run `smtmma hw survey` on one")
     return EXIT_OK

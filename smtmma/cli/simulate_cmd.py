@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..catalogue import ARCHS, lookup, model_of
+from ..catalogue import ARCHS, lookup, model_of, warn_if_provisional
 from ..check import json_value
 from ..errors import InputError
 from ..formats import format_hex
@@ -82,6 +82,7 @@ def add_parser(sub: Any, fmt: type) -> None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     entry = lookup(args.arch, args.instr, args.op)
     model = model_of(args.arch, args.instr, args.op)  # an instruction name (--op mma.sync.aligned.m16n8k16) sets its L
+    warn_if_provisional(args.arch)
     if args.model:
         model = parse_model_spec(args.model, like=model)
     fm = vector_formats(entry)

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
-from ..catalogue import entries, resolve_instr, is_arch_name, split_arch_op
+from ..catalogue import ARCHS, entries, resolve_instr, is_arch_name, split_arch_op
 from ..discriminators.candidates import Space, catalogue_space, explicit_space, grid_space, parse_grid
+from ..discriminators.provisional import provisional_space
 from ..errors import InputError, UnknownNameError
 from ..models import FLAGS, canonical_kind
 from .common import _draws, _k_length, _positive_float, _seed
+
+#: Words --candidates takes besides architectures and specs.
+_KEYWORDS = ("catalogue", "provisional")
 
 SPACE_HELP = """\
 candidates (default: the catalogue):
@@ -25,6 +29,10 @@ candidates (default: the catalogue):
                                     (E-FDPA, FMA chain, FTZ-AddMul P=2/4, T-, TR-, GTR-FDPA);
                                     points inconsistent with the instruction's formats
                                     are dropped (listed with --json)
+  --candidates provisional --like gfx950
+                                    a provisional architecture's space: its hypothesis, the
+                                    structural grid around it and the measured rows of its
+                                    vendor (the space of suites/provisional/ARCH-INSTR.jsonl)
   --like ARCH                       architecture whose formats and parameters specs take
                                     (default: the first architecture named, else the
                                     instruction's first catalogue architecture)
@@ -89,8 +97,8 @@ def check_space_options(candidates: Optional[list[str]], grids: Optional[list[st
     if candidates is not None and not tokens:
         raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
     for t in tokens:
-        if t.lower() != "catalogue" and not is_arch_name(t) and canonical_kind(t) is None:
-            raise UnknownNameError(f"candidate {t!r}: neither 'catalogue', an architecture (ARCH or ARCH/OP) "
+        if t.lower() not in _KEYWORDS and not is_arch_name(t) and canonical_kind(t) is None:
+            raise UnknownNameError(f"candidate {t!r}: neither 'catalogue', 'provisional', an architecture (ARCH or ARCH/OP) "
                                    f"nor a model spec (KIND:PARAM=V,...)")
     for g in grids or []:
         parse_grid(g)
@@ -112,7 +120,11 @@ def build_space(instr: str, candidates: Optional[list[str]], grids: Optional[lis
     if candidates is not None and not tokens:
         raise InputError("--candidates is empty: give 'catalogue' or architectures / model specs")
     wants_catalogue = (not tokens and not grids) or any(t.lower() == "catalogue" for t in tokens)
-    explicit = [t for t in tokens if t.lower() != "catalogue"]
+    wants_provisional = any(t.lower() == "provisional" for t in tokens)
+    explicit = [t for t in tokens if t.lower() not in _KEYWORDS]
+    if wants_provisional and not like:
+        raise InputError("--candidates provisional needs --like ARCH, a provisional architecture "
+                         f"({', '.join(a for a, x in ARCHS.items() if x.provisional)})")
     if lenient:
         explicit = [t for t in explicit if not is_arch_name(t) or _has(t, instr)]
         if like and not _has(like, instr):
@@ -120,6 +132,8 @@ def build_space(instr: str, candidates: Optional[list[str]], grids: Optional[lis
     # one base for every part: --like, else the first architecture named that has the instruction
     like = like or next((t for t in explicit if is_arch_name(t) and _has(t, instr)), None)
     spaces: list[Space] = []
+    if wants_provisional:
+        spaces.append(provisional_space(like, instr))  # type: ignore[arg-type]
     if wants_catalogue:
         try:
             spaces.append(catalogue_space(instr, vendor=vendor, like=like))

@@ -81,6 +81,7 @@ def entry_name(e: Entry) -> str:
 
 def _base_arch(instr: str, like: Optional[str]) -> str:
     rows = entries(instr=instr)
+    measured = [e for e in rows if not ARCHS[e.arch].provisional]
     if not rows:
         raise UnknownNameError(f"no architecture has instruction {instr}")
     if like:
@@ -89,18 +90,23 @@ def _base_arch(instr: str, like: Optional[str]) -> str:
             have = ", ".join(dict.fromkeys(e.arch for e in rows))
             raise UnknownNameError(f"{spell('like', like)}: {arch} has no instruction {instr}; architectures with it: {have}")
         return arch
-    return rows[0].arch
+    return (measured or rows)[0].arch
 
 
-def catalogue_space(instr: str, *, vendor: Optional[str] = None, like: Optional[str] = None) -> Space:
+def catalogue_space(instr: str, *, vendor: Optional[str] = None, like: Optional[str] = None,
+                    provisional: bool = False) -> Space:
     """Every catalogue entry (architecture x op family) of ``instr``, optionally of one vendor.
 
-    The base architecture (of the vectors' ``arch``) is ``like``, else the first entry's.
+    Rows of provisional architectures (no recorded output; a measured row's model as hypothesis) join only with
+    ``provisional=True``.  The base architecture (of the vectors' ``arch``) is ``like``, else the first entry's.
     """
     i = resolve_instr(instr)
-    rows = [e for e in entries(instr=i) if vendor is None or ARCHS[e.arch].vendor == vendor]
+    rows = [e for e in entries(instr=i) if (vendor is None or ARCHS[e.arch].vendor == vendor)
+            and (provisional or not ARCHS[e.arch].provisional)]
     if not rows:
-        raise UnknownNameError(f"no {vendor + ' ' if vendor else ''}architecture has instruction {i}")
+        only = [a for a in dict.fromkeys(e.arch for e in entries(instr=i)) if vendor is None or ARCHS[a].vendor == vendor]
+        raise UnknownNameError(f"no {vendor + ' ' if vendor else ''}architecture has instruction {i}"
+                               + (f" but the provisional {', '.join(only)} (no recorded output)" if only else ""))
     cands = [Candidate(entry_name(e), e.model, e.arch, e.op) for e in rows]
     return Space(i, _base_arch(i, like) if like else rows[0].arch, cands)
 
@@ -143,7 +149,9 @@ def explicit_space(tokens: Sequence[str], instr: str, *, like: Optional[str] = N
 def spec_name(model: Model, like: Model) -> str:
     """A spec that parses back to ``model`` against ``like``: its description, plus ``nan=`` when the two differ there."""
     name = model.describe()
-    return name + (f",nan={model.nan}" if model.nan != like.nan else "")
+    if model.nan == like.nan or "nan=" in name:
+        return name
+    return name + ("," if ":" in name else ":") + f"nan={model.nan}"
 
 
 def model_by_name(name: str, instr: str, arch: str, op: Optional[str] = None) -> Model:

@@ -5,7 +5,9 @@ outputs, so V vectors can tell at most (outputs per vector)^V classes apart
 and never fewer than ceil(log2 M) vectors suffice for M classes when each
 vector splits in two.  :func:`select` picks greedily, at each step the pool
 row that separates the most pairs of classes still together (ties: the one
-that splits into more groups), then drops rows the others make redundant.
+that splits into more groups), then drops rows the others make redundant;
+when that takes more than a given ``target`` number of rows, a beam search
+(the best few partial choices kept at each step) looks for ``target`` rows.
 """
 
 from __future__ import annotations
@@ -59,13 +61,56 @@ def _best(outputs: np.ndarray, labels: np.ndarray, candidates: np.ndarray) -> tu
     return best, best_key[0]
 
 
-def select(outputs: np.ndarray, *, required: Optional[Sequence[int]] = None) -> list[int]:
+def select(outputs: np.ndarray, *, required: Optional[Sequence[int]] = None, target: Optional[int] = None,
+           width: int = 8) -> list[int]:
     """Columns of ``outputs`` (classes x pool rows) that give every pair of classes different outputs somewhere.
 
     Greedy by pairs separated, then redundant columns removed (latest first).
     ``required`` columns are taken first.  Pairs no column separates stay
-    together (the caller checks :func:`unseparated`).
+    together (the caller checks :func:`unseparated`).  When the greedy choice
+    has more than ``target`` columns, a beam search of ``width`` partial
+    choices per step looks for at most ``target`` that separate as much; the
+    greedy choice stands when it finds none.
     """
+    chosen = _greedy(outputs, required)
+    if target is not None and len(chosen) > target and not required:
+        found = _beam(outputs, _pairs(_labels(outputs, chosen)), target, width)
+        if found is not None:
+            return found
+    return chosen
+
+
+def _labels(outputs: np.ndarray, chosen: Sequence[int]) -> np.ndarray:
+    labels = np.zeros(outputs.shape[0], dtype=np.int64)
+    for j in chosen:
+        labels = refine(labels, outputs[:, j])
+    return labels
+
+
+def _beam(outputs: np.ndarray, goal: int, limit: int, width: int) -> Optional[list[int]]:
+    """At most ``limit`` columns leaving ``goal`` pairs together, keeping the ``width`` best partial choices per step
+    (fewest pairs together, then most groups); None when the beam finds none."""
+    M, n = outputs.shape
+    states: list[tuple[np.ndarray, list[int]]] = [(np.zeros(M, dtype=np.int64), [])]
+    for _ in range(limit):
+        scored: dict[bytes, tuple[tuple[int, int], np.ndarray, list[int]]] = {}
+        for labels, chosen in states:
+            for j in range(n):
+                new = refine(labels, outputs[:, j])
+                key = new.tobytes()  # one partition, however reached
+                score = (_pairs(new), -(int(new.max()) + 1))
+                if key not in scored or score < scored[key][0]:
+                    scored[key] = (score, new, chosen + [j])
+        best = sorted(scored.values(), key=lambda t: t[0])[:width]
+        for (pairs, _), labels, chosen in best:
+            if pairs <= goal:
+                return chosen
+        states = [(labels, chosen) for _, labels, chosen in best]
+    return None
+
+
+def _greedy(outputs: np.ndarray, required: Optional[Sequence[int]]) -> list[int]:
+    """The greedy choice of :func:`select`, redundant columns removed."""
     M, n = outputs.shape
     labels = np.zeros(M, dtype=np.int64)
     chosen: list[int] = []

@@ -137,7 +137,8 @@ def build_suite(
     if progress is not None:
         progress("selecting vectors")
     outs = disc.class_outputs()
-    chosen = select(outs) if len(disc.pool) else []
+    M = len(outs)
+    chosen = select(outs, target=math.ceil(math.log2(M)) + 1 if M > 1 else None) if len(disc.pool) else []
     assert not unseparated(outs, chosen), "every class differs from every other on some pool row"
     separating = True
     if not chosen and len(disc.pool):  # one class: a conformance vector, the first pool row with a non-zero D

@@ -33,7 +33,7 @@ __all__ = ["CudaDevice", "ARCH_OF_CC", "choose_shape", "INSTALL_HINT"]
 
 #: Compute capability -> catalogue architecture.
 ARCH_OF_CC = {(7, 0): "sm70", (7, 5): "sm75", (8, 0): "sm80", (8, 6): "sm86", (8, 9): "sm89",
-              (9, 0): "sm90", (10, 0): "sm100", (12, 0): "sm120"}
+              (9, 0): "sm90", (10, 0): "sm100", (10, 3): "sm103", (11, 0): "sm110", (12, 0): "sm120", (12, 1): "sm121"}
 
 INSTALL_HINT = "cuda: CuPy is not installed; pip install 'smtmma[cuda]' (CUDA 12) or 'smtmma[cuda13]'"
 

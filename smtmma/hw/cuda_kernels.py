@@ -63,11 +63,12 @@ def container_bits(fmt: str) -> int:
 
 
 def toolchain_arch(arch: str, shape: InstrShape) -> str:
-    """nvcc ``-arch`` of a kernel: ``sm_90a`` for wgmma, ``sm_100a`` for tcgen05, ``sm_120a`` for ``.kind`` forms."""
+    """nvcc ``-arch`` of a kernel: ``sm_90a`` for wgmma, ``sm_100a``/``sm_103a``/``sm_110a`` for tcgen05, ``sm_120a``/``sm_121a``
+    for the ``.kind`` forms of mma.sync."""
     base = "sm_" + arch[2:]
     if shape.name.startswith("wgmma") or shape.name.startswith("tcgen05"):
         return base + "a"
-    if arch == "sm120" and kind_of(shape) is not None:
+    if kind_of(shape) is not None:
         return base + "a"
     return base
 

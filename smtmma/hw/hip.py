@@ -3,9 +3,12 @@
 ``HipDevice("hip:N", N)`` finds ``hipcc`` (on PATH, else in ``$ROCM_PATH/bin``,
 ``$ROCM_PATH`` defaulting to ``/opt/rocm``), asks the HIP runtime for GPU N's
 gfx architecture (``hipDeviceProp_t.gcnArchName`` through a small compiled
-helper, else ``rocminfo``) and maps it to the catalogue: gfx908 (CDNA1),
-gfx90a (CDNA2), gfx942 (CDNA3; gfx940 and gfx941, the other MI300 steppings,
-run the gfx942 models).  Any other GPU is a :class:`DeviceError`.
+helper, else ``rocminfo``) and maps it to the catalogue (:data:`GFX_TO_ARCH`):
+gfx908 (CDNA1), gfx90a (CDNA2), gfx942 (CDNA3; gfx940 and gfx941, the other
+MI300 steppings, run the gfx942 models), gfx950 (CDNA4), gfx1100-gfx1103,
+gfx1150, gfx1151 (RDNA3: the ``gfx11`` rows) and gfx1200, gfx1201 (RDNA4:
+``gfx12``); gfx950, gfx11 and gfx12 are provisional rows.  Any other GPU is
+a :class:`DeviceError`.
 
 :meth:`HipDevice.run` runs each vector on the device's own architecture:
 
@@ -13,13 +16,15 @@ run the gfx942 models).  Any other GPU is a :class:`DeviceError`.
    vector's raw ``op`` (an op family or an MFMA mnemonic) or its op family;
    a family the architecture lacks falls back to the default row; an
    instruction type it lacks is an error listing the valid ones;
-2. the MFMA (:func:`choose_shape`): the one the vector's raw op names (or
-   one of the same m, n, k and block count under another architecture's
-   spelling), else the single-block form with the largest k per block;
+2. the MFMA/WMMA (:func:`choose_shape`): the one the vector's raw op names
+   (or one of the same m, n, k and block count under another
+   architecture's spelling), else the single-block form with the largest k
+   per block;
 3. :func:`~smtmma.discriminators.placement.place` with ``replicate=True``:
-   the tile every block of one wavefront runs (so a wrong block layout shows
-   as blocks that disagree), chained over ceil(K / k) issues;
-4. one kernel per MFMA (:mod:`smtmma.hw.hip_kernels`), compiled with
+   the tile every block of one wave runs (so a wrong block layout shows
+   as blocks that disagree), chained over ceil(K / k) issues, with the
+   vector's E8M0 scales for the block-scaled (``v_mfma_scale``) rows;
+4. one kernel per instruction (:mod:`smtmma.hw.hip_kernels`), compiled with
    ``hipcc --offload-arch=<gfx> -O2 -shared -fPIC -fno-gpu-flush-denormals-to-zero`` into
    ``~/.cache/smtmma/hip`` (``$XDG_CACHE_HOME`` respected), keyed by a hash
    of source, target and compiler, and loaded with ctypes;
@@ -45,7 +50,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..catalogue import CATALOGUE, INSTRS, Entry, lookup
+from ..catalogue import CATALOGUE, INSTRS, Entry, Instr, lookup
 from ..discriminators.placement import Tile, disagreeing_cells, padding_zero, place
 from ..errors import SmtmmaError, UnknownNameError, choices
 from ..formats import get_format
@@ -57,16 +62,22 @@ from .hip_kernels import (
     ENTRY_POINT,
     INFO_ENTRY_POINT,
     NAME_SYMBOL,
+    container_bits,
     device_info_source,
     kernel_for,
 )
 from .kernels import KernelSource
 
-__all__ = ["HipDevice", "find_hipcc", "catalogue_arch", "choose_shape", "cache_dir", "pack_tiles", "check_tiles",
-           "parse_rocminfo", "GFX_TO_ARCH", "HIPCC_FLAGS", "Launcher"]
+__all__ = ["HipDevice", "find_hipcc", "catalogue_arch", "choose_shape", "cache_dir", "pack_tiles", "pack_scales",
+           "check_tiles", "parse_rocminfo", "GFX_TO_ARCH", "HIPCC_FLAGS", "Launcher", "Scales"]
 
 #: gfx id the HIP runtime reports -> catalogue architecture.
-GFX_TO_ARCH = {"gfx908": "gfx908", "gfx90a": "gfx90a", "gfx940": "gfx942", "gfx941": "gfx942", "gfx942": "gfx942"}
+GFX_TO_ARCH = {
+    "gfx908": "gfx908", "gfx90a": "gfx90a", "gfx940": "gfx942", "gfx941": "gfx942", "gfx942": "gfx942",
+    "gfx950": "gfx950",
+    **{f"gfx{n}": "gfx11" for n in (1100, 1101, 1102, 1103, 1150, 1151)},
+    "gfx1200": "gfx12", "gfx1201": "gfx12",
+}
 
 _NO_TOOLCHAIN = ("hip: no HIP toolchain (hipcc not found on PATH or in $ROCM_PATH/bin); "
                  "install ROCm to run on AMD Matrix Cores")
@@ -100,7 +111,8 @@ def catalogue_arch(gfx: str) -> str:
         return GFX_TO_ARCH[base]
     except KeyError:
         raise DeviceError(f"hip: {base or repr(gfx)} is not a modelled AMD architecture; smtmma models "
-                          f"gfx908 (CDNA1), gfx90a (CDNA2), gfx942 (CDNA3)") from None
+                          f"gfx908 (CDNA1), gfx90a (CDNA2), gfx940-gfx942 (CDNA3), gfx950 (CDNA4), "
+                          f"gfx1100-gfx1103, gfx1150, gfx1151 (RDNA3), gfx1200, gfx1201 (RDNA4)") from None
 
 
 def cache_dir() -> Path:
@@ -110,7 +122,7 @@ def cache_dir() -> Path:
 
 
 def choose_shape(entry: Entry, raw_op: Optional[str]) -> InstrShape:
-    """The MFMA a vector runs on ``entry``'s architecture.
+    """The MFMA/WMMA a vector runs on ``entry``'s architecture.
 
     The one ``raw_op`` names (case-insensitive), or the one with the same m,
     n, k and block count when ``raw_op`` is another architecture's spelling;
@@ -123,13 +135,13 @@ def choose_shape(entry: Entry, raw_op: Optional[str]) -> InstrShape:
         for s in entry.shapes:
             if s.name == key:
                 return s
-        if key in LAYOUTS:
-            want = LAYOUTS[key]
+        want = next((lay for (_, name), lay in LAYOUTS.items() if name == key), None)
+        if want is not None:
             for s in entry.shapes:
-                lay = layout(s.name)
+                lay = layout(s.name, entry.arch)
                 if (lay.m, lay.n, lay.k, lay.blocks) == (want.m, want.n, want.k, want.blocks):
                     return s
-    return max(entry.shapes, key=lambda s: (layout(s.name).blocks == 1, s.k, s.name))
+    return max(entry.shapes, key=lambda s: (layout(s.name, entry.arch).blocks == 1, s.k, s.name))
 
 
 def _entry_for(arch: str, v: TestVector, device: str) -> Entry:
@@ -149,8 +161,10 @@ def _entry_for(arch: str, v: TestVector, device: str) -> Entry:
     return lookup(arch, v.instr, None)
 
 
-#: One launch: (kernel, layout, A, B, C, waves, issues) -> D (waves * blocks, m, n); see :func:`pack_tiles`.
-Launcher = Callable[[KernelSource, MfmaLayout, np.ndarray, np.ndarray, np.ndarray, int, int], np.ndarray]
+#: Scales of one launch, SA (tiles, m, Kp / 32) and SB (tiles, Kp / 32, n) uint8, or None (see :func:`pack_scales`).
+Scales = Optional[tuple[np.ndarray, np.ndarray]]
+#: One launch: (kernel, layout, A, B, C, waves, issues, scales) -> D (waves * blocks, m, n); see :func:`pack_tiles`.
+Launcher = Callable[[KernelSource, MfmaLayout, np.ndarray, np.ndarray, np.ndarray, int, int, Scales], np.ndarray]
 
 
 def pack_tiles(lay: MfmaLayout, tiles: Sequence[Tile], in_shift: int, *,
@@ -164,7 +178,8 @@ def pack_tiles(lay: MfmaLayout, tiles: Sequence[Tile], in_shift: int, *,
     (uint8/16/32/64, patterns shifted left by ``in_shift``: 13 for TF32 in
     its FP32 container) and C ``(tiles, m, n)`` in the C/D container.
     """
-    din, dout = _UINT[lay.in_bits], _UINT[lay.out_bits]
+    cin, cout = container_bits(lay)
+    din, dout = _UINT[cin], _UINT[cout]
     rep = lay.blocks if repeat_blocks else 1
     if len(tiles) * rep % lay.blocks:
         raise AssertionError(f"{len(tiles)} tiles do not fill whole wavefronts of {lay.blocks} blocks")
@@ -174,6 +189,18 @@ def pack_tiles(lay: MfmaLayout, tiles: Sequence[Tile], in_shift: int, *,
     if in_shift:
         A, B = A << np.uint64(in_shift), B << np.uint64(in_shift)
     return A.astype(din), B.astype(din), C.astype(dout)
+
+
+def pack_scales(lay: MfmaLayout, tiles: Sequence[Tile], *, repeat_blocks: bool = True) -> Scales:
+    """SA ``(tiles, m, Kp / 32)`` and SB ``(tiles, Kp / 32, n)`` (uint8 E8M0) of a scaled launch; None when unscaled."""
+    if not lay.scale_block:
+        return None
+    if any(t.scale_a is None or t.scale_b is None for t in tiles):
+        raise AssertionError(f"{lay.name}: a tile without scales")
+    rep = lay.blocks if repeat_blocks else 1
+    SA = np.repeat(np.stack([t.scale_a for t in tiles]), rep, axis=0).astype(np.uint8)  # type: ignore[misc]
+    SB = np.repeat(np.stack([t.scale_b for t in tiles]), rep, axis=0).astype(np.uint8)  # type: ignore[misc]
+    return SA, SB
 
 
 def check_tiles(device: str, lay: MfmaLayout, tiles: Sequence[Tile], D: np.ndarray,
@@ -287,20 +314,22 @@ class HipDevice(Device):
             if name_fn().decode() != ks.shape.name:
                 raise DeviceError(f"hip: {ks.file}: the loaded library runs {name_fn().decode()}, not {ks.shape.name}")
             run = getattr(lib, ENTRY_POINT)
-            run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                            ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+            run.argtypes = [ctypes.c_int, *[ctypes.c_void_p] * 6, ctypes.c_long, ctypes.c_int, ctypes.c_char_p,
+                            ctypes.c_int]
             run.restype = ctypes.c_int
             self._libs[ks.file] = lib
         return self._libs[ks.file]
 
     def _launch_library(self, ks: KernelSource, lay: MfmaLayout, A: np.ndarray, B: np.ndarray, C: np.ndarray,
-                        waves: int, issues: int) -> np.ndarray:
+                        waves: int, issues: int, scales: Scales = None) -> np.ndarray:
         """D (waves * blocks, m, n) of one launch of the compiled kernel of ``ks``."""
         lib = self._library(ks)
         A, B, C = np.ascontiguousarray(A), np.ascontiguousarray(B), np.ascontiguousarray(C)
+        SA, SB = (np.ascontiguousarray(x) for x in scales) if scales is not None else (None, None)
         D = np.empty_like(C)
         err = ctypes.create_string_buffer(512)
         rc = getattr(lib, ENTRY_POINT)(self.index, A.ctypes.data, B.ctypes.data, C.ctypes.data, D.ctypes.data,
+                                       None if SA is None else SA.ctypes.data, None if SB is None else SB.ctypes.data,
                                        waves, issues, err, 512)
         if rc != 0:
             raise DeviceError(f"device {self.name}: {lay.name}: launch failed: {err.value.decode(errors='replace')}")
@@ -320,24 +349,35 @@ class HipDevice(Device):
             groups.setdefault((entry.instr, entry.op, shape.name, -(-v.K // shape.k)), []).append(i)
         for (instr, op, sname, issues), idx in groups.items():
             ks = kernel_for(arch, instr, op, sname)
-            lay = layout(sname)
-            fmt = get_format(INSTRS[instr].a_fmt)
+            lay = layout(sname, arch, instr)
+            inst = INSTRS[instr]
+            fmt = get_format(inst.a_fmt)
             shift = fmt.container_shift if fmt.container else 0
+            cin, cout = container_bits(lay)
             kp = issues * lay.k
-            per_wave = lay.blocks * ((lay.m + lay.n) * kp * lay.in_bits + 2 * lay.m * lay.n * lay.out_bits) // 8
+            scale_bytes = (lay.m + lay.n) * kp // lay.scale_block if lay.scale_block else 0
+            per_wave = lay.blocks * ((lay.m + lay.n) * kp * cin // 8 + 2 * lay.m * lay.n * cout // 8 + scale_bytes)
             step = max(1, LAUNCH_BYTES // per_wave)
             for s in range(0, len(idx), step):
                 chunk = [vectors[i] for i in idx[s : s + step]]
                 try:
-                    pad = padding_zero(get_format(INSTRS[instr].b_fmt))
-                    tiles = [place(ks.shape, v.a, v.b, v.c, replicate=True, b_pad=pad) for v in chunk]
+                    tiles = [self._place(ks.shape, inst, v) for v in chunk]
                 except SmtmmaError as e:
                     raise DeviceError(f"device {self.name}: {e}") from None
                 A, B, C = pack_tiles(lay, tiles, shift)
-                D = self._launch(ks, lay, A, B, C, len(tiles), issues)
+                D = self._launch(ks, lay, A, B, C, len(tiles), issues, pack_scales(lay, tiles))
                 for i, d in zip(idx[s : s + step], check_tiles(self.name, lay, tiles, D, chunk)):
                     out[i] = d
         return out
+
+    @staticmethod
+    def _place(shape: InstrShape, inst: Instr, v: TestVector) -> Tile:
+        """The replicated tile of one vector (with its scales for a block-scaled instruction)."""
+        pad = padding_zero(get_format(inst.b_fmt))
+        if inst.scale_fmt is not None:
+            return place(shape, v.a, v.b, v.c, scale_a=v.scale_a, scale_b=v.scale_b, block=inst.block,
+                         replicate=True, b_pad=pad)
+        return place(shape, v.a, v.b, v.c, replicate=True, b_pad=pad)
 
     def close(self) -> None:
         """Forget the loaded kernel libraries."""

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..catalogue import ARCHS, INSTRS, Entry, entries, lookup, model_of, model_on_shape
 from ..discriminators.candidates import catalogue_space
+from ..discriminators.provisional import PROVISIONAL_SUITES, provisional_space, suite_file
 from ..discriminators.selection import select
 from ..errors import InputError, SmtmmaError
 from ..formats import Format, format_hex
@@ -182,11 +183,17 @@ def survey_targets(arch: str, instrs: Optional[Sequence[str]] = None) -> list[Su
 
 
 def _candidates(t: SurveyTarget) -> list[tuple[str, Model]]:
-    """The catalogue's models of this instruction type (every architecture), as each row would run this shape."""
+    """The catalogue's models of this instruction type (every architecture, provisional ones too), as each row would
+    run this shape; for a provisional row with a shipped suite also the grid around its hypothesis (by spec)."""
     out = []
-    for c in catalogue_space(t.entry.instr).candidates:
+    for c in catalogue_space(t.entry.instr, provisional=True).candidates:
         row = lookup(c.arch, t.entry.instr, c.op) if c.arch else None
         out.append((c.name, model_on_shape(row, t.shape) if row is not None else c.model))
+    if t.entry.instr in PROVISIONAL_SUITES.get(t.entry.arch, ()):
+        named = {n for n, _ in out}
+        for c in provisional_space(t.entry.arch, t.entry.instr).candidates:
+            if c.name not in named:
+                out.append((c.name, model_on_shape(Entry(t.entry.arch, t.entry.instr, t.entry.op, c.model, "grid"), t.shape)))
     return out
 
 
@@ -215,7 +222,12 @@ def _hex_list(fmt: Format, bits: Sequence[int]) -> list[str]:
 
 def _suite_records(t: SurveyTarget, folder: Optional[Path], seed: int, pool_rows: int,
                    cands: list[tuple[str, Model]]) -> list[dict[str, Any]]:
-    """The catalogue-suite vectors for ``t`` (inputs only): the shipped suite of its type, else a pool's choice."""
+    """The suite vectors for ``t`` (inputs only): a provisional row's shipped suite, else the shipped catalogue suite of its
+    type, else a pool's choice."""
+    if folder is not None and t.entry.instr in PROVISIONAL_SUITES.get(t.entry.arch, ()):
+        path = suite_file(folder, t.entry.arch, t.entry.instr)
+        if path.is_file():
+            return [_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="provisional suite") for v in read_vectors(path)]
     if folder is not None:
         for name in (t.entry.instr, *INSTRS[t.entry.instr].aliases):  # e4m3e4m3f32 ships as e4m3f32
             path = folder / f"{name}.jsonl"
@@ -234,7 +246,7 @@ def _pool_suite(t: SurveyTarget, seed: int, pool_rows: int, cands: list[tuple[st
     a, b, c = (np.concatenate([d[i] for d in drawn]) for i in range(3))
     sa, sb = (None, None) if drawn[0][3] is None else (np.concatenate([d[i] for d in drawn]) for i in (3, 4))
     outs = []
-    for _, m in cands:
+    for m in dict.fromkeys(m for _, m in cands):
         try:
             outs.append(simulate_dot(m, None, a, b, c, scale_a=sa, scale_b=sb, backend="numpy"))
         except SmtmmaError:
@@ -336,12 +348,15 @@ def _survey_one(device: Device, t: SurveyTarget, out_dir: Optional[Path], n_rand
                     by[src] = by.get(src, 0) + 1
             res.surprises.append("the catalogue model differs on " + ", ".join(f"{n} {s}" for s, n in by.items()))
         classes: dict[bytes, list[str]] = {}
+        fits: dict[Model, bool] = {}  # one simulation per distinct model (provisional rows repeat measured ones)
         for name, m in cands:
-            try:
-                if np.array_equal(_simulate(m, vs), d):
-                    classes.setdefault(repr(m).encode(), []).append(name)
-            except SmtmmaError:
-                continue
+            if m not in fits:
+                try:
+                    fits[m] = bool(np.array_equal(_simulate(m, vs), d))
+                except SmtmmaError:
+                    fits[m] = False
+            if fits[m]:
+                classes.setdefault(repr(m).encode(), []).append(name)
         res.identified = list(classes.values())
         for v, dv in zip(vs, ds):
             q = v.raw.get("question")

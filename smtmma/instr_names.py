@@ -242,9 +242,10 @@ def _no_shape(arch: str, instr: Optional[str], p: OpName, table: dict[str, dict[
     if instr is None:  # the types may still name one instruction type: show its shapes
         implied = [i for i in table if p.fmts and _fmts_fit(p, INSTRS[i])]
         instr = implied[0] if len(implied) == 1 else None
-    fams = table.get(instr, {}) if instr else {f: s for t in table.values() for f, s in t.items()}
+    tables = [table.get(instr, {})] if instr else list(table.values())  # every instruction type's shapes
+    fams = {f: s for t in tables for f, s in t.items()}  # the families, for their names
     family = ("wgmma" if "wgmma" in fams else "tcgen05") if p.family == "async" else p.family
-    names = list(dict.fromkeys(s.name for f, shapes in fams.items() if f.startswith(family) for s in shapes))
+    names = list(dict.fromkeys(s.name for t in tables for f, shapes in t.items() if f.startswith(family) for s in shapes))
     what = f"{arch} {instr}" if instr else arch
     if not names:
         return InputError(f"op {p.text!r}: {what} has no {family} instructions" + (f" of {_implied(p)}" if p.fmts and not instr else "")
@@ -255,7 +256,7 @@ def _no_shape(arch: str, instr: Optional[str], p: OpName, table: dict[str, dict[
                           f"its {family.upper()}s: {choices(names)}")
     shape = "m{}n{}k{}".format(*p.mnk) if p.mnk else "of this name"
     same = p.mnk and any(s.k == p.mnk[2] and (family != "mma" or (s.m, s.n) == p.mnk[:2])
-                         for f, shapes in fams.items() if f == family for s in shapes)
+                         for t in tables for f, shapes in t.items() if f == family for s in shapes)
     return InputError(f"op {p.text!r}: {what} has no {family} shape {shape}{' with these qualifiers' if same else ''}; "
                       f"its {family} shapes: {choices(names)}")
 

@@ -147,3 +147,11 @@ def test_suite_cli_takes_a_provisional_space(capsys: pytest.CaptureFixture[str])
     code, out, err = run(capsys, "suite", "--instr", "f16f16", "--candidates", "provisional", "--like", "sm90")
     assert code == 2
     assert_one_line_error(err, "sm90 is not provisional")
+
+
+def test_an_unknown_mnemonic_lists_every_instruction_of_the_arch() -> None:
+    with pytest.raises(InputError) as e:
+        lookup("gfx12", None, "v_wmma_f32_16x16x16_f8f6f4")
+    assert str(e.value).endswith("its WMMAs: v_wmma_f32_16x16x16_f16, v_wmma_f32_16x16x16_bf16, v_wmma_f16_16x16x16_f16, "
+                                 "v_wmma_f32_16x16x16_fp8_fp8, v_wmma_f32_16x16x16_fp8_bf8, v_wmma_f32_16x16x16_bf8_fp8, "
+                                 "v_wmma_f32_16x16x16_bf8_bf8")

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smtmma import sampling
+from catalogue_rows import rows_param
 from smtmma.catalogue import CATALOGUE, Entry
 from smtmma.formats import Format, get_format
 from smtmma.models import Model
@@ -218,7 +219,7 @@ def dot_inputs(draw: st.DrawFn, model: Model) -> tuple[np.ndarray, np.ndarray, n
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("entry", MODEL_ENTRIES, ids=MODEL_IDS)
+@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES))
 def test_simulator_matches_reference(entry: Entry) -> None:
     model = entry.model
 
@@ -269,7 +270,7 @@ def _batch(entry: Entry, kind: str, n: int, seed_salt: str) -> tuple[int, list[s
     return passed, bad
 
 
-@pytest.mark.parametrize("entry", MODEL_ENTRIES, ids=MODEL_IDS)
+@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES))
 def test_batched_light(entry: Entry) -> None:
     """200 dot products per entry, spread over the sampling kinds."""
     kinds = sampling.KINDS

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import smtmma
+from catalogue_rows import rows_param
 from smtmma.catalogue import ARCHS, entries, lookup, model_of
 from smtmma.discriminators.candidates import (
     STRUCTURAL, Space, catalogue_space, explicit_space, grid_space, inconsistency, model_by_name, parse_grid)
@@ -433,7 +434,7 @@ def _padding_rows() -> list:
     return [e for e in smtmma.CATALOGUE if not e.model.interleave]
 
 
-@pytest.mark.parametrize("entry", _padding_rows(), ids=lambda e: f"{e.arch}-{e.instr}-{e.op}")
+@pytest.mark.parametrize("entry", rows_param(_padding_rows()))
 def test_padding_b_with_negative_zero_changes_no_result(entry) -> None:
     """A device pads a short vector to its instruction's k: +0 in A, -0 in B must leave every model's D alone.
 

@@ -15,6 +15,7 @@ from typing import Iterator, Optional
 import numpy as np
 import pytest
 
+from catalogue_rows import is_fast
 from smtmma.catalogue import CATALOGUE
 from smtmma.formats import get_format
 from smtmma.models import Model
@@ -34,6 +35,8 @@ def _models() -> dict[Model, str]:
 
 
 MODELS = _models()
+#: Whether a model's first row runs in the default test run (catalogue_rows.is_fast: provisional repeats are slow).
+FAST = {m: is_fast(next(e for e in CATALOGUE if e.model == m)) for m in MODELS}
 K_OF = {m: max([s.k for e in CATALOGUE if e.model == m for s in e.shapes] or [m.L or 4]) for m in MODELS}
 
 
@@ -89,7 +92,7 @@ def _compare(model: Model, K: int, n: int, seed: int) -> None:
                           f"b={B[bad[0]].tolist()} c={int(C[bad[0]])} native={int(native[bad[0]]):#x} numpy={int(ref[bad[0]]):#x}")
 
 
-@pytest.mark.parametrize("model", list(MODELS), ids=list(MODELS.values()))
+@pytest.mark.parametrize("model", [pytest.param(m, id=i, marks=() if FAST[m] else pytest.mark.slow) for m, i in MODELS.items()])
 def test_compiled_equals_numpy(model: Model) -> None:
     _compare(model, K_OF[model], 300, seed=1)
 

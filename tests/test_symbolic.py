@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import smtmma
+from catalogue_rows import rows_param
 from smtmma.catalogue import CATALOGUE, Entry
 from smtmma.formats import get_format
 from smtmma.queries.backends import available
@@ -59,7 +60,7 @@ def _compare(e: Entry, n: int, seed: int, solver: str | None = None) -> None:
 DISTINCT = list({e.model: e for e in reversed(CATALOGUE)}.values())[::-1]
 
 
-@pytest.mark.parametrize("entry", DISTINCT, ids=_ids)
+@pytest.mark.parametrize("entry", rows_param(DISTINCT))
 def test_formula_matches_simulator(entry: Entry) -> None:
     _compare(entry, 24, seed=zlib.crc32(_ids(entry).encode()) % 1000)
 

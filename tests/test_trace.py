@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import smtmma
+from catalogue_rows import rows_param
 from smtmma.catalogue import CATALOGUE
 from smtmma.cli import main
 from smtmma.formats import Special, get_format, to_fraction
@@ -24,7 +25,7 @@ def M(arch: str, instr: str = "f16f32", op: str | None = None) -> smtmma.Model:
 ONE16, ONE32 = 0x3C00, 0x3F800000
 
 
-@pytest.mark.parametrize("entry", CATALOGUE, ids=lambda e: f"{e.arch}-{e.instr}-{e.op}")
+@pytest.mark.parametrize("entry", rows_param(CATALOGUE))
 def test_every_trace_ends_on_the_simulators_output(entry) -> None:
     """The last recorded step is D itself, for every model kind (stages, chunks, C added last)."""
     m = entry.model

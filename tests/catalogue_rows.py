@@ -1,0 +1,33 @@
+"""Which catalogue rows a per-row test takes in the default run, and which only under ``-m slow``.
+
+Every measured row runs by default.  A provisional row (docs/provisional.md) repeats a measured row's model
+(sm103/sm110/sm121 are sm100/sm120 row for row, gfx950's f16/bf16/f32/f64 are gfx942's), or is one of 25
+format pairs of one algorithm (gfx950's f8f6f4 GTR-FDPA): by default each model no measured row has runs once,
+with A and B of one format; the rest run under ``-m slow``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import pytest
+
+from smtmma.catalogue import ARCHS, CATALOGUE, Entry
+
+__all__ = ["is_fast", "rows_param"]
+
+_MEASURED = {e.model for e in CATALOGUE if not ARCHS[e.arch].provisional}
+_FIRST_NEW: dict[Any, Entry] = {}
+for _e in CATALOGUE:
+    if ARCHS[_e.arch].provisional and _e.model not in _MEASURED and _e.model.a_fmt == _e.model.b_fmt:
+        _FIRST_NEW.setdefault(_e.model, _e)
+
+
+def is_fast(e: Entry) -> bool:
+    """Whether row ``e`` runs in the default test run (see the module docstring)."""
+    return not ARCHS[e.arch].provisional or _FIRST_NEW.get(e.model) is e
+
+
+def rows_param(rows: Iterable[Entry]) -> list[Any]:
+    """``rows`` as pytest params, the ones :func:`is_fast` leaves out marked slow, with ids ``arch-instr-op``."""
+    return [pytest.param(e, id=f"{e.arch}-{e.instr}-{e.op}", marks=() if is_fast(e) else pytest.mark.slow) for e in rows]

@@ -2,8 +2,9 @@
 
 Every measured row runs by default.  A provisional row (docs/provisional.md) repeats a measured row's model
 (sm103/sm110/sm121 are sm100/sm120 row for row, gfx950's f16/bf16/f32/f64 are gfx942's), or is one of 25
-format pairs of one algorithm (gfx950's f8f6f4 GTR-FDPA): by default each model no measured row has runs once,
-with A and B of one format; the rest run under ``-m slow``.
+format pairs of one algorithm (gfx950's f8f6f4 GTR-FDPA): by default one row of each algorithm no measured row
+has (kind, rounding, D format: gfx950's e4m3 GTR-FDPA, RDNA's FP16-output TR-FDPA) runs; the rest run under
+``-m slow``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ __all__ = ["is_fast", "rows_param"]
 
 _MEASURED = {e.model for e in CATALOGUE if not ARCHS[e.arch].provisional}
 _FIRST_NEW: dict[Any, Entry] = {}
+_ALGORITHMS: set[tuple[Any, ...]] = set()
 for _e in CATALOGUE:
-    if ARCHS[_e.arch].provisional and _e.model not in _MEASURED and _e.model.a_fmt == _e.model.b_fmt:
-        _FIRST_NEW.setdefault(_e.model, _e)
+    _key = (_e.model.kind, _e.model.rho, _e.model.d_fmt)
+    if ARCHS[_e.arch].provisional and _e.model not in _MEASURED and _key not in _ALGORITHMS:
+        _ALGORITHMS.add(_key)
+        _FIRST_NEW[_e.model] = _e
 
 
 def is_fast(e: Entry) -> bool:

@@ -328,23 +328,24 @@ def _provisional_rows(measured: list[Entry]) -> list[Entry]:
             if e.arch == like:
                 rows.append(Entry(arch, e.instr, e.op, e.model, f"hypothesis {like} ({e.source}); shapes: {ARCHS[arch].provisional}",
                                   e.default))
-    cdna3 = {e.instr: e.model for e in measured if e.arch == "gfx942"}
     for arch in ("gfx950", "gfx11", "gfx12"):
+        like = ARCHS[arch].like
+        cdna3 = {e.instr: e.model for e in measured if e.arch == like}
         for instr, fams in SHAPES[arch].items():
             i = INSTRS[instr]
             for op in fams:
                 if instr in cdna3:
-                    model, why = cdna3[instr], f"gfx942 {instr}"
+                    model, why = cdna3[instr], f"{like} {instr}"
                 elif i.d_fmt == "fp16":
                     model = cdna3["f16f32"].replace(c_fmt="fp16", d_fmt="fp16", rho="rne-fp16")
-                    why = "gfx942 f16f32, RNE-FP16 output"
+                    why = f"{like} f16f32, RNE-FP16 output"
                 elif i.scale_fmt is not None:
                     model = Model("st-fdpa", i.a_fmt, i.b_fmt, "fp32", "fp32", L=32, F=25, rho="rz-fp32", block=i.block,
                                   scale_fmt=i.scale_fmt, nan="nvidia")
                     why = "sm100 ST-FDPA (T4 MXFP8/6/4)"
                 else:
                     model = cdna3["fp8fp8f32"].replace(a_fmt=i.a_fmt, b_fmt=i.b_fmt)
-                    why = "gfx942 fp8 GTR-FDPA, OCP operands"
+                    why = f"{like} fp8 GTR-FDPA, OCP operands"
                 src = f"hypothesis {why}" + ("" if "T4" in why else " (T7)") + f"; shapes: {ARCHS[arch].provisional}"
                 rows.append(Entry(arch, instr, op, model, src, True))
     return rows

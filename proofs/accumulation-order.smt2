@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"accumulation-order","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["2400","5a00","9ce1"],"b":["a6e4","016a","0002"],"c":"00000000","decimal":{"a":["0.015625","192","-0.00476455688"],"b":["-0.0269165039","2.15768814e-05","1.1920929e-07"],"c":"0"},"outputs":{"sequential-left":"3b73effd (0.00372219016)","sequential-right":"3b73effc (0.00372218993)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"accumulation-order","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"sat","witness":{"a":["f77f","6eab","0397"],"b":["60f3","a400","01d3"],"c":"00000000","decimal":{"a":["-30704","6828","5.47766685e-05"],"b":["633.5","-0.015625","2.78353691e-05"],"c":"0"},"outputs":{"sequential-left":"cb946668 (-19451088)","sequential-right":"cb946669 (-19451090)"}}}
 ; claim: accumulation-order
 ; source: 001 Table 4
 ; verdict: sat
@@ -1260,12 +1260,12 @@
 (assert t1190)
 (assert t1232)
 ; the witness
-(assert (= a0 (_ bv9216 16)))
-(assert (= a1 (_ bv23040 16)))
-(assert (= a2 (_ bv40161 16)))
-(assert (= b0 (_ bv42724 16)))
-(assert (= b1 (_ bv362 16)))
-(assert (= b2 (_ bv2 16)))
+(assert (= a0 (_ bv63359 16)))
+(assert (= a1 (_ bv28331 16)))
+(assert (= a2 (_ bv919 16)))
+(assert (= b0 (_ bv24819 16)))
+(assert (= b1 (_ bv41984 16)))
+(assert (= b2 (_ bv467 16)))
 (assert (= c (_ bv0 32)))
 ; expect: sat
 (check-sat)

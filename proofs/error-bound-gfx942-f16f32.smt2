@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-gfx942-f16f32","expected":"holds","models":["gfx942 f16f32"],"rows":[{"arch":"gfx942","instr":"f16f32","model":"tr-fdpa:L=8,F=24,F2=31,rho=rne-fp32","op":"mfma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-gfx942-f16f32","expected":"holds","models":["gfx942 f16f32"],"rows":[{"arch":"gfx942","instr":"f16f32","model":"tr-fdpa:L=8,F=24,F2=31,rho=rne-fp32","op":"mfma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-gfx942-f16f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -128,9 +128,7 @@
 (define-fun t116 () Bool (= t113 ((_ sign_extend 26) t115)))
 (define-fun t117 () Bool (or t96 t109))
 (define-fun t118 () Bool (and t117 t116))
-(assert t57)
-(assert t63)
-(assert (not t118))
+(assert (and t57 t63 (not t118)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -192,14 +190,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 27) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -283,9 +274,7 @@
 (define-fun t74 () Bool (= t73 (_ bv0 27)))
 (define-fun t75 () Bool (or t56 t69))
 (define-fun t76 () Bool (and t75 t74))
-(assert t21)
-(assert t26)
-(assert (not t76))
+(assert (and t21 t26 (not t76)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -331,8 +320,7 @@
 (define-fun t36 () Bool (and t35 t28))
 (define-fun t37 () Bool (and t36 t34))
 (define-fun t38 () Bool (or t24 t37))
-(assert t4)
-(assert (not t38))
+(assert (and t4 (not t38)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -458,9 +446,7 @@
 (define-fun t116 () Bool (and t115 t113))
 (define-fun t117 () Bool (and t116 t114))
 (define-fun t118 () Bool (or t111 t117))
-(assert t4)
-(assert t67)
-(assert (not t118))
+(assert (and t4 t67 (not t118)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1239,8 +1225,7 @@
 (define-fun t754 () Bool (and t753 t741))
 (define-fun t755 () Bool (and t754 t743))
 (define-fun t756 () Bool (and t755 t746))
-(assert t740)
-(assert (not t756))
+(assert (and t740 (not t756)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1313,16 +1298,7 @@
 (define-fun t59 () Bool (bvslt t55 ((_ sign_extend 1) t58)))
 (define-fun t60 () Bool (not t59))
 (define-fun t61 () Bool (and t57 t60))
-(assert t4)
-(assert t9)
-(assert t17)
-(assert t22)
-(assert t27)
-(assert t33)
-(assert t40)
-(assert t43)
-(assert t50)
-(assert (not t61))
+(assert (and t4 t9 t17 t22 t27 t33 t40 t43 t50 (not t61)))
 ; expect: unsat
 (check-sat)
 (pop 1)

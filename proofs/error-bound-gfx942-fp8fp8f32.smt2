@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-gfx942-fp8fp8f32","expected":"holds","models":["gfx942 fp8fp8f32"],"rows":[{"arch":"gfx942","instr":"fp8fp8f32","model":"gtr-fdpa:L=16,F=24,F2=31,rho=rne-fp32","op":"mfma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-gfx942-fp8fp8f32","expected":"holds","models":["gfx942 fp8fp8f32"],"rows":[{"arch":"gfx942","instr":"fp8fp8f32","model":"gtr-fdpa:L=16,F=24,F2=31,rho=rne-fp32","op":"mfma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-gfx942-fp8fp8f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -110,9 +110,7 @@
 (define-fun t98 () Bool (= t95 ((_ sign_extend 26) t97)))
 (define-fun t99 () Bool (or t78 t91))
 (define-fun t100 () Bool (and t99 t98))
-(assert t39)
-(assert t45)
-(assert (not t100))
+(assert (and t39 t45 (not t100)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -174,14 +172,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 26) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -223,8 +214,7 @@
 (define-fun t32 () Bool (and t31 t24))
 (define-fun t33 () Bool (and t32 t30))
 (define-fun t34 () Bool (or t20 t33))
-(assert t4)
-(assert (not t34))
+(assert (and t4 (not t34)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -286,16 +276,7 @@
 (define-fun t48 () (_ BitVec 7) (bvadd ((_ sign_extend 1) t26) ((_ sign_extend 1) t47)))
 (define-fun t49 () Bool (bvslt (_ bv32 7) t48))
 (define-fun t50 () Bool (not t49))
-(assert t5)
-(assert t9)
-(assert t14)
-(assert t22)
-(assert t25)
-(assert t30)
-(assert t35)
-(assert t43)
-(assert t46)
-(assert (not t50))
+(assert (and t5 t9 t14 t22 t25 t30 t35 t43 t46 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -366,9 +347,7 @@
 (define-fun t61 () Bool (= t38 t37))
 (define-fun t62 () Bool (or t28 t61))
 (define-fun t63 () Bool (and t60 t62))
-(assert t23)
-(assert t26)
-(assert (not t63))
+(assert (and t23 t26 (not t63)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -414,8 +393,7 @@
 (define-fun t36 () Bool (and t35 t28))
 (define-fun t37 () Bool (and t36 t34))
 (define-fun t38 () Bool (or t24 t37))
-(assert t4)
-(assert (not t38))
+(assert (and t4 (not t38)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -541,9 +519,7 @@
 (define-fun t116 () Bool (and t115 t113))
 (define-fun t117 () Bool (and t116 t114))
 (define-fun t118 () Bool (or t111 t117))
-(assert t4)
-(assert t67)
-(assert (not t118))
+(assert (and t4 t67 (not t118)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1677,8 +1653,7 @@
 (define-fun t1093 () Bool (and t1092 t1070))
 (define-fun t1094 () Bool (and t1093 t1072))
 (define-fun t1095 () Bool (and t1094 t1075))
-(assert t1069)
-(assert (not t1095))
+(assert (and t1069 (not t1095)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1752,16 +1727,7 @@
 (define-fun t60 () Bool (bvslt t56 ((_ sign_extend 1) t59)))
 (define-fun t61 () Bool (not t60))
 (define-fun t62 () Bool (and t58 t61))
-(assert t4)
-(assert t9)
-(assert t17)
-(assert t22)
-(assert t28)
-(assert t34)
-(assert t41)
-(assert t44)
-(assert t51)
-(assert (not t62))
+(assert (and t4 t9 t17 t22 t28 t34 t41 t44 t51 (not t62)))
 ; expect: unsat
 (check-sat)
 (pop 1)

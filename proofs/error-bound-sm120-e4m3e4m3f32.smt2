@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm120-e4m3e4m3f32","expected":"holds","models":["sm120 e4m3e4m3f32"],"rows":[{"arch":"sm120","instr":"e4m3e4m3f32","model":"t-fdpa:L=32,F=25,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm120-e4m3e4m3f32","expected":"holds","models":["sm120 e4m3e4m3f32"],"rows":[{"arch":"sm120","instr":"e4m3e4m3f32","model":"t-fdpa:L=32,F=25,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm120-e4m3e4m3f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -114,9 +114,7 @@
 (define-fun t102 () Bool (= t99 ((_ sign_extend 27) t101)))
 (define-fun t103 () Bool (or t82 t95))
 (define-fun t104 () Bool (and t103 t102))
-(assert t43)
-(assert t49)
-(assert (not t104))
+(assert (and t43 t49 (not t104)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -205,9 +203,7 @@
 (define-fun t79 () Bool (= t76 ((_ sign_extend 26) t78)))
 (define-fun t80 () Bool (or t59 t72))
 (define-fun t81 () Bool (and t80 t79))
-(assert t21)
-(assert t26)
-(assert (not t81))
+(assert (and t21 t26 (not t81)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -324,9 +320,7 @@
 (define-fun t107 () Bool (and t106 t104))
 (define-fun t108 () Bool (and t107 t105))
 (define-fun t109 () Bool (or t102 t108))
-(assert t4)
-(assert t59)
-(assert (not t109))
+(assert (and t4 t59 (not t109)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -2491,8 +2485,7 @@
 (define-fun t2092 () Bool (and t2091 t2055))
 (define-fun t2093 () Bool (and t2092 t2058))
 (define-fun t2094 () Bool (and t2093 t2061))
-(assert t1961)
-(assert (not t2094))
+(assert (and t1961 (not t2094)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -2554,14 +2547,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 27) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -2621,14 +2607,7 @@
 (define-fun t47 () Bool (bvslt ((_ sign_extend 224) t46) t45))
 (define-fun t48 () Bool (not t47))
 (define-fun t49 () Bool (and t44 t48))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t40)
-(assert (not t49))
+(assert (and t4 t10 t15 t21 t26 t34 t40 (not t49)))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm70-f16f32","expected":"holds","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm70-f16f32","expected":"holds","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm70-f16f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -128,9 +128,7 @@
 (define-fun t116 () Bool (= t113 ((_ sign_extend 25) t115)))
 (define-fun t117 () Bool (or t96 t109))
 (define-fun t118 () Bool (and t117 t116))
-(assert t57)
-(assert t63)
-(assert (not t118))
+(assert (and t57 t63 (not t118)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -213,9 +211,7 @@
 (define-fun t73 () Bool (= t70 ((_ sign_extend 24) t72)))
 (define-fun t74 () Bool (or t53 t66))
 (define-fun t75 () Bool (and t74 t73))
-(assert t21)
-(assert t26)
-(assert (not t75))
+(assert (and t21 t26 (not t75)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -330,9 +326,7 @@
 (define-fun t105 () Bool (and t104 t102))
 (define-fun t106 () Bool (and t105 t103))
 (define-fun t107 () Bool (or t100 t106))
-(assert t4)
-(assert t57)
-(assert (not t107))
+(assert (and t4 t57 (not t107)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -738,8 +732,7 @@
 (define-fun t389 () Bool (and t388 t380))
 (define-fun t390 () Bool (and t389 t383))
 (define-fun t391 () Bool (and t390 t386))
-(assert t370)
-(assert (not t391))
+(assert (and t370 (not t391)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -801,14 +794,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 26) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -868,14 +854,7 @@
 (define-fun t47 () Bool (bvslt ((_ sign_extend 226) t46) t45))
 (define-fun t48 () Bool (not t47))
 (define-fun t49 () Bool (and t44 t48))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t40)
-(assert (not t49))
+(assert (and t4 t10 t15 t21 t26 t34 t40 (not t49)))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm80-bf16f32","expected":"holds","models":["sm80 bf16f32"],"rows":[{"arch":"sm80","instr":"bf16f32","model":"t-fdpa:L=8,F=24,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm80-bf16f32","expected":"holds","models":["sm80 bf16f32"],"rows":[{"arch":"sm80","instr":"bf16f32","model":"t-fdpa:L=8,F=24,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm80-bf16f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -132,10 +132,7 @@
 (define-fun t120 () Bool (= t117 ((_ sign_extend 26) t119)))
 (define-fun t121 () Bool (or t100 t113))
 (define-fun t122 () Bool (and t121 t120))
-(assert t61)
-(assert t57)
-(assert t67)
-(assert (not t122))
+(assert (and t61 t57 t67 (not t122)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -228,10 +225,7 @@
 (define-fun t83 () Bool (= t80 ((_ sign_extend 25) t82)))
 (define-fun t84 () Bool (or t63 t76))
 (define-fun t85 () Bool (and t84 t83))
-(assert t25)
-(assert t21)
-(assert t30)
-(assert (not t85))
+(assert (and t25 t21 t30 (not t85)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -352,10 +346,7 @@
 (define-fun t111 () Bool (and t110 t108))
 (define-fun t112 () Bool (and t111 t109))
 (define-fun t113 () Bool (or t106 t112))
-(assert t4)
-(assert t10)
-(assert t63)
-(assert (not t113))
+(assert (and t4 t10 t63 (not t113)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1088,8 +1079,7 @@
 (define-fun t708 () Bool (and t707 t695))
 (define-fun t709 () Bool (and t708 t698))
 (define-fun t710 () Bool (and t709 t701))
-(assert t673)
-(assert (not t710))
+(assert (and t673 (not t710)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1151,14 +1141,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 27) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1218,14 +1201,7 @@
 (define-fun t47 () Bool (bvslt ((_ sign_extend 351) t46) t45))
 (define-fun t48 () Bool (not t47))
 (define-fun t49 () Bool (and t44 t48))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t40)
-(assert (not t49))
+(assert (and t4 t10 t15 t21 t26 t34 t40 (not t49)))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm80-f16f16","expected":"holds","models":["sm80 f16f16"],"rows":[{"arch":"sm80","instr":"f16f16","model":"t-fdpa:L=8,F=24,rho=rne-fp16","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm80-f16f16","expected":"holds","models":["sm80 f16f16"],"rows":[{"arch":"sm80","instr":"f16f16","model":"t-fdpa:L=8,F=24,rho=rne-fp16","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm80-f16f16
 ; source: 000 Table 9
 ; verdict: holds
@@ -132,10 +132,7 @@
 (define-fun t120 () Bool (= t117 ((_ sign_extend 26) t119)))
 (define-fun t121 () Bool (or t100 t113))
 (define-fun t122 () Bool (and t121 t120))
-(assert t61)
-(assert t57)
-(assert t67)
-(assert (not t122))
+(assert (and t61 t57 t67 (not t122)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -228,10 +225,7 @@
 (define-fun t83 () Bool (= t80 ((_ sign_extend 25) t82)))
 (define-fun t84 () Bool (or t63 t76))
 (define-fun t85 () Bool (and t84 t83))
-(assert t25)
-(assert t21)
-(assert t30)
-(assert (not t85))
+(assert (and t25 t21 t30 (not t85)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -361,10 +355,7 @@
 (define-fun t120 () Bool (and t119 t117))
 (define-fun t121 () Bool (and t120 t118))
 (define-fun t122 () Bool (or t115 t121))
-(assert t4)
-(assert t10)
-(assert t71)
-(assert (not t122))
+(assert (and t4 t10 t71 (not t122)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1105,8 +1096,7 @@
 (define-fun t716 () Bool (and t715 t703))
 (define-fun t717 () Bool (and t716 t706))
 (define-fun t718 () Bool (and t717 t709))
-(assert t681)
-(assert (not t718))
+(assert (and t681 (not t718)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1168,14 +1158,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 27) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1238,14 +1221,7 @@
 (define-fun t50 () Bool (bvslt ((_ sign_extend 27) t49) t47))
 (define-fun t51 () Bool (not t50))
 (define-fun t52 () Bool (and t46 t51))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t41)
-(assert (not t52))
+(assert (and t4 t10 t15 t21 t26 t34 t41 (not t52)))
 ; expect: unsat
 (check-sat)
 (pop 1)

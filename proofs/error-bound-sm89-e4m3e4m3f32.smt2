@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm89-e4m3e4m3f32","expected":"holds","models":["sm89 e4m3e4m3f32"],"rows":[{"arch":"sm89","instr":"e4m3e4m3f32","model":"t-fdpa:L=16,F=13,rho=rz-e8m13","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm89-e4m3e4m3f32","expected":"holds","models":["sm89 e4m3e4m3f32"],"rows":[{"arch":"sm89","instr":"e4m3e4m3f32","model":"t-fdpa:L=16,F=13,rho=rz-e8m13","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm89-e4m3e4m3f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -114,9 +114,7 @@
 (define-fun t102 () Bool (= t99 ((_ sign_extend 15) t101)))
 (define-fun t103 () Bool (or t82 t95))
 (define-fun t104 () Bool (and t103 t102))
-(assert t43)
-(assert t49)
-(assert (not t104))
+(assert (and t43 t49 (not t104)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -200,9 +198,7 @@
 (define-fun t74 () Bool (= t71 ((_ sign_extend 24) t73)))
 (define-fun t75 () Bool (or t54 t67))
 (define-fun t76 () Bool (and t75 t74))
-(assert t21)
-(assert t26)
-(assert (not t76))
+(assert (and t21 t26 (not t76)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -323,9 +319,7 @@
 (define-fun t111 () Bool (and t110 t108))
 (define-fun t112 () Bool (and t111 t109))
 (define-fun t113 () Bool (or t106 t112))
-(assert t4)
-(assert t58)
-(assert (not t113))
+(assert (and t4 t58 (not t113)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1449,8 +1443,7 @@
 (define-fun t1083 () Bool (and t1082 t1062))
 (define-fun t1084 () Bool (and t1083 t1065))
 (define-fun t1085 () Bool (and t1084 t1068))
-(assert t1016)
-(assert (not t1085))
+(assert (and t1016 (not t1085)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1512,14 +1505,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 22) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1579,14 +1565,7 @@
 (define-fun t47 () Bool (bvslt ((_ sign_extend 229) t46) t45))
 (define-fun t48 () Bool (not t47))
 (define-fun t49 () Bool (and t44 t48))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t40)
-(assert (not t49))
+(assert (and t4 t10 t15 t21 t26 t34 t40 (not t49)))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"error-bound-sm90-f16f32","expected":"holds","models":["sm90 f16f32"],"rows":[{"arch":"sm90","instr":"f16f32","model":"t-fdpa:L=16,F=25,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"000 Table 9","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"error-bound-sm90-f16f32","expected":"holds","models":["sm90 f16f32"],"rows":[{"arch":"sm90","instr":"f16f32","model":"t-fdpa:L=16,F=25,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"000 Table 9","verdict":"holds"}
 ; claim: error-bound-sm90-f16f32
 ; source: 000 Table 9
 ; verdict: holds
@@ -128,9 +128,7 @@
 (define-fun t116 () Bool (= t113 ((_ sign_extend 27) t115)))
 (define-fun t117 () Bool (or t96 t109))
 (define-fun t118 () Bool (and t117 t116))
-(assert t57)
-(assert t63)
-(assert (not t118))
+(assert (and t57 t63 (not t118)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -219,9 +217,7 @@
 (define-fun t79 () Bool (= t76 ((_ sign_extend 26) t78)))
 (define-fun t80 () Bool (or t59 t72))
 (define-fun t81 () Bool (and t80 t79))
-(assert t21)
-(assert t26)
-(assert (not t81))
+(assert (and t21 t26 (not t81)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -338,9 +334,7 @@
 (define-fun t107 () Bool (and t106 t104))
 (define-fun t108 () Bool (and t107 t105))
 (define-fun t109 () Bool (or t102 t108))
-(assert t4)
-(assert t59)
-(assert (not t109))
+(assert (and t4 t59 (not t109)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1721,8 +1715,7 @@
 (define-fun t1340 () Bool (and t1339 t1319))
 (define-fun t1341 () Bool (and t1340 t1322))
 (define-fun t1342 () Bool (and t1341 t1325))
-(assert t1273)
-(assert (not t1342))
+(assert (and t1273 (not t1342)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1784,14 +1777,7 @@
 (define-fun t48 () Bool (bvslt ((_ sign_extend 28) t47) t43))
 (define-fun t49 () Bool (not t48))
 (define-fun t50 () Bool (and t45 t49))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t27)
-(assert t35)
-(assert t40)
-(assert (not t50))
+(assert (and t4 t10 t15 t21 t27 t35 t40 (not t50)))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1851,14 +1837,7 @@
 (define-fun t47 () Bool (bvslt ((_ sign_extend 224) t46) t45))
 (define-fun t48 () Bool (not t47))
 (define-fun t49 () Bool (and t44 t48))
-(assert t4)
-(assert t10)
-(assert t15)
-(assert t21)
-(assert t26)
-(assert t34)
-(assert t40)
-(assert (not t49))
+(assert (and t4 t10 t15 t21 t26 t34 t40 (not t49)))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"exact-addition-fp16-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"exact-addition-fp16-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"holds"}
 ; claim: exact-addition-fp16-model
 ; source: 001 Table 4
 ; verdict: holds
@@ -1394,22 +1394,7 @@
 (define-fun t1378 () Bool (or t1375 t1376))
 (define-fun t1379 () Bool (or t1378 t1377))
 (define-fun t1380 () Bool (not t1379))
-(assert (= h0 ((_ extract 15 0) t221)))
-(assert (= h1 ((_ extract 15 0) t428)))
-(assert t429)
-(assert t449)
-(assert t455)
-(assert t475)
-(assert t481)
-(assert t501)
-(assert t507)
-(assert t527)
-(assert t533)
-(assert t553)
-(assert t735)
-(assert t917)
-(assert t1338)
-(assert t1380)
+(assert (and (= h0 ((_ extract 15 0) t221)) (= h1 ((_ extract 15 0) t428)) t429 t449 t455 t475 t481 t501 t507 t527 t533 t553 t735 t917 t1338 t1380))
 ; expect: unsat
 (check-sat)
 (pop 1)

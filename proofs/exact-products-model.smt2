@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"exact-products-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"exact-products-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"holds"}
 ; claim: exact-products-model
 ; source: 001 Table 4
 ; verdict: holds
@@ -341,13 +341,7 @@
 (define-fun t327 () Bool (or t324 t325))
 (define-fun t328 () Bool (or t327 t326))
 (define-fun t329 () Bool (not t328))
-(assert (= h0 ((_ extract 31 0) t140)))
-(assert (= h1 ((_ extract 31 0) t226)))
-(assert t227)
-(assert t247)
-(assert t267)
-(assert t287)
-(assert t329)
+(assert (and (= h0 ((_ extract 31 0) t140)) (= h1 ((_ extract 31 0) t226)) t227 t247 t267 t287 t329))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -690,13 +684,7 @@
 (define-fun t330 () Bool (or t327 t328))
 (define-fun t331 () Bool (or t330 t329))
 (define-fun t332 () Bool (not t331))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert (= h1 ((_ extract 31 0) t229)))
-(assert t230)
-(assert t250)
-(assert t270)
-(assert t290)
-(assert t332)
+(assert (and (= h0 ((_ extract 31 0) t143)) (= h1 ((_ extract 31 0) t229)) t230 t250 t270 t290 t332))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1039,13 +1027,7 @@
 (define-fun t330 () Bool (or t327 t328))
 (define-fun t331 () Bool (or t330 t329))
 (define-fun t332 () Bool (not t331))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert (= h1 ((_ extract 31 0) t229)))
-(assert t230)
-(assert t250)
-(assert t270)
-(assert t290)
-(assert t332)
+(assert (and (= h0 ((_ extract 31 0) t143)) (= h1 ((_ extract 31 0) t229)) t230 t250 t270 t290 t332))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"exact-products","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["b6e1"],"b":["32ba"],"c":"00000000","decimal":{"a":["-0.429931641"],"b":["0.210205078"],"c":"0"},"outputs":{"exact (sm70)":"bdb915e8 (-0.0903738141)","fp16-product-rd":"bdb92000 (-0.0903930664)","fp16-product-rne":"bdb92000 (-0.0903930664)","fp16-product-ru":"bdb90000 (-0.0903320312)","fp16-product-rz":"bdb90000 (-0.0903320312)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"exact-products","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"sat","witness":{"a":["b6e1"],"b":["32ba"],"c":"00000000","decimal":{"a":["-0.429931641"],"b":["0.210205078"],"c":"0"},"outputs":{"exact (sm70)":"bdb915e8 (-0.0903738141)","fp16-product-rd":"bdb92000 (-0.0903930664)","fp16-product-rne":"bdb92000 (-0.0903930664)","fp16-product-ru":"bdb90000 (-0.0903320312)","fp16-product-rz":"bdb90000 (-0.0903320312)"}}}
 ; claim: exact-products
 ; source: 001 Table 4
 ; verdict: sat

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"fp16-output-rne-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"fp16-output-rne-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"holds"}
 ; claim: fp16-output-rne-model
 ; source: 001 Table 4
 ; verdict: holds
@@ -363,13 +363,7 @@
 (define-fun t349 () Bool (or t346 t347))
 (define-fun t350 () Bool (or t349 t348))
 (define-fun t351 () Bool (not t350))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t351)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t351))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -731,13 +725,7 @@
 (define-fun t349 () Bool (or t346 t347))
 (define-fun t350 () Bool (or t349 t348))
 (define-fun t351 () Bool (not t350))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t351)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t351))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1099,13 +1087,7 @@
 (define-fun t349 () Bool (or t346 t347))
 (define-fun t350 () Bool (or t349 t348))
 (define-fun t351 () Bool (not t350))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t351)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t351))
 ; expect: unsat
 (check-sat)
 (pop 1)

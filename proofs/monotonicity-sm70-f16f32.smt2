@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"monotonicity-sm70-f16f32","expected":"fails","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"002 \u00a73.1.4","verdict":"fails","witness":{"a":["1a27","0008","4800","1c00"],"b":["7813","6948","4da9","7b56"],"c":"4dffffff","decimal":{"a":["0.0030040741","4.76837158e-07","8","0.00390625"],"b":["33376","2704","22.640625","60096"],"c":"536870880"},"larger":{"a":["1a27","0008","4800","1c00"],"b":["7813","6948","4da9","7b56"],"c":"4e000000"},"outputs":{"d":"4e000007 (536871360)","d_larger":"4e000006 (536871296)"},"raised":"c"}}
+; smtmma-certificate 2
+; meta: {"claim":"monotonicity-sm70-f16f32","expected":"fails","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"002 \u00a73.1.4","verdict":"fails","witness":{"a":["1a27","0008","4800","1c00"],"b":["7813","6948","4da9","7b56"],"c":"4dffffff","decimal":{"a":["0.0030040741","4.76837158e-07","8","0.00390625"],"b":["33376","2704","22.640625","60096"],"c":"536870880"},"larger":{"a":["1a27","0008","4800","1c00"],"b":["7813","6948","4da9","7b56"],"c":"4e000000"},"outputs":{"d":"4e000007 (536871360)","d_larger":"4e000006 (536871296)"},"raised":"c"}}
 ; claim: monotonicity-sm70-f16f32
 ; source: 002 §3.1.4
 ; verdict: fails

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"no-normalization-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.3","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"no-normalization-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.3","verdict":"holds"}
 ; claim: no-normalization-model
 ; source: 001 §4.3
 ; verdict: holds
@@ -539,19 +539,7 @@
 (define-fun t523 () Bool (not t522))
 (define-fun t524 () Bool (not t508))
 (define-fun t525 () Bool (or t524 t521))
-(assert (= out0 ((_ extract 31 0) t209)))
-(assert (= out1 ((_ extract 31 0) t415)))
-(assert t435)
-(assert t437)
-(assert t457)
-(assert t459)
-(assert t479)
-(assert t481)
-(assert t501)
-(assert t503)
-(assert t523)
-(assert t525)
-(assert (not (= out0 out1)))
+(assert (and (= out0 ((_ extract 31 0) t209)) (= out1 ((_ extract 31 0) t415)) t435 t437 t457 t459 t479 t481 t501 t503 t523 t525 (not (= out0 out1))))
 ; expect: unsat
 (check-sat)
 (pop 1)

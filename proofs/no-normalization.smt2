@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"no-normalization","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["1ad4","016e"],"b":["0129","12a7"],"c":"2e5abd27","decimal":{"a":["0.00333404541","2.18153e-05"],"b":["1.77025795e-05","0.00081205368"],"c":"4.97354623e-11"},"outputs":{"normalizing":"33a4e59f (7.67861295e-08)","sm70":"33a4e59e (7.67861223e-08)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"no-normalization","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"sat","witness":{"a":["0b8c","01c7"],"b":["490f","0aa3"],"c":"347c62bb","decimal":{"a":["0.000230312347","2.71201134e-05"],"b":["10.1171875","0.000202536583"],"c":"2.35052468e-07"},"outputs":{"normalizing":"3b18b8d8 (0.00233035348)","sm70":"3b18b8d9 (0.00233035372)"}}}
 ; claim: no-normalization
 ; source: 001 Table 4
 ; verdict: sat
@@ -893,11 +893,11 @@
 (assert t858)
 (assert t860)
 ; the witness
-(assert (= a0 (_ bv6868 16)))
-(assert (= a1 (_ bv366 16)))
-(assert (= b0 (_ bv297 16)))
-(assert (= b1 (_ bv4775 16)))
-(assert (= c (_ bv777698599 32)))
+(assert (= a0 (_ bv2956 16)))
+(assert (= a1 (_ bv455 16)))
+(assert (= b0 (_ bv18703 16)))
+(assert (= b1 (_ bv2723 16)))
+(assert (= c (_ bv880566971 32)))
 ; expect: sat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"rounding-of-accumulator-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.2","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"rounding-of-accumulator-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.2","verdict":"holds"}
 ; claim: rounding-of-accumulator-model
 ; source: 001 §4.2
 ; verdict: holds
@@ -406,15 +406,7 @@
 (define-fun t392 () (_ BitVec 32) (bvsub (_ bv0 32) t389))
 (define-fun t393 () (_ BitVec 32) (ite t391 t392 t389))
 (define-fun t394 () Bool (bvslt t388 t393))
-(assert (= h0 ((_ extract 31 0) t140)))
-(assert (= h1 ((_ extract 31 0) t317)))
-(assert t337)
-(assert t339)
-(assert t359)
-(assert t361)
-(assert t381)
-(assert t383)
-(assert t394)
+(assert (and (= h0 ((_ extract 31 0) t140)) (= h1 ((_ extract 31 0) t317)) t337 t339 t359 t361 t381 t383 t394))
 ; expect: unsat
 (check-sat)
 (pop 1)

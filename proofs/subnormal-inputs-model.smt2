@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"subnormal-inputs-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.4","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"subnormal-inputs-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.4","verdict":"holds"}
 ; claim: subnormal-inputs-model
 ; source: 001 §4.4
 ; verdict: holds
@@ -362,14 +362,7 @@
 (define-fun t348 () Bool (or t345 t346))
 (define-fun t349 () Bool (or t348 t347))
 (define-fun t350 () Bool (not t349))
-(assert (= h0 ((_ extract 31 0) t140)))
-(assert (= h1 ((_ extract 31 0) t226)))
-(assert t227)
-(assert t247)
-(assert t267)
-(assert t287)
-(assert t308)
-(assert t350)
+(assert (and (= h0 ((_ extract 31 0) t140)) (= h1 ((_ extract 31 0) t226)) t227 t247 t267 t287 t308 t350))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -733,14 +726,7 @@
 (define-fun t351 () Bool (or t348 t349))
 (define-fun t352 () Bool (or t351 t350))
 (define-fun t353 () Bool (not t352))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert (= h1 ((_ extract 31 0) t229)))
-(assert t230)
-(assert t250)
-(assert t270)
-(assert t290)
-(assert t311)
-(assert t353)
+(assert (and (= h0 ((_ extract 31 0) t143)) (= h1 ((_ extract 31 0) t229)) t230 t250 t270 t290 t311 t353))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1104,14 +1090,7 @@
 (define-fun t351 () Bool (or t348 t349))
 (define-fun t352 () Bool (or t351 t350))
 (define-fun t353 () Bool (not t352))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert (= h1 ((_ extract 31 0) t229)))
-(assert t230)
-(assert t250)
-(assert t270)
-(assert t290)
-(assert t311)
-(assert t353)
+(assert (and (= h0 ((_ extract 31 0) t143)) (= h1 ((_ extract 31 0) t229)) t230 t250 t270 t290 t311 t353))
 ; expect: unsat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"subnormal-inputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["00fe"],"b":["ca17"],"c":"0000","decimal":{"a":["1.51395798e-05"],"b":["-12.1796875"],"c":"0"},"outputs":{"input FTZ":"0000 (0)","sm70":"8a0b (-0.000184416771)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"subnormal-inputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"sat","witness":{"a":["00fe"],"b":["ca17"],"c":"0000","decimal":{"a":["1.51395798e-05"],"b":["-12.1796875"],"c":"0"},"outputs":{"input FTZ":"0000 (0)","sm70":"8a0b (-0.000184416771)"}}}
 ; claim: subnormal-inputs
 ; source: 001 Table 4
 ; verdict: sat

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"subnormal-outputs-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.4","verdict":"holds"}
+; smtmma-certificate 2
+; meta: {"claim":"subnormal-outputs-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.4","verdict":"holds"}
 ; claim: subnormal-outputs-model
 ; source: 001 §4.4
 ; verdict: holds
@@ -403,15 +403,7 @@
 (define-fun t389 () Bool (or t386 t387))
 (define-fun t390 () Bool (or t389 t388))
 (define-fun t391 () Bool (not t390))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t329)
-(assert t349)
-(assert t391)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t329 t349 t391))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -685,13 +677,7 @@
 (define-fun t262 () Bool (or t259 t260))
 (define-fun t263 () Bool (or t262 t261))
 (define-fun t264 () Bool (not t263))
-(assert (= h0 ((_ extract 31 0) t140)))
-(assert t141)
-(assert t161)
-(assert t181)
-(assert t201)
-(assert t222)
-(assert t264)
+(assert (and (= h0 ((_ extract 31 0) t140)) t141 t161 t181 t201 t222 t264))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1093,15 +1079,7 @@
 (define-fun t389 () Bool (or t386 t387))
 (define-fun t390 () Bool (or t389 t388))
 (define-fun t391 () Bool (not t390))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t329)
-(assert t349)
-(assert t391)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t329 t349 t391))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1378,13 +1356,7 @@
 (define-fun t265 () Bool (or t262 t263))
 (define-fun t266 () Bool (or t265 t264))
 (define-fun t267 () Bool (not t266))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert t144)
-(assert t164)
-(assert t184)
-(assert t204)
-(assert t225)
-(assert t267)
+(assert (and (= h0 ((_ extract 31 0) t143)) t144 t164 t184 t204 t225 t267))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -1786,15 +1758,7 @@
 (define-fun t389 () Bool (or t386 t387))
 (define-fun t390 () Bool (or t389 t388))
 (define-fun t391 () Bool (not t390))
-(assert (= h0 ((_ extract 15 0) t152)))
-(assert (= h1 ((_ extract 15 0) t248)))
-(assert t249)
-(assert t269)
-(assert t289)
-(assert t309)
-(assert t329)
-(assert t349)
-(assert t391)
+(assert (and (= h0 ((_ extract 15 0) t152)) (= h1 ((_ extract 15 0) t248)) t249 t269 t289 t309 t329 t349 t391))
 ; expect: unsat
 (check-sat)
 (pop 1)
@@ -2071,13 +2035,7 @@
 (define-fun t265 () Bool (or t262 t263))
 (define-fun t266 () Bool (or t265 t264))
 (define-fun t267 () Bool (not t266))
-(assert (= h0 ((_ extract 31 0) t143)))
-(assert t144)
-(assert t164)
-(assert t184)
-(assert t204)
-(assert t225)
-(assert t267)
+(assert (and (= h0 ((_ extract 31 0) t143)) t144 t164 t184 t204 t225 t267))
 ; expect: unsat
 (check-sat)
 (pop 1)

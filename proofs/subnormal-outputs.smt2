@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"subnormal-outputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 Table 4","verdict":"sat","witness":{"a":["acf4"],"b":["9100"],"c":"0000","decimal":{"a":["-0.0773925781"],"b":["-0.000610351562"],"c":"0"},"outputs":{"output FTZ":"0000 (0)","sm70":"0318 (4.72068787e-05)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"subnormal-outputs","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 Table 4","verdict":"sat","witness":{"a":["acf4"],"b":["9100"],"c":"0000","decimal":{"a":["-0.0773925781"],"b":["-0.000610351562"],"c":"0"},"outputs":{"output FTZ":"0000 (0)","sm70":"0318 (4.72068787e-05)"}}}
 ; claim: subnormal-outputs
 ; source: 001 Table 4
 ; verdict: sat

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"truncation-not-rz-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.2","verdict":"fails (holds for normal inputs)","witness":{"a":["5800"],"b":["0002"],"c":"34004006","decimal":{"a":["128"],"b":["1.1920929e-07"],"c":"1.19442205e-07"},"outputs":{"ieee-rz":"37810080 (1.53782312e-05)","sm70":"37810000 (1.53779984e-05)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"truncation-not-rz-model","expected":"holds","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.2","verdict":"fails (holds for normal inputs)","witness":{"a":["4e10"],"b":["0040"],"c":"2ec00004","decimal":{"a":["24.25"],"b":["3.81469727e-06"],"c":"8.73115191e-11"},"outputs":{"ieee-rz":"38c2000c (9.2506496e-05)","sm70":"38c20000 (9.25064087e-05)"}}}
 ; claim: truncation-not-rz-model
 ; source: 001 §4.2
 ; verdict: fails (holds for normal inputs)
@@ -444,9 +444,9 @@
 (assert t380)
 (assert t422)
 ; the witness
-(assert (= a0 (_ bv22528 16)))
-(assert (= b0 (_ bv2 16)))
-(assert (= c (_ bv872431622 32)))
+(assert (= a0 (_ bv19984 16)))
+(assert (= b0 (_ bv64 16)))
+(assert (= c (_ bv784334852 32)))
 ; expect: sat
 (check-sat)
 (pop 1)
@@ -888,18 +888,7 @@
 (define-fun t429 () Bool (or t426 t427))
 (define-fun t430 () Bool (or t429 t428))
 (define-fun t431 () Bool (not t430))
-(assert (= h0 ((_ extract 31 0) t140)))
-(assert (= h1 ((_ extract 31 0) t314)))
-(assert t334)
-(assert t337)
-(assert t339)
-(assert t359)
-(assert t362)
-(assert t364)
-(assert t384)
-(assert t387)
-(assert t389)
-(assert t431)
+(assert (and (= h0 ((_ extract 31 0) t140)) (= h1 ((_ extract 31 0) t314)) t334 t337 t339 t359 t362 t364 t384 t387 t389 t431))
 ; expect: unsat
 (check-sat)
 (pop 1)

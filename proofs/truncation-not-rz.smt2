@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"truncation-not-rz","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74.2","verdict":"sat","witness":{"a":["018d"],"b":["a616"],"c":"30fc0ef0","decimal":{"a":["2.3663044e-05"],"b":["-0.0237731934"],"c":"1.83396587e-09"},"outputs":{"ieee-rz":"b51683d8 (-5.60712124e-07)","sm70":"b51683da (-5.60712238e-07)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"truncation-not-rz","expected":"sat","models":["sm70"],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74.2","verdict":"sat","witness":{"a":["018d"],"b":["a616"],"c":"30fc0ef0","decimal":{"a":["2.3663044e-05"],"b":["-0.0237731934"],"c":"1.83396587e-09"},"outputs":{"ieee-rz":"b51683d8 (-5.60712124e-07)","sm70":"b51683da (-5.60712238e-07)"}}}
 ; claim: truncation-not-rz
 ; source: 001 §4.2
 ; verdict: sat

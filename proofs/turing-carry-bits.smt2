@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"carry_bits_above_1":4,"carry_bits_above_2":3,"claim":"turing-carry-bits","expected":"3 (ceil(log2 5))","model":"t-fdpa:L=8,F=24,rho=rz-fp32","models":["sm75 f16f32"],"rows":[{"arch":"sm75","instr":"f16f32","model":"t-fdpa:L=8,F=24,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"001 \u00a74, Table 4 ('3 Carry Bits')","verdict":"3 (above 2; 4 above 1)","witness":{"a":["0fff","3fff","3fdf","276c"],"b":["cfff","9fff","9d88","b7f4"],"c":"bbcc7cb1","decimal":{"a":["0.000488042831","1.99902344","1.96777344","0.0289916992"],"b":["-31.984375","-0.0078086853","-0.00540161133","-0.497070312"],"c":"-0.00624045031"},"outputs":{"d_carry2":"3d7fffff (0.0624999963)","d_unbounded":"bd800000 (-0.0625)"}}}
+; smtmma-certificate 2
+; meta: {"carry_bits_above_1":4,"carry_bits_above_2":3,"claim":"turing-carry-bits","expected":"3 (ceil(log2 5))","model":"t-fdpa:L=8,F=24,rho=rz-fp32","models":["sm75 f16f32"],"rows":[{"arch":"sm75","instr":"f16f32","model":"t-fdpa:L=8,F=24,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"001 \u00a74, Table 4 ('3 Carry Bits')","verdict":"3 (above 2; 4 above 1)","witness":{"a":["fbff","fbff","fbff","fbff"],"b":["fbff","fbff","fbff","fbff"],"c":"4bffffff","decimal":{"a":["-65504","-65504","-65504","-65504"],"b":["-65504","-65504","-65504","-65504"],"c":"33554430"},"outputs":{"d_carry2":"d07fbffc (-1.71630879e+10)","d_unbounded":"50802001 (1.71966484e+10)"}}}
 ; claim: turing-carry-bits
 ; source: 001 §4, Table 4 ('3 Carry Bits')
 ; verdict: 3 (above 2; 4 above 1)
@@ -419,27 +419,18 @@
 (define-fun t399 () (_ BitVec 33) (ite t365 (_ bv4286578688 33) t398))
 (define-fun t400 () (_ BitVec 33) (ite t364 (_ bv2139095040 33) t399))
 (define-fun t401 () (_ BitVec 33) (ite t362 (_ bv2147483647 33) t400))
-(assert t29)
-(assert t49)
-(assert t69)
-(assert t89)
-(assert t109)
-(assert t129)
-(assert t149)
-(assert t169)
-(assert t189)
-(assert (= d_n ((_ extract 31 0) t368)))
-(assert (= d_inf ((_ extract 31 0) t401)))
-; lemma 1: 3 carry bits never lose a carry (uses: every earlier lemma)
+(define-fun premise () Bool (and t29 t49 t69 t89 t109 t129 t149 t169 t189 (= d_n ((_ extract 31 0) t368)) (= d_inf ((_ extract 31 0) t401))))
+; lemma 1: 3 carry bits never lose a carry (uses: every earlier fact)
+(define-fun fact1 () Bool (=> premise t317))
 (push 1)
-(assert (not t317))
+(assert (not fact1))
 ; expect: unsat
 (check-sat)
 (pop 1)
-; every lemma, proved above
-(assert t317)
-; the property
-(assert (not (= d_n d_inf)))
+; every fact, proved above
+(assert fact1)
+; statement: the property under the premise
+(assert (and premise (not (= d_n d_inf))))
 ; expect: unsat
 ; expect: unsat
 (check-sat)
@@ -871,15 +862,15 @@
 (assert (= d_inf ((_ extract 31 0) t401)))
 (assert (not (= d_n d_inf)))
 ; the witness
-(assert (= a0 (_ bv4095 16)))
-(assert (= a1 (_ bv16383 16)))
-(assert (= a2 (_ bv16351 16)))
-(assert (= a3 (_ bv10092 16)))
-(assert (= b0 (_ bv53247 16)))
-(assert (= b1 (_ bv40959 16)))
-(assert (= b2 (_ bv40328 16)))
-(assert (= b3 (_ bv47092 16)))
-(assert (= c (_ bv3150740657 32)))
+(assert (= a0 (_ bv64511 16)))
+(assert (= a1 (_ bv64511 16)))
+(assert (= a2 (_ bv64511 16)))
+(assert (= a3 (_ bv64511 16)))
+(assert (= b0 (_ bv64511 16)))
+(assert (= b1 (_ bv64511 16)))
+(assert (= b2 (_ bv64511 16)))
+(assert (= b3 (_ bv64511 16)))
+(assert (= c (_ bv1275068415 32)))
 ; expect: sat
 (check-sat)
 (pop 1)

@@ -1,5 +1,5 @@
-; smtmma-certificate 1
-; meta: {"claim":"volta-nonmonotonic","expected":"fails","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.9.1","source":"002 \u00a73.1.4","verdict":"fails","witness":{"a":["3c00","3c00","3c00","3c00"],"b":["0001","0001","0001","0001"],"c":"3f7fffff","decimal":{"a":["1","1","1","1"],"b":["5.96046448e-08","5.96046448e-08","5.96046448e-08","5.96046448e-08"],"c":"0.99999994"},"larger":{"c":"3f800000","decimal":{"c":"1"}},"outputs":{"d":"3f800001 (1.00000012)","d_larger":"3f800000 (1)"}}}
+; smtmma-certificate 2
+; meta: {"claim":"volta-nonmonotonic","expected":"fails","models":["sm70 f16f32"],"rows":[{"arch":"sm70","instr":"f16f32","model":"t-fdpa:L=4,F=23,rho=rz-fp32","op":"mma"}],"solver":"bitwuzla","solver_version":"bitwuzla 0.10.0","source":"002 \u00a73.1.4","verdict":"fails","witness":{"a":["3c00","3c00","3c00","3c00"],"b":["0001","0001","0001","0001"],"c":"3f7fffff","decimal":{"a":["1","1","1","1"],"b":["5.96046448e-08","5.96046448e-08","5.96046448e-08","5.96046448e-08"],"c":"0.99999994"},"larger":{"c":"3f800000","decimal":{"c":"1"}},"outputs":{"d":"3f800001 (1.00000012)","d_larger":"3f800000 (1)"}}}
 ; claim: volta-nonmonotonic
 ; source: 002 §3.1.4
 ; verdict: fails

@@ -18,7 +18,7 @@ from smtmma.proofs.certificate import CertificateError, parse_certificate
 from smtmma.proofs.runner import read_text
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAD = '; smtmma-certificate 1\n; meta: {"claim": "toy", "verdict": "holds"}\n(set-logic QF_BV)\n'
+HEAD = '; smtmma-certificate 2\n; meta: {"claim": "toy", "verdict": "holds"}\n(set-logic QF_BV)\n'
 CHECK = "; expect: sat\n(check-sat)\n"
 
 
@@ -30,11 +30,11 @@ def _hostile(folder: Path) -> dict[str, str]:
         "push-many.smt2": (HEAD + "(push 1)\n" * 1001 + CHECK, "push scopes nested deeper than 1000"),
         "deep.smt2": (HEAD + "(assert " + "(not " * deep + "true" + ")" * deep + ")\n" + CHECK,
                       "parentheses nested deeper than 10000"),
-        "deep-meta.smt2": ('; smtmma-certificate 1\n; meta: ' + "[" * 10**5 + "]" * 10**5 + "\n" + CHECK,
+        "deep-meta.smt2": ('; smtmma-certificate 2\n; meta: ' + "[" * 10**5 + "]" * 10**5 + "\n" + CHECK,
                            "the meta line's JSON nests too deeply"),
-        "empty-meta.smt2": ("; smtmma-certificate 1\n; meta: {}\n(set-logic QF_BV)\n" + CHECK,
+        "empty-meta.smt2": ("; smtmma-certificate 2\n; meta: {}\n(set-logic QF_BV)\n" + CHECK,
                             "its meta line names no claim and no verdict (it is empty)"),
-        "no-verdict.smt2": ('; smtmma-certificate 1\n; meta: {"claim": "toy"}\n' + CHECK, "its meta line names no verdict"),
+        "no-verdict.smt2": ('; smtmma-certificate 2\n; meta: {"claim": "toy"}\n' + CHECK, "its meta line names no verdict"),
         "pop.smt2": (HEAD + "(pop 1)\n" + CHECK, "(pop 1) without as many (push) before it"),
     }
     for name, (text, _) in files.items():
@@ -132,7 +132,7 @@ def test_check_shows_the_running_tally(tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(prove_cmd, "Status", Recorder)
     (tmp_path / "a.smt2").write_text(HEAD + "(declare-const x (_ BitVec 4))\n" + CHECK)
-    (tmp_path / "b.smt2").write_text("; smtmma-certificate 1\n; meta: {}\n" + CHECK)
+    (tmp_path / "b.smt2").write_text("; smtmma-certificate 2\n; meta: {}\n" + CHECK)
     assert main(["prove", "--check", str(tmp_path)]) == 2
     a, b = str(tmp_path / "a.smt2"), str(tmp_path / "b.smt2")
     assert shown == [f"[1/2] {a}; ok 0, mismatch 0, unknown 0, error 0",

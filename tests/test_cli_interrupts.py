@@ -66,18 +66,17 @@ def test_ctrl_c_during_a_solve_ends_the_command_and_its_solver_processes(solver:
 
 # A certificate whose one check keeps every backend busy for minutes: the prime 2^48 - 59 has no factors (the
 # 32-bit version of this query takes bitwuzla 13 s, z3 and cvc5 longer).
-BUSY = """; smtmma-certificate 1
+BUSY = """; smtmma-certificate 2
 ; meta: {"claim": "busy", "verdict": "holds"}
 (set-logic QF_BV)
 (declare-const x (_ BitVec 48))
 (declare-const y (_ BitVec 48))
-(assert (= (bvmul ((_ zero_extend 48) x) ((_ zero_extend 48) y)) (_ bv281474976710597 96)))
-(assert (bvugt x (_ bv1 48)))
-(assert (bvugt y (_ bv1 48)))
+(assert (and (= (bvmul ((_ zero_extend 48) x) ((_ zero_extend 48) y)) (_ bv281474976710597 96))
+             (bvugt x (_ bv1 48)) (bvugt y (_ bv1 48))))
 ; expect: unsat
 (check-sat)
 """
-QUICK = """; smtmma-certificate 1
+QUICK = """; smtmma-certificate 2
 ; meta: {"claim": "quick", "verdict": "holds"}
 (set-logic QF_BV)
 (declare-const x (_ BitVec 4))

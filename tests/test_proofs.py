@@ -26,7 +26,7 @@ def _two_blocks() -> Certificate:
 def test_certificate_text_round_trips_and_rechecks() -> None:
     cert = _two_blocks()
     text = cert.text()
-    assert text.startswith("; smtmma-certificate 1\n; meta: ")
+    assert text.startswith("; smtmma-certificate 2\n; meta: ")
     assert text.count("(check-sat)") == 2 and text.count("(push 1)") == 2
     again = parse_certificate(text)
     assert again.meta == {"claim": "toy"}
@@ -40,6 +40,14 @@ def test_every_backend_reads_the_scoped_blocks(solver: str) -> None:
     assert all(a.agrees for a in recheck(_two_blocks(), solver=solver))
 
 
+def test_a_plain_query_is_written_as_one_statement() -> None:
+    two = Block("premise and goal", "(declare-const x (_ BitVec 4))\n(assert (bvult x #x3))\n(assert (= (bvadd x #x1) x))",
+                "unsat")
+    text = Certificate({"claim": "toy"}, [two]).text()
+    assert "(assert (and (bvult x #x3) (= (bvadd x #x1) x)))" in text and text.count("(assert") == 1
+    assert all(a.agrees for a in recheck(parse_certificate(text)))
+
+
 def test_a_wrong_expectation_is_a_mismatch() -> None:
     text = _two_blocks().text().replace("; expect: unsat", "; expect: sat")
     answers = recheck(parse_certificate(text))
@@ -48,11 +56,12 @@ def test_a_wrong_expectation_is_a_mismatch() -> None:
 
 @pytest.mark.parametrize("text, message", [
     ("(check-sat)\n", "not an smtmma certificate"),
-    ("; smtmma-certificate 1\n(check-sat)\n", "no '; meta:' line"),
-    ("; smtmma-certificate 1\n; meta: {oops\n(check-sat)\n", "the meta line is not JSON"),
-    ("; smtmma-certificate 1\n; meta: {}\n(assert true)\n", "no (check-sat)"),
-    ("; smtmma-certificate 1\n; meta: {}\n(assert (and true)\n; expect: sat\n(check-sat)\n", "unbalanced"),
-    ("; smtmma-certificate 1\n; meta: {}\n(check-sat)\n", "without an 'expect"),
+    ("; smtmma-certificate 2\n(check-sat)\n", "no '; meta:' line"),
+    ("; smtmma-certificate 2\n; meta: {oops\n(check-sat)\n", "the meta line is not JSON"),
+    ("; smtmma-certificate 2\n; meta: {}\n(assert true)\n", "no (check-sat)"),
+    ("; smtmma-certificate 2\n; meta: {}\n(assert (and true)\n; expect: sat\n(check-sat)\n", "unbalanced"),
+    ("; smtmma-certificate 2\n; meta: {}\n(check-sat)\n", "without an 'expect"),
+    ("; smtmma-certificate 1\n; meta: {}\n; expect: sat\n(check-sat)\n", "a format-1 certificate"),
 ])
 def test_malformed_certificates_are_refused(text: str, message: str) -> None:
     with pytest.raises(CertificateError, match=re.escape(message)):
@@ -163,10 +172,21 @@ def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys:
 def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
     path = tmp_path / "volta-carry-bits.smt2"
-    path.write_text(path.read_text().replace("; expect: sat", "; expect: unsat"))
+    path.write_text(path.read_text().replace("; expect: unsat", "; expect: sat"))
     capsys.readouterr()
     assert main(["prove", "--check", str(path)]) == 1
     assert "mismatch" in capsys.readouterr().out
+
+
+def test_check_refuses_a_witness_turned_into_a_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A witness block (its pins beside the property) relabelled "expect: unsat" rests on assertions that are no
+    statement: the discipline refuses it before any solver runs, naming the block."""
+    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
+    path = tmp_path / "volta-carry-bits.smt2"
+    path.write_text(path.read_text().replace("; expect: sat", "; expect: unsat"))
+    capsys.readouterr()
+    assert main(["prove", "--check", str(path)]) == 2
+    assert "block 2" in capsys.readouterr().out
 
 
 def test_check_of_a_missing_folder(capsys: pytest.CaptureFixture[str]) -> None:
@@ -204,7 +224,7 @@ def test_query_emit_smt2_writes_a_standalone_order_certificate(tmp_path: Path, c
     assert main(["query", "order-independence", "--arch", "sm70", "--instr", "f16f32", "--k", "2", "--emit-smt2", str(path)]) == 0
     assert "certificate: 1 blocks" in capsys.readouterr().out
     text = path.read_text()
-    defs = dict(re.findall(r"\(assert \(= (d|d_permuted) (.+)\)\)\n", text))
+    defs = dict(re.findall(r"\(= (d|d_permuted) (\(\(_ extract \d+ 0\) \w+\))\)", text))  # in the chain's premise
     assert set(defs) == {"d", "d_permuted"} and defs["d"] != defs["d_permuted"]  # two terms, not one
     cert = parse_certificate(text)
     assert cert.meta["property"] == "order-independence" and cert.meta["verdict"] == "holds"
@@ -250,7 +270,7 @@ def test_save_does_not_replace_a_certificate_without_force(tmp_path: Path, capsy
     assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 2
     assert str(old) in capsys.readouterr().err and old.read_bytes() == b"an earlier certificate"
     assert main(["prove", "volta-carry-bits", "--save", str(tmp_path), "--force"]) == 0
-    assert not old.exists() and (tmp_path / "volta-carry-bits.smt2").read_text().startswith("; smtmma-certificate 1")
+    assert not old.exists() and (tmp_path / "volta-carry-bits.smt2").read_text().startswith("; smtmma-certificate 2")
     capsys.readouterr()
     assert main(["prove", "volta-carry-bits", "--force"]) == 2
     assert "--force applies to the certificates --save DIR writes" in capsys.readouterr().err

@@ -93,6 +93,15 @@ def test_yes_no_reading_of_verdicts(name: str, verdict: str, witness: object, ex
 # --- Fig. 3 (000 §6.2.4): exact consequences of round-down --------------------------------------------------
 
 
+def test_carry_bits_posed_on_fewer_products_than_the_model_sums_say_so() -> None:
+    """turing-carry-bits is posed with K = 4 on the L = 8 model sm80 also runs: its 3 is not the model's 4."""
+    records = json.loads((Path(__file__).resolve().parents[1] / "proofs" / "claims.json").read_text())["claims"]
+    cells = {g.model.describe(): g.cells["carry"] for g in catalogue_groups(records) if "carry" in g.cells}
+    l8 = cells["t-fdpa:L=8,F=24,rho=rz-fp32"]
+    assert l8.verdicts == ["3 (above 2; 4 above 1) for K=4", "4 (above 2; 5 above 1)"]
+    assert cells["t-fdpa:L=4,F=23,rho=rz-fp32"].verdicts == ["3 (above 2; 4 above 1)"]
+
+
 def test_round_down_bias_exact_properties() -> None:
     r = cdna3_bias(samples=4000, seed=3)
     # RD_F(x) <= RZ_F(x) for every x (Alg. 10 lines 14-15) and RNE-FP32 is monotone: D_RD <= D_RZ, so delta_RD <= delta_RZ

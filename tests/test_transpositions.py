@@ -1,7 +1,8 @@
-"""Order independence by transpositions: fresh-variable lemmas (generalized) and their instances on the model's runs."""
+"""Order independence by transpositions: kernel lemmas (define-funs proved on fresh constants) applied to the model's runs."""
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from smtmma.catalogue import model_of
 from smtmma.proofs import Context
 from smtmma.proofs.certificate import Certificate, recheck
-from smtmma.proofs.generalized import Arg, generalized
+from smtmma.proof_kernel import Arg, lemma
+from smtmma.proofs.check_certificate import check_text
 from smtmma.proofs.transpositions import transposition_proofs
 from smtmma.queries._twins import QueryAlgebra
 from smtmma.queries.backends import solve
@@ -31,29 +33,29 @@ def _args() -> tuple[QueryAlgebra, list[Arg]]:
     return alg, [_ranged(alg, "x", -5, 300), _ranged(alg, "y", -5, 300)]
 
 
-def test_a_true_statement_is_proved_on_fresh_variables_and_its_instance_is_built_on_the_arguments() -> None:
+def test_a_true_statement_is_a_function_proved_on_fresh_constants_and_applied_to_the_arguments() -> None:
     alg, args = _args()
-    lem, inst = generalized(alg, "x + y = y + x", _commute, args)  # type: ignore[arg-type]
-    assert "(declare-const x0 " in lem.script and "(declare-const x1 " in lem.script
-    assert solve(lem.script, (), solver="bitwuzla", timeout=30).verdict == "unsat"
-    assert inst.raw == _commute(alg, args).raw  # type: ignore[attr-defined]
+    lem = lemma("x + y = y + x", _commute, args)  # type: ignore[arg-type]
+    assert f"(declare-const {lem.name}.a0 " in lem.script() and f"(declare-const {lem.name}.a1 " in lem.script()
+    assert "(bvsle (_ bv" in lem.definition  # the arguments' ranges are the lemma's premise
+    assert solve(lem.script(), (), solver="bitwuzla", timeout=30).verdict == "unsat"
+    assert lem.apply(alg, args) == f"({lem.name} {alg.term_text(args[0])} {alg.term_text(args[1])})"
+    assert lemma("x + y = y + x", _commute, args).name == lem.name  # equal statements, equal names
 
 
 def test_a_false_statement_gives_a_lemma_the_solver_refutes() -> None:
     alg, args = _args()
-    lem, _ = generalized(alg, "x + y = y + x + 1", _off_by_one, args)  # type: ignore[arg-type]
-    assert solve(lem.script, (), solver="bitwuzla", timeout=30).verdict == "sat"
+    lem = lemma("x + y = y + x + 1", _off_by_one, args)  # type: ignore[arg-type]
+    assert solve(lem.script(), (), solver="bitwuzla", timeout=30).verdict == "sat"
 
 
-def test_tied_arguments_share_one_variable_and_must_have_the_same_range() -> None:
+def test_an_argument_outside_the_lemma_range_is_refused() -> None:
     alg, args = _args()
-    lem, _ = generalized(alg, "x + x = x + x", _commute, args, {1: 0})  # type: ignore[arg-type]
-    assert "(declare-const x1 " not in lem.script
-    z = _ranged(alg, "z", 0, 7)
-    with pytest.raises(ValueError, match="cannot share"):
-        generalized(alg, "ranges differ", _commute, [args[0], z], {1: 0})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="constant"):
-        generalized(alg, "a constant", _commute, [args[0], alg.const(3)])  # type: ignore[arg-type]
+    lem = lemma("x + y = y + x", _commute, args)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="spans"):
+        lem.apply(alg, [args[0], _ranged(alg, "z", -10, 7)])
+    with pytest.raises(ValueError, match="1 arguments for 2 parameters"):
+        lem.apply(alg, [args[0]])
 
 
 @pytest.mark.parametrize("K", [2, 4])
@@ -62,10 +64,13 @@ def test_sm70_transpositions_are_proved_and_the_certificate_rechecks_with_z3(K: 
     assert [f.verdict for f in found] == ["unsat"] * len(found)
     chains = [f for f in found if "(check-sat)" in f.script]
     assert len(chains) == K - 1  # one chain per adjacent transposition; the rest are fresh-variable lemmas
-    for f in chains:
-        assert f.script.count("; instance of the lemma:") == K + 4  # K + 1 summands, the swap, the tail, the rounding
+    for f in chains:  # K + 1 summands, the swap, the tail, the rounding: each an application of a proved lemma
+        assert len(re.findall(r"^\(assert \(lemma_\w+ ", f.script, re.M)) == K + 4
     blocks = [f.block for f in found if f.block is not None]
-    answers = recheck(Certificate({"claim": "test"}, blocks), solver="z3", timeout=60)
+    cert = Certificate({"claim": "test"}, blocks)
+    ok, why = check_text(cert.text(), structure_only=True)
+    assert ok, why
+    answers = recheck(cert, solver="z3", timeout=60)
     assert answers and all(a.agrees for a in answers), [(a.label, a.expected, a.got) for a in answers]
 
 

@@ -67,6 +67,13 @@ class SmtAlgebra(Algebra):
         """The SMT-LIB2 text: logic, declarations, definitions, assertions, then ``extra``."""
         return "\n".join([f"(set-logic {logic})", *self.decls, *self.defs, *self.asserts, extra]) + "\n"
 
+    def term_text(self, x: Int | Bool, width: int | None = None) -> str:
+        """The SMT-LIB2 text of a term: a Bool's, or an Int as a ``width``-bit two's-complement expression
+        (default: its own width); what a certificate passes to a lemma applied to it."""
+        if isinstance(x, Bool):
+            return self._braw(x)
+        return self._ext(x, x.width if width is None else width)
+
     # -- width helpers -------------------------------------------------------
     def _ext(self, x: Int, width: int) -> str:
         """x as a ``width``-bit expression: sign-extended, or cut when its value fits."""

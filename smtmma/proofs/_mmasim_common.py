@@ -16,7 +16,7 @@ from ..queries.backends import SolverResult, solve
 from ..queries.distinguish import ReplayError, Witness
 from ..queries.formula import Domain, DotFormula, output_bits
 from ..simulate import output_format, run_model, simulate_dot
-from .certificate import Block, pin_block
+from ..proof_kernel.blocks import Block, pin_block
 from .evidence import witness_pins
 
 __all__ = ["PairResult", "container", "exact_value", "fixed_output_block", "pair_query", "sim", "ulp_of", "ulps"]

@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError
+from ..proof_kernel.blocks import EXPECT as _EXPECT, Block, chain_block, pin_block, strip_logic
 
 __all__ = [
     "CertificateError",
     "Block",
+    "statement_form",
     "Certificate",
     "CheckAnswer",
     "chain_block",
@@ -58,8 +60,7 @@ __all__ = [
     "byte_size",
 ]
 
-MAGIC = "; smtmma-certificate 1"
-_EXPECT = re.compile(r"expect(?:ed)?:\s*(sat|unsat)\b")
+MAGIC = "; smtmma-certificate 2"
 
 # Bounds on a certificate read from a file (the shipped ones, 2026-11: at most 2.2 MB of text, 43k commands,
 # 1020 checks, scopes 2 deep, terms 282 deep, each check well under 1 GiB of solver memory).
@@ -90,50 +91,6 @@ class CertificateError(InputError):
     """A certificate file that is not one (no header, bad meta line, unbalanced parentheses, no expectations)."""
 
 
-@dataclass(frozen=True)
-class Block:
-    """One self-contained query: SMT-LIB2 text (declarations, definitions, assertions; ``set-logic`` allowed)
-    ending without ``check-sat``, the answer it must give, and a one-line label.
-
-    ``text`` may itself be an incremental script (``push``/``pop`` and its own
-    ``check-sat`` lines, each after an ``expect:`` comment); ``expect`` is then
-    the answer of the final check (appended unless the text ends with one).
-    """
-
-    label: str
-    text: str
-    expect: str  # "sat" | "unsat"
-
-
-def _strip_logic(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("(set-logic"))
-
-
-def pin_block(label: str, script: str, values: dict[str, tuple[int, int]], expect: str = "sat") -> Block:
-    """``script`` with the named constants pinned to ``values`` (name -> (value, width in bits)).
-
-    A witness certificate: the solver evaluates the formula on the witness
-    itself, so a re-check takes milliseconds and trusts nothing else.
-    """
-    pins = "\n".join(f"(assert (= {n} (_ bv{v % (1 << w)} {w})))" for n, (v, w) in values.items())
-    return Block(label, script.rstrip("\n") + "\n; the witness\n" + pins, expect)
-
-
-def chain_block(label: str, text: str) -> Block:
-    """An incremental script (a lemma chain) whose every ``check-sat`` carries its own expectation."""
-    body = text.rstrip("\n")
-    if not body.endswith("(check-sat)"):
-        raise InputError(f"{label}: a lemma-chain block must end with (check-sat)")
-    return Block(label, body[: -len("(check-sat)")].rstrip("\n"), _last_expect(body))
-
-
-def _last_expect(text: str) -> str:
-    found = _EXPECT.findall(text)
-    if not found:
-        raise InputError("a lemma-chain block has no 'expect:' comment")
-    return found[-1]
-
-
 @dataclass
 class Certificate:
     """A claim's certificate: metadata and the blocks its verdict rests on."""
@@ -154,7 +111,7 @@ class Certificate:
             return "\n".join(head) + "\n" + self.body
         lines = ["(set-logic QF_BV)"]
         for i, b in enumerate(self.blocks, 1):
-            body = _strip_logic(b.text).rstrip("\n")
+            body = statement_form(strip_logic(b.text)) if b.expect == "unsat" else strip_logic(b.text).rstrip("\n")
             lines += [f"; block {i}: {b.label}", "(push 1)", body, f"; expect: {b.expect}", "(check-sat)", "(pop 1)"]
         lines.append("(exit)")
         return "\n".join(head) + "\n" + "\n".join(lines) + "\n"
@@ -248,6 +205,9 @@ def parse_certificate(text: str, where: str = "certificate") -> Certificate:
     if len(text) > MAX_TEXT_BYTES:
         raise CertificateError(f"{where}: over {byte_size(MAX_TEXT_BYTES)} of text")
     lines = text.splitlines()
+    if lines and lines[0].strip() == "; smtmma-certificate 1":
+        raise CertificateError(f"{where}: a format-1 certificate (before lemmas were functions the checker can "
+                               "follow): make it again with `smtmma prove NAME --save DIR`")
     if not lines or lines[0].strip() != MAGIC:
         raise CertificateError(f"{where}: not an smtmma certificate (the first line must be {MAGIC!r})")
     meta_lines = [line for line in lines[1:20] if line.startswith("; meta: ")]
@@ -309,6 +269,30 @@ def _check_commands(body: str) -> list[tuple[str, str]]:
     if not checks:
         raise CertificateError("no (check-sat) in the file")
     return found
+
+
+def statement_form(text: str) -> str:
+    """A plain query's assertions as its one statement: ``(assert (and a1 ... an))``, last.
+
+    What the independent checker (``proofs/check_certificate.py``) asks of a
+    check expecting unsat: one assertion that is not a proved lemma's
+    application (premises and the negated property together), so what the
+    check proves is read off one line.  An incremental text (``push``,
+    ``pop``, ``check-sat`` of a lemma chain) is returned as it is.
+    """
+    cmds = list(split_commands(text))
+    heads = [_head(c) for c, _ in cmds]
+    if any(h in ("push", "pop", "check-sat") for h in heads) or heads.count("assert") <= 1:
+        return text
+    out: list[str] = []
+    terms: list[str] = []
+    for cmd, comments in cmds:
+        out += [f"; {line}" for line in comments.splitlines() if line]
+        if _head(cmd) == "assert":
+            terms.append(cmd[len("(assert"):-1].strip())
+        else:
+            out.append(cmd)
+    return "\n".join(out + [f"(assert (and {' '.join(terms)}))"])
 
 
 # -- checking ----------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def _one_sided_claim() -> Claim:
     models = tuple(_label(a, i, None) for a, i in rows)
 
     def run(ctx: Context) -> Outcome:
-        from ..proofs.certificate import Block
+        from ..proof_kernel.blocks import Block
 
         blocks, lines, verdict = [], [], "holds"
         for arch, instr in rows:

@@ -21,7 +21,7 @@ from ._mmasim_common import (
     sim,
     ulps,
 )
-from .certificate import Block
+from ..proof_kernel.blocks import Block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, witness_record
 
@@ -291,7 +291,7 @@ def risky_rows(ctx: Context) -> tuple[list[dict[str, Any]], list[Block], str, li
         if res.verdict != "sat":
             missing.append(f"{label}: {res.verdict} {res.reason}")
             return
-        from .certificate import pin_block
+        from ..proof_kernel.blocks import pin_block
         from .evidence import witness_pins
 
         rows.append(_row(label, model, res.witness, {n: (m, res.outputs[n]) for n, m in outs.items()}, note))

@@ -13,7 +13,7 @@ from ..queries.properties.monotonicity import _monotone_script, _moved
 from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container
 from ..queries.formula import Domain
 from ..simulate import simulate_dot
-from .certificate import pin_block
+from ..proof_kernel.blocks import pin_block
 from .claim import Claim, Context, Outcome, add_claim, claim
 from .evidence import certificate, query_blocks, witness_record
 

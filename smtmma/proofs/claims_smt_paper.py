@@ -34,7 +34,7 @@ from ..queries._twins import same_value, value_key
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
 from ..simulate import run_model, simulate_dot
-from .certificate import Block, pin_block
+from ..proof_kernel.blocks import Block, pin_block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, witness_pins, witness_record
 from .hypotheses import Found, Hyp, Inputs, add_rm, ask, evaluate, mul_rm, tc

@@ -16,7 +16,7 @@ from ..formats import get_format
 from ..models import Model
 from ..queries.properties import check_property
 from ..queries.properties.common import QueryResult, _py_value
-from .certificate import Block
+from ..proof_kernel.blocks import Block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, query_blocks, witness_record
 

@@ -9,7 +9,8 @@ from ..models import Model
 from ..queries._twins import witness_pins
 from ..queries.distinguish import Witness
 from ..queries.properties.common import QueryResult, _show, _value_text
-from .certificate import Block, Certificate, chain_block, pin_block, solver_version
+from ..proof_kernel.blocks import Block, chain_block, pin_block
+from .certificate import Certificate, solver_version
 
 __all__ = ["witness_record", "witness_pins", "query_blocks", "certificate"]
 

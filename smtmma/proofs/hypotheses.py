@@ -37,7 +37,7 @@ from ..queries.backends import solve
 from ..queries.distinguish import ReplayError, Witness
 from ..queries.formula import Domain, DotFormula
 from ..simulate import run_model, simulate_dot
-from .certificate import Block, pin_block
+from ..proof_kernel.blocks import Block, pin_block
 
 __all__ = ["Hyp", "Found", "ask", "evaluate", "tc", "mul_rm", "add_rm", "Inputs"]
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import InputError, SmtmmaError
 from ..queries.backends import die_with_parent, signals_deferred
+from .check_certificate import check_text
 from .certificate import CHECK_MEMORY, MAX_TEXT_BYTES, CertificateError, CheckAnswer, byte_size, parse_certificate, recheck
 from .claim import CLAIMS, Claim, Context, Outcome, get_claim
 
@@ -350,12 +351,17 @@ def check_certificate(path: str, *, solver: Optional[str] = None, timeout: float
     ``on_answer(answer, checks)`` is called after each check (``checks``: how many the file holds).
     """
     try:
-        cert = parse_certificate(read_text(path), path)
+        text = read_text(path)
+        cert = parse_certificate(text, path)
         _check_meta(cert.meta, path)
         _check_models(cert.meta, path)
     except CertificateError as e:
         return CertificateCheck(path, "?", "?", [], str(e))
     claim, verdict = str(cert.meta["claim"]), str(cert.meta["verdict"])
+    ok, why = check_text(text, structure_only=True)  # the independent checker's discipline, before any solver runs
+    del text
+    if not ok:
+        return CertificateCheck(path, claim, verdict, [], f"{path}: {why}")
     total = cert.checks
     try:
         answers = recheck(cert, solver=solver, timeout=timeout, memory=memory,

@@ -7,14 +7,15 @@ Each transposition rests on:
 * a chain on both runs (:class:`~smtmma.queries._twins.LemmaChain`): "equal
   e_max" (checked) and instances of the lemmas below (asserted), then
   D = D_swapped (checked);
-* lemmas on fresh variables (:func:`~smtmma.proofs.generalized.generalized`):
-  a term aligned at equal e_max gives equal summands (Alg. 7 line 9), the
-  exact sum of the summands does not change when two of them trade places,
-  and the final rounding of equal sums at equal e_max is equal (Alg. 7
-  step 3).
+* lemmas (:class:`~smtmma.proof_kernel.lemma.Lemma`, each a ``define-fun``
+  of its arguments proved on fresh constants, then applied to the runs'
+  terms): a term aligned at equal e_max gives equal summands (Alg. 7 line
+  9), the exact sum of the summands does not change when two of them trade
+  places, and the final rounding of equal sums at equal e_max is equal
+  (Alg. 7 step 3).
 
-Without the fresh lemmas the solver has to re-derive congruence across the
-two circuits: 2.5 s per transposition instead of a few tenths.
+Without the lemmas the solver has to re-derive congruence across the two
+circuits: 2.5 s per transposition instead of a few tenths.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ from ..encodings.rounding import convert_fixed
 from ..encodings.terms import Term
 from ..formats import get_format
 from ..models import Model
-from ..queries._twins import InputSet, LemmaChain, QueryAlgebra, Runner, declare_output, fused_parts, output_container
+from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, fused_parts, output_container
+from ..proof_kernel.chain import LemmaChain
 from ..queries.properties._monotone_chain import _implies
-from ..queries.properties.error_parts import _Lemma, run_lemmas
 from ..simulate import run_model
-from .certificate import chain_block
+from ..proof_kernel.blocks import chain_block
 from .claim import Context
-from .generalized import Arg, generalized
+from ..proof_kernel.lemma import Arg, Lemma, lemma
 from .hypotheses import Found
 
 __all__ = ["transposition_proofs"]
@@ -47,11 +48,15 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
         raise ValueError(f"{m.describe()}: the transposition proof covers plain T-FDPA models")
     run = Runner(ctx.solver, ctx.timeout, ctx.seed)
     swaps = [_transposition(m, K, k) for k in range(K - 1)]
-    lemmas = list({lem.script: lem for lems, _ in swaps for lem in lems}.values())  # each distinct lemma once
-    proved = run_lemmas(lemmas, run)
-    found = [Found("unsat", run.name, proved.seconds[b.label], b.text, block=b) for b in proved.blocks]
-    if proved.verdict != "holds":
-        return found + [Found("unknown", run.name, 0.0, "", reason=proved.reason)]
+    lemmas = list({lem.name: lem for lems, _ in swaps for lem, _ in lems}.values())  # each distinct lemma once
+    found: list[Found] = []
+    for lem in lemmas:  # proved here to report the first that fails; each chain's certificate proves them again
+        t0 = time.perf_counter()
+        r = run.check(lem.script(), proof=True)
+        if r.verdict != "unsat":
+            return found + [Found("unknown", run.name, time.perf_counter() - t0, "",
+                                  reason=f"lemma '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else ""))]
+        found.append(Found("unsat", run.name, time.perf_counter() - t0, lem.script()))  # no block: each chain proves it
     for k, (_, chain) in enumerate(swaps):
         f = _run_chain(f"swapping lanes {k} and {k + 1} leaves D unchanged", *chain, run)
         found.append(f)
@@ -60,8 +65,11 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
     return found
 
 
-def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryAlgebra, Bool, list[tuple[str, Bool]]]]:
-    """(fresh lemmas, (algebra, e_max lemma, instances)) of one transposition."""
+Use = tuple[Lemma, Sequence[Arg]]  # a lemma and the runs' terms it is applied to
+
+
+def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlgebra, Bool, list[Use]]]:
+    """(lemma uses, (algebra, e_max fact, lemma uses)) of one transposition."""
     perm = list(range(K))
     perm[k], perm[k + 1] = perm[k + 1], perm[k]
     src = perm + [K]  # slot j of the swapped run holds the lanes' summand src[j]; c stays last
@@ -76,18 +84,12 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryA
     assert F is not None
     conv = m.conversion
     rfmt = get_format(conv.fmt)
-    lemmas: list[_Lemma] = []
-    instances: list[tuple[str, Bool]] = []
+    uses: list[Use] = []
 
     def add(label: str, statement, args: Sequence[Arg], ties: Optional[dict[int, int]] = None  # type: ignore[no-untyped-def]
             ) -> None:
-        before = set(alg._seen.values())
-        lem, inst = generalized(alg, label, statement, args, ties)
-        made = {sort for (sort, _), name in alg._seen.items() if name not in before}
-        # the instance must speak of the runs' own terms: building it may add Bool glue, never a new value
-        assert made <= {"Bool"}, f"{label}: the instance built terms the runs do not have ({made})"
-        lemmas.append(lem)
-        instances.append((label, inst))
+        del ties  # the statement's premise equates those arguments; the lemma keeps a parameter for each
+        uses.append((lemma(label, statement, args), list(args)))
 
     for j in range(K + 1):
         t = f1.terms[src[j]]
@@ -125,18 +127,18 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[_Lemma], tuple[QueryA
 
     add("equal sums at equal e_max round to the same bits (Alg. 7 step 3; fresh variables)", rounding,
         [f1.total, f1.e_max, f2.total, f2.e_max], {2: 0, 3: 1})
-    return lemmas, (alg, alg.eq(f1.e_max, f2.e_max), instances)
+    return uses, (alg, alg.eq(f1.e_max, f2.e_max), uses)
 
 
-def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[tuple[str, Bool]], run: Runner) -> Found:
-    """The chain of one transposition: prove equal e_max, assert the fresh lemmas' instances, prove D = D_swapped."""
+def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[Use], run: Runner) -> Found:
+    """The chain of one transposition: prove equal e_max, apply the lemmas to the runs' terms, prove D = D_swapped."""
     t0 = time.perf_counter()
     base = len(alg.asserts)
     chain = LemmaChain(alg, run)
     if not chain.prove("equal e_max", emax):
         return Found("unknown", run.name, time.perf_counter() - t0, alg.script(), reason=chain.stopped)
-    for what, inst in instances:  # proved above on fresh variables
-        alg.asserts.append(f"; instance of the lemma: {what}\n(assert {alg.raw_bool(inst)})")
+    for lem, args in instances:  # each a define-fun proved on fresh constants (the certificate proves it again)
+        chain.apply(lem, args)
     final = "(assert (not (= d d_swapped)))"
     r = run.check(alg.script(final), proof=True)
     verdict, reason = r.verdict, r.reason

@@ -46,7 +46,6 @@ __all__ = [
     "QueryAlgebra",
     "InputSet",
     "Runner",
-    "LemmaChain",
     "FusedParts",
     "fused_parts",
     "supports_fused_parts",
@@ -334,87 +333,6 @@ class Runner:
     def name(self) -> str:
         """The backend that answered last (or the one asked for)."""
         return self.used or (self.solver or "default")
-
-
-@dataclass
-class LemmaChain:
-    """Lemmas about internal terms, each proved by a solver before it is used.
-
-    ``prove(label, goal)`` asks whether ``goal`` can be false under the
-    assertions so far (domain and earlier lemmas); on unsat the goal is
-    valid and is asserted, which can only help later queries.  With
-    ``uses`` (indices of earlier lemmas, :attr:`last` after each proof) the
-    lemma is checked under those lemmas only, not every earlier one: fewer
-    hypotheses prove the same (valid) goal, and the solver then bit-blasts
-    only their terms (a running-sum lemma of an L = 32 sum: 0.13 s instead
-    of 4 s).  On sat or unknown the chain stops (later lemmas may build on
-    the failed one).
-    """
-
-    alg: QueryAlgebra
-    runner: Runner
-    proven: list[tuple[str, str, Optional[tuple[int, ...]]]] = field(default_factory=list)  # (label, raw goal, uses)
-    stopped: str = ""
-    last: Optional[int] = None  # index in ``proven`` of the last lemma proved (None when it was trivially true)
-
-    def _lemma_lines(self) -> set[str]:
-        """The ``(assert ...)`` lines of the lemmas proved so far."""
-        return {f"(assert {raw})" for _, raw, _ in self.proven}
-
-    def _context(self) -> list[str]:
-        """The assertions that are not lemmas (domain, output definitions)."""
-        lemma_lines = self._lemma_lines()
-        return [a for a in self.alg.asserts if a not in lemma_lines]
-
-    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
-        """True when ``goal`` is proved (and now asserted); ``uses``: the earlier lemmas it needs (None entries skipped)."""
-        self.last = None
-        if self.stopped:
-            return False
-        if goal.const is True:
-            return True
-        if goal.const is False:
-            self.stopped = f"lemma {label} is false"
-            return False
-        raw = self.alg.raw_bool(goal)
-        deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
-        if deps is None:
-            script = self.alg.script(f"(assert (not {raw}))")
-        else:
-            alg = self.alg
-            premises = [f"(assert {self.proven[i][1]})" for i in deps]
-            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *premises,
-                                 f"(assert (not {raw}))"]) + "\n"
-        r = self.runner.check(script, proof=True)
-        if r.verdict != "unsat":
-            self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
-            return False
-        self.alg.asserts.append(f"(assert {raw})")
-        self.proven.append((label, raw, deps))
-        self.last = len(self.proven) - 1
-        return True
-
-    def certificate(self, base_asserts: int, final: str) -> str:
-        """An incremental SMT-LIB2 script proving every lemma, then the final query, each ``check-sat`` after ``; expect: unsat``.
-
-        Each lemma is checked in its own scope under the lemmas it uses (all
-        earlier ones unless it named them); the final query runs under every
-        lemma.  ``base_asserts``: number of assertions made before the first
-        lemma (the domain); ``final``: the final query's assertion text.
-        """
-        alg = self.alg
-        lemma_lines = self._lemma_lines()
-        others = [a for a in alg.asserts[base_asserts:] if a not in lemma_lines]
-        lines = ["(set-logic QF_BV)", *alg.decls, *alg.defs, *alg.asserts[:base_asserts], *others]
-        for i, (label, raw, deps) in enumerate(self.proven):
-            used = range(i) if deps is None else deps
-            names = "every earlier lemma" if deps is None else (", ".join(str(j + 1) for j in deps) or "none")
-            lines += [f"; lemma {i + 1}: {label} (uses: {names})", "(push 1)",
-                      *(f"(assert {self.proven[j][1]})" for j in used),
-                      f"(assert (not {raw}))", "; expect: unsat", "(check-sat)", "(pop 1)"]
-        lines += ["; every lemma, proved above", *(f"(assert {raw})" for _, raw, _ in self.proven)]
-        lines += ["; the property", final, "; expect: unsat", "(check-sat)"]
-        return "\n".join(lines) + "\n"
 
 
 # -- the internal sums of a one-FDPA T-FDPA / ST-FDPA ------------------------------------------

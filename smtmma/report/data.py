@@ -168,11 +168,15 @@ def _yes_no(rec: dict[str, Any]) -> str:
     return "?"
 
 
-def _cell_text(prop: str, rec: dict[str, Any]) -> str:
+def _cell_text(prop: str, rec: dict[str, Any], model: Optional[Model] = None) -> str:
     if prop in ("symmetric", "monotone"):
         yn = _yes_no(rec)
         return yn if yn != "?" else str(rec.get("verdict"))
-    return str(rec.get("verdict") or "unknown")
+    text = str(rec.get("verdict") or "unknown")
+    summands = (rec.get("extra") or {}).get("summands") if prop == "carry" else None
+    if isinstance(summands, int) and model is not None and model.L is not None and summands - 1 != model.L:
+        text += f" for K={summands - 1}"  # posed on fewer products than the model sums (turing-carry-bits: K=4, L=8)
+    return text
 
 
 def catalogue_groups(records: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]:
@@ -197,7 +201,7 @@ def catalogue_groups(records: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]
                 if a == arch and i == instr and (op is None and g.rows and _default_or_only(a, i, o) or o == op):
                     hit[id(g)] = g
         for g in hit.values():
-            text = _cell_text(prop, rec)
+            text = _cell_text(prop, rec, g.model)
             cell = g.cells.setdefault(prop, Cell(""))
             if text not in cell.verdicts:
                 cell.verdicts.append(text)

@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...errors import InputError
-from ...proofs.certificate import Block, chain_block, pin_block
+from ...proof_kernel.blocks import Block, chain_block, pin_block
 from ...models import PARAM_RANGES, Model
 from ...simulate import run_model
 from .._twins import (
     InputSet,
-    LemmaChain,
     QueryAlgebra,
     Runner,
     declare_output,
     fused_parts,
     output_container,
 )
+from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness, replay
 from ..formula import Domain
 from .common import QueryResult, _check_nonempty, _expect_same, _result, _setup, _unknown
@@ -83,8 +83,7 @@ def carry_bits(
             return "unknown", f"can {n} carry bits lose a carry: {r.reason}", ""
         chain = LemmaChain(alg, run)
         if r.verdict == "unsat":
-            chain.proven.append((f"{n} carry bits never lose a carry", alg.raw_bool(same_sum), None))
-            alg.assert_(same_sum)
+            chain.record(f"{n} carry bits never lose a carry", alg.raw_bool(same_sum))
         d_n = run_model(alg, limited, x.a, x.b, x.c, x.scale_a, x.scale_b)
         d_inf = run_model(alg, unbounded, x.a, x.b, x.c, x.scale_a, x.scale_b)
         declare_output(alg, "d_n", d_n, out.bits)

@@ -17,7 +17,6 @@ from ...simulate import run_model
 from .error_parts import prove_by_parts, prove_cdna3, supports_cdna3, supports_parts
 from .._twins import (
     InputSet,
-    LemmaChain,
     QueryAlgebra,
     Runner,
     declare_output,
@@ -26,6 +25,7 @@ from .._twins import (
     supports_fused_parts,
     witness_pins,
 )
+from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from .common import (
@@ -416,7 +416,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
     the solver answered sat on it.  None when the search found no finite
     output or the model is not a one-FDPA with a known alignment exponent.
     """
-    from ...proofs.certificate import pin_block
+    from ...proof_kernel.blocks import pin_block
     from ._error_search import search
 
     if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa") or model.scale_fmt is not None:

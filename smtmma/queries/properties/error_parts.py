@@ -46,7 +46,7 @@ from ...encodings.terms import Term, input_term, product
 from ...formats import get_format
 from ...models import Model
 from ...simulate import decode_input, output_format, run_model
-from ...proofs.certificate import Block
+from ...proof_kernel.blocks import Block
 from .._twins import InputSet, QueryAlgebra, Runner, container_format
 
 __all__ = ["supports_parts", "supports_cdna3", "PartsProof", "prove_by_parts", "prove_cdna3"]

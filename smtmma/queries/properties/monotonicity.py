@@ -15,7 +15,7 @@ from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key, witness_pins
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
-from ...proofs.certificate import Block, pin_block
+from ...proof_kernel.blocks import Block, pin_block
 from . import _monotone_search as _search
 from ._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
 from ._monotone_chain import prove_chain_monotone, supports_chain_monotone

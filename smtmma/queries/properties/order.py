@@ -6,9 +6,10 @@ from typing import Optional
 
 from ...encodings.algebra import Bool, Int
 from ...models import Model
-from ...proofs.certificate import Block, chain_block, pin_block
+from ...proof_kernel.blocks import Block, chain_block, pin_block
 from ...simulate import run_model
-from .._twins import InputSet, LemmaChain, QueryAlgebra, Runner, declare_output, output_container, witness_pins
+from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, witness_pins
+from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from .common import (
@@ -164,8 +165,7 @@ def _certify(model: Model, K: int, domain: Domain, perm: list[int], run: Runner)
         raw = alg.raw_bool(goal)
         r = run.check(alg.script(f"(assert (not {raw}))"), timeout=_QUICK)
         if r.verdict == "unsat":
-            alg.asserts.append(f"(assert {raw})")
-            chain.proven.append((label, raw, None))
+            chain.record(label, raw)
 
     for i, ((t1, ops1), (t2, ops2)) in enumerate(zip(first, second)):
         if t1.raw == t2.raw and t1.const == t2.const:

@@ -11,7 +11,6 @@ from ...models import Model
 from ...simulate import run_model
 from .._twins import (
     InputSet,
-    LemmaChain,
     QueryAlgebra,
     Runner,
     declare_output,
@@ -21,6 +20,7 @@ from .._twins import (
     same_value,
     supports_fused_parts,
 )
+from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError
 from ..formula import Domain
 from .common import (

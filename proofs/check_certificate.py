@@ -1,0 +1,1 @@
+../smtmma/proofs/check_certificate.py

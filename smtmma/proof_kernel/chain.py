@@ -1,0 +1,155 @@
+"""Lemma chains: facts about a formula's own terms, each proved by a solver before later checks use it.
+
+:class:`LemmaChain` proves facts while a query runs; its certificate
+(:func:`chain_text`) writes every fact as a zero-argument lemma, ``(define-fun
+fact<i> () Bool (=> premise X))`` over the run's terms (``premise``: the
+query's own assumptions, its domain), proved in its own scope under the facts
+it uses, and every instance of a :class:`~smtmma.proof_kernel.lemma.Lemma` as
+its application; the property is the one statement ``(and premise ...)``
+last.  Nothing is asserted that is neither a proved lemma's application nor
+that statement, which the independent checker verifies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from ..encodings.algebra import Bool
+from .lemma import Arg, Lemma
+
+if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
+    from ..queries._twins import QueryAlgebra, Runner
+
+__all__ = ["LemmaChain", "chain_text", "assertion_term"]
+
+
+def assertion_term(line: str) -> str:
+    """``X`` of the line ``(assert X)`` (comment lines before it dropped)."""
+    body = "\n".join(x for x in line.splitlines() if not x.lstrip().startswith(";")).strip()
+    if not (body.startswith("(assert") and body.endswith(")")):
+        raise ValueError(f"not an assertion: {body[:60]!r}")
+    return body[len("(assert"):-1].strip()
+
+
+def chain_text(prelude: Sequence[str], context: Sequence[str], steps: Sequence[tuple], final: str, *,
+               lemmas: Sequence[Lemma] = ()) -> str:
+    """An incremental certificate script ending with the property's ``check-sat`` (expect unsat).
+
+    ``prelude``: declarations and term definitions; ``context``: the query's
+    own assertions (``(assert X)`` lines: domain, output definitions), the
+    premise of every fact and of the statement; ``steps`` in order: ``("fact",
+    label, X, uses)`` (a fact proved under the earlier facts ``uses``, indices
+    into the facts, or under every earlier fact and application when None) or
+    ``("apply", text)`` (a lemma of ``lemmas`` applied); ``final``: the
+    property's assertion ``(assert Y)``, Y unsatisfiable with the premise.
+    """
+    terms = [assertion_term(c) for c in context]
+    premise = "true" if not terms else terms[0] if len(terms) == 1 else f"(and {' '.join(terms)})"
+    lines = ["(set-logic QF_BV)", *prelude]
+    for lem in lemmas:
+        lines += [lem.definition, lem.proof()]
+    lines.append(f"(define-fun premise () Bool {premise})")
+    facts: list[str] = []
+    for step in steps:
+        if step[0] == "apply":
+            lines.append(f"(assert {step[1]})")  # active from here on, in every later check
+            continue
+        _, label, raw, uses = step
+        name = f"fact{len(facts) + 1}"
+        used = [f"(assert fact{j + 1})" for j in (range(len(facts)) if uses is None else uses)]
+        names = "every earlier fact" if uses is None else (", ".join(str(j + 1) for j in uses) or "none")
+        lines += [f"; lemma {len(facts) + 1}: {label} (uses: {names})",
+                  f"(define-fun {name} () Bool (=> premise {raw}))",
+                  "(push 1)", *used, f"(assert (not {name}))", "; expect: unsat", "(check-sat)", "(pop 1)"]
+        facts.append(name)
+    lines += ["; every fact, proved above", *(f"(assert {f})" for f in facts)]
+    lines += ["; statement: the property under the premise", f"(assert (and premise {assertion_term(final)}))",
+              "; expect: unsat", "(check-sat)"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class LemmaChain:
+    """Facts about internal terms, each proved by a solver before it is used; lemmas applied to the run's terms.
+
+    ``prove(label, goal)`` asks whether ``goal`` can be false under the
+    assertions so far (domain, earlier facts, applications); on unsat it is
+    asserted, which can only help later queries.  With ``uses`` (indices of
+    earlier facts, :attr:`last` after each proof) the fact is checked under
+    those only: the solver then bit-blasts only their terms (a running-sum
+    fact of an L = 32 sum: 0.13 s instead of 4 s).  ``apply(lemma, args)``
+    asserts a :class:`Lemma` (proved on its own, see :meth:`Lemma.proof`) at
+    the run's terms.  On sat or unknown the chain stops.
+    """
+
+    alg: "QueryAlgebra"
+    runner: "Runner"
+    proven: list[tuple[str, str, Optional[tuple[int, ...]]]] = field(default_factory=list)  # (label, raw goal, uses)
+    stopped: str = ""
+    last: Optional[int] = None  # index in ``proven`` of the last fact proved (None when it was trivially true)
+    lemmas: list[Lemma] = field(default_factory=list)
+    steps: list[tuple] = field(default_factory=list)
+
+    def _chain_lines(self) -> set[str]:
+        """The ``(assert ...)`` lines of the facts and applications so far."""
+        return {f"(assert {raw})" for _, raw, _ in self.proven} | {f"(assert {s[1]})" for s in self.steps if s[0] == "apply"}
+
+    def _context(self) -> list[str]:
+        """The assertions that are not facts or applications (domain, output definitions)."""
+        lines = self._chain_lines()
+        return [a for a in self.alg.asserts if a not in lines]
+
+    def apply(self, lemma: Lemma, args: Sequence[Arg]) -> None:
+        """Assert ``lemma`` at the terms ``args`` (its definition joins the formula; the certificate proves it)."""
+        if lemma not in self.lemmas:
+            self.lemmas.append(lemma)
+            self.alg.decls.append(lemma.definition)
+        text = lemma.apply(self.alg, args)
+        self.alg.asserts.append(f"(assert {text})")
+        self.steps.append(("apply", text))
+
+    def record(self, label: str, raw: str) -> None:
+        """A fact the caller proved itself (unsat of its negation under every assertion so far), asserted now."""
+        self.alg.asserts.append(f"(assert {raw})")
+        self.proven.append((label, raw, None))
+        self.steps.append(("fact", label, raw, None))
+
+    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
+        """True when ``goal`` is proved (and now asserted); ``uses``: the earlier facts it needs (None entries skipped)."""
+        self.last = None
+        if self.stopped:
+            return False
+        if goal.const is True:
+            return True
+        if goal.const is False:
+            self.stopped = f"lemma {label} is false"
+            return False
+        raw = self.alg.raw_bool(goal)
+        deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
+        if deps is None:
+            script = self.alg.script(f"(assert (not {raw}))")
+        else:
+            alg = self.alg
+            premises = [f"(assert {self.proven[i][1]})" for i in deps]
+            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *premises,
+                                f"(assert (not {raw}))"]) + "\n"
+        r = self.runner.check(script, proof=True)
+        if r.verdict != "unsat":
+            self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+            return False
+        self.alg.asserts.append(f"(assert {raw})")
+        self.proven.append((label, raw, deps))
+        self.steps.append(("fact", label, raw, deps))
+        self.last = len(self.proven) - 1
+        return True
+
+    def certificate(self, base_asserts: int, final: str) -> str:
+        """The certificate script (:func:`chain_text`): every lemma and fact proved, then the property ``final``
+        (an ``(assert ...)`` line).  ``base_asserts``: kept for callers; every assertion that is not a fact or an
+        application is the premise."""
+        del base_asserts
+        alg = self.alg
+        defs = set(lem.definition for lem in self.lemmas)
+        prelude = [d for d in alg.decls if d not in defs] + list(alg.defs)
+        return chain_text(prelude, self._context(), self.steps, final, lemmas=self.lemmas)

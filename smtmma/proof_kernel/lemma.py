@@ -1,0 +1,154 @@
+"""Lemmas as SMT-LIB functions of their arguments: stated once, proved on fresh constants, applied to a run's terms.
+
+A :class:`Lemma` is a Boolean ``define-fun`` whose parameters are the
+statement's arguments (a Bool, or an integer of a given range as a
+two's-complement bit-vector) and whose body is the statement built by the
+ops' own functions (:mod:`smtmma.encodings`), its intermediate terms as
+``let`` bindings.  :meth:`Lemma.proof` is the check that proves it for every
+argument (``(assert (not (L c1 ... cn)))`` on fresh constants, expecting
+unsat); :meth:`Lemma.apply` is the text ``(L t1 ... tn)`` on a run's terms,
+asserted where a query needs it.  That an instance *is* that lemma is then
+a syntactic fact a checker reads off the file
+(``proofs/check_certificate.py``), not a comment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence, Union
+
+from ..encodings.algebra import Bool, Int, bits_for
+from ..encodings.symbolic import SmtAlgebra
+
+__all__ = ["Arg", "Param", "Lemma", "lemma", "let_body"]
+
+Arg = Union[Int, Bool]
+Statement = Callable[[SmtAlgebra, Sequence[Arg]], Bool]
+
+_DEF = re.compile(r"\(define-fun (\S+) \(\) (Bool|\(_ BitVec \d+\)) (.*)\)\s*$", re.S)
+_NAME = re.compile(r"(?<![\w.])v\d+(?![\w.])")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a lemma: ``Bool``, or an integer in [lo, hi] as a ``bits``-bit two's-complement bit-vector."""
+
+    name: str
+    lo: int = 0
+    hi: int = 1
+    boolean: bool = False
+
+    @property
+    def bits(self) -> int:
+        """Width of the bit-vector (bits, sign included)."""
+        return bits_for(self.lo, self.hi)
+
+    @property
+    def sort(self) -> str:
+        """The SMT-LIB sort."""
+        return "Bool" if self.boolean else f"(_ BitVec {self.bits})"
+
+    def in_range(self) -> str:
+        """The premise lo <= param <= hi ("" when every value of the width is in range)."""
+        if self.boolean:
+            return ""
+        w = self.bits
+        lit = lambda v: f"(_ bv{v % (1 << w)} {w})"  # noqa: E731
+        parts = ([f"(bvsle {lit(self.lo)} {self.name})"] if self.lo > -(1 << (w - 1)) else []) + \
+                ([f"(bvsle {self.name} {lit(self.hi)})"] if self.hi < (1 << (w - 1)) - 1 else [])
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A statement proved once for every argument in its parameters' ranges; ``name`` is its SMT-LIB symbol."""
+
+    label: str
+    name: str
+    params: tuple[Param, ...]
+    body: str  # the Bool body over the parameters
+
+    @property
+    def definition(self) -> str:
+        """``(define-fun NAME ((a0 S0) ...) Bool BODY)``."""
+        ps = " ".join(f"({p.name} {p.sort})" for p in self.params)
+        return f"(define-fun {self.name} ({ps}) Bool {self.body})"
+
+    def proof(self) -> str:
+        """The check that proves it: a scope with one fresh constant per parameter and the negated application."""
+        fresh = [f"{self.name}.{p.name}" for p in self.params]
+        app = f"({self.name} {' '.join(fresh)})" if fresh else self.name
+        return "\n".join([f"; lemma {self.name}: {self.label}", "(push 1)",
+                          *(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)),
+                          f"(assert (not {app}))", "; expect: unsat", "(check-sat)", "(pop 1)"])
+
+    def script(self) -> str:
+        """The proof as one stand-alone query (definition and negated application; no check-sat)."""
+        fresh = [f"{self.name}.{p.name}" for p in self.params]
+        app = f"({self.name} {' '.join(fresh)})" if fresh else self.name
+        return "\n".join(["(set-logic QF_BV)", self.definition,
+                          *(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)),
+                          f"(assert (not {app}))"]) + "\n"
+
+    def apply(self, alg: SmtAlgebra, args: Sequence[Arg]) -> str:
+        """``(NAME t1 ... tn)``: the lemma applied to terms of ``alg`` (each within its parameter's range)."""
+        if len(args) != len(self.params):
+            raise ValueError(f"{self.label}: {len(args)} arguments for {len(self.params)} parameters")
+        texts = []
+        for p, a in zip(self.params, args):
+            if p.boolean != isinstance(a, Bool):
+                raise ValueError(f"{self.label}: argument {p.name} must be {'a Bool' if p.boolean else 'an integer'}")
+            if isinstance(a, Int) and (a.lo < p.lo or a.hi > p.hi):
+                raise ValueError(f"{self.label}: argument {p.name} spans [{a.lo}, {a.hi}], the lemma [{p.lo}, {p.hi}]")
+            texts.append(alg.term_text(a, None if p.boolean else p.bits))
+        return f"({self.name} {' '.join(texts)})" if texts else self.name
+
+
+def let_body(defs: Sequence[str], result: str) -> str:
+    """``result`` under ``let`` bindings of ``defs`` (``(define-fun vK () SORT EXPR)`` lines, names ``v<k>``),
+    one ``let`` per dependency level (so nesting grows with the terms' depth, not their number)."""
+    level: dict[str, int] = {}
+    rows: list[tuple[str, str, int]] = []
+    for d in defs:
+        m = _DEF.match(d)
+        if m is None:
+            raise ValueError(f"not a term definition: {d[:60]!r}")
+        name, expr = m.group(1), m.group(3)
+        lv = 1 + max((level.get(n, 0) for n in _NAME.findall(expr)), default=0)
+        level[name] = lv
+        rows.append((name, expr, lv))
+    text = result
+    for lv in range(max(level.values(), default=0), 0, -1):
+        binds = " ".join(f"({n} {e})" for n, e, k in rows if k == lv)
+        text = f"(let ({binds}) {text})"
+    return text
+
+
+def lemma(label: str, statement: Statement, args: Sequence[Arg], *, name: str = "") -> Lemma:
+    """The lemma "``statement`` holds for every argument in the ranges of ``args``" (built on parameters, not on
+    ``args``; the statement is the same function that builds its instances).  ``name``: its symbol (default: a
+    hash of the definition, so equal lemmas get equal names)."""
+    fresh = SmtAlgebra(prefix="v")
+    params: list[Param] = []
+    vs: list[Arg] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Bool):
+            params.append(Param(f"a{i}", boolean=True))
+            vs.append(Bool(fresh, f"a{i}"))
+        else:
+            params.append(Param(f"a{i}", a.lo, a.hi))
+            vs.append(Int(fresh, f"a{i}", a.lo, a.hi))
+    goal = statement(fresh, vs)
+    if fresh.decls or fresh.asserts:
+        raise ValueError(f"{label}: a lemma's statement may not declare or assert anything")
+    ranges = " ".join(r for r in (p.in_range() for p in params) if r)
+    result = fresh.term_text(goal)
+    if ranges:
+        result = f"(=> (and {ranges} true) {result})"
+    body = let_body(fresh.defs, result)
+    if not name:
+        digest = hashlib.sha1(("".join(p.sort + str((p.lo, p.hi)) for p in params) + body).encode()).hexdigest()
+        name = f"lemma_{digest[:10]}"
+    return Lemma(label, name, tuple(params), body)

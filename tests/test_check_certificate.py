@@ -1,0 +1,158 @@
+"""The independent certificate checker (proofs/check_certificate.py): it accepts every shipped certificate and
+rejects each kind of corrupted copy, naming the block and the assertion."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from smtmma.proof_kernel import Lemma, LemmaChain, lemma
+from smtmma.proofs.check_certificate import check_text
+from smtmma.queries._twins import QueryAlgebra
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKER = ROOT / "proofs" / "check_certificate.py"
+SHIPPED = sorted(p for p in (ROOT / "proofs").iterdir() if p.name.endswith((".smt2", ".smt2.gz")))
+ORDER = ROOT / "proofs" / "accumulation-order-model.smt2"
+
+
+def _text(path: Path) -> str:
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def _solver() -> str:
+    for name in ("bitwuzla", "z3"):
+        try:
+            __import__(name)
+            return name
+        except ImportError:
+            continue
+    pytest.skip("no solver package")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_certificate_follows_the_discipline(path: Path) -> None:
+    ok, why = check_text(_text(path), structure_only=True)
+    assert ok, why
+
+
+def test_the_checker_imports_nothing_of_smtmma_and_is_small() -> None:
+    text = CHECKER.read_text()
+    assert not re.search(r"^\s*(from|import)\s+smtmma", text, re.M)
+    assert len(text.splitlines()) <= 300
+
+
+def test_accumulation_order_passes_with_a_solver() -> None:
+    ok, why = check_text(ORDER.read_text(), _solver(), 60)
+    assert ok, why
+    assert re.search(r"ok: (\d+) lemmas proved", why) and int(re.search(r"ok: (\d+)", why).group(1)) >= 18
+
+
+def _first_application(text: str, name_prefix: str = "lemma_") -> re.Match[str]:
+    m = re.search(r"^\(assert \((lemma_\w+) ([^()]+)\)\)$", text, re.M)
+    assert m, "no lemma application in the certificate"
+    return m
+
+
+def test_altered_model_term_under_an_unchanged_instance_is_rejected() -> None:
+    """One summand of the swapped run changed, its instance left as it was: the statement no longer follows."""
+    text = ORDER.read_text()
+    m = re.search(r"^\(assert \((lemma_\w+) ((?:t\d+ ){7}t\d+)\)\)$", text, re.M)  # the running-sum lemma: 4 + 4 terms
+    assert m
+    term = m.group(2).split()[5]  # a summand of the swapped run
+    d = re.search(rf"^\(define-fun {term} \(\) \(_ BitVec (\d+)\) (.*)\)$", text, re.M)
+    assert d
+    w = int(d.group(1))
+    bad = text.replace(d.group(0), f"(define-fun {term} () (_ BitVec {w}) (bvadd {d.group(2)} (_ bv1 {w})))", 1)
+    ok, why = check_text(bad, _solver(), 60)
+    assert not ok and "expected unsat" in why and "says sat" in why, why
+
+
+def test_instance_with_swapped_arguments_is_rejected() -> None:
+    """The rounding lemma applied with a sum and an exponent swapped: not an application the solver accepts."""
+    text = ORDER.read_text()
+    sorts = re.findall(r"^\(define-fun (lemma_\w+) \(\(a0 \(_ BitVec (\d+)\)\) \(a1 \(_ BitVec (\d+)\)\)", text, re.M)
+    name = next(n for n, w0, w1 in sorts if w0 != w1)
+    m = re.search(rf"^\(assert \({name} (t\d+) (t\d+) ", text, re.M)
+    assert m
+    bad = text.replace(m.group(0), f"(assert ({name} {m.group(2)} {m.group(1)} ")
+    ok, why = check_text(bad, _solver(), 60)
+    assert not ok and "expected unsat" in why, why
+
+
+def test_lemma_whose_proof_was_removed_is_rejected() -> None:
+    text = ORDER.read_text()
+    m = _first_application(text)
+    name = m.group(1)
+    proof = re.search(rf"; lemma {name}:[^\n]*\n\(push 1\)\n.*?\(pop 1\)\n", text, re.S)
+    assert proof
+    bad = text.replace(proof.group(0), "")
+    ok, why = check_text(bad, structure_only=True)
+    assert not ok and name in why and "neither the check's statement" in why, why
+
+
+def test_lemma_proved_under_a_stronger_premise_is_rejected() -> None:
+    text = ORDER.read_text()
+    name = _first_application(text).group(1)
+    head = f"(assert (not ({name} {name}.a0"
+    at = text.index(head)
+    bad = text[:at] + f"(assert (= {name}.a3 {name}.a4))\n" + text[at:]
+    ok, why = check_text(bad, structure_only=True)
+    assert not ok and f"(= {name}.a3 {name}.a4)" in why, why
+
+
+def test_raw_fact_beside_the_statement_is_rejected() -> None:
+    text = ORDER.read_text()
+    at = text.index("; statement: the property")
+    bad = text[:at] + "(assert (= d d_swapped))\n" + text[at:]
+    ok, why = check_text(bad, structure_only=True)
+    assert not ok and "(assert (= d d_swapped))" in why and why.startswith("block 1: swapping lanes 0 and 1"), why
+
+
+def test_format_1_and_foreign_commands_are_refused() -> None:
+    text = ORDER.read_text()
+    ok, why = check_text(text.replace("; smtmma-certificate 2", "; smtmma-certificate 1", 1), structure_only=True)
+    assert not ok and "format-2" in why
+    ok, why = check_text(text.replace("(push 1)", "(set-option :global-declarations true)\n(push 1)", 1),
+                         structure_only=True)
+    assert not ok and "global-declarations" in why
+
+
+def test_command_line_names_the_block(tmp_path: Path) -> None:
+    text = ORDER.read_text()
+    at = text.index("; statement: the property")
+    bad = tmp_path / "bad.smt2"
+    bad.write_text(text[:at] + "(assert (= d d_swapped))\n" + text[at:])
+    good = tmp_path / "good.smt2"
+    good.write_text(text)
+    r = subprocess.run([sys.executable, str(CHECKER), str(good), str(bad), "--structure-only"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert f"{good}: ok:" in r.stdout and f"{bad}: REJECTED: block 1: " in r.stdout
+    cli = subprocess.run([sys.executable, "-m", "smtmma", "prove", "--check", str(bad)], capture_output=True, text=True)
+    assert cli.returncode != 0 and "neither the check's statement" in cli.stdout + cli.stderr
+
+
+def test_kernel_lemma_is_a_function_applied_to_terms() -> None:
+    alg = QueryAlgebra()
+    x, y = alg.var("x", 4), alg.var("y", 4)
+
+    def commute(A, v):  # type: ignore[no-untyped-def]
+        return A.eq(A.add(v[0], v[1]), A.add(v[1], v[0]))
+
+    lem = lemma("x + y = y + x", commute, [x, y])
+    assert isinstance(lem, Lemma) and lem.definition.startswith(f"(define-fun {lem.name} ((a0 (_ BitVec 5)) (a1 (_ BitVec 5))) Bool")
+    assert lem.apply(alg, [y, x]) == f"({lem.name} {alg.term_text(y, 5)} {alg.term_text(x, 5)})"
+    with pytest.raises(ValueError, match="spans"):
+        lem.apply(alg, [alg.var("z", 6), x])
+    chain = LemmaChain(alg, runner=None)  # type: ignore[arg-type]
+    chain.apply(lem, [x, y])
+    text = chain.certificate(0, f"(assert (not (= {alg.term_text(alg.add(x, y))} {alg.term_text(alg.add(y, x))})))")
+    ok, why = check_text("; smtmma-certificate 2\n" + text.replace("; statement", "; block 1\n; statement"),
+                         _solver(), 30)
+    assert ok and "1 lemmas proved, 1 statements" in why, why

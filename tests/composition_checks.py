@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from smtmma.queries.backends import solve
 from smtmma.queries.properties._pieces import Composed
-from smtmma.queries.properties.error_parts import _script
+from smtmma.proof_kernel.parts import negated_script as _script
 
 
 def assert_composition_sound(comp: Composed, timeout: float = 60) -> None:

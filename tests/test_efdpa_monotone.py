@@ -12,7 +12,7 @@ from smtmma.queries._twins import QueryAlgebra, value_key
 from smtmma.queries.backends import available, solve
 from smtmma.queries.properties._monotone_efdpa import (EfdpaShape, _cases, adder_lemmas, glue_lemma, position, positions,
                                                        rounding_lemmas, supports_efdpa_monotone, term_lemmas)
-from smtmma.queries.properties.error_parts import _Lemma, _ranged, _script
+from smtmma.proof_kernel.parts import Part as _Lemma, negated_script as _script, ranged_var as _ranged
 
 pytestmark = pytest.mark.skipif("bitwuzla" not in available(), reason="bitwuzla not installed")
 

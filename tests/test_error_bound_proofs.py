@@ -124,7 +124,7 @@ def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pyte
     """
     from smtmma.proofs import claims_error_bound
     from smtmma.proofs.certificate import Block
-    from smtmma.queries.properties.error_parts import PartsProof
+    from smtmma.proof_kernel.parts import PartsProof
 
     lemma = Block("a lemma", "(declare-const x (_ BitVec 4))\n(assert (= x (bvadd x #x1)))", "unsat")
     monkeypatch.setattr(claims_error_bound, "prove_cdna3", lambda *a, **k: PartsProof("holds", [lemma], seconds={"a lemma": 0.0}))

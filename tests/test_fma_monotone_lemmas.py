@@ -11,7 +11,7 @@ from smtmma.queries._twins import QueryAlgebra
 from smtmma.queries.properties._monotone_fma import FmaShape, _rep, rounding_lemmas, term_lemmas, window_lemmas
 from smtmma.queries.properties._monotone_fma_proof import (_glue_lemma, _split_lemmas, chain_position, fma_in_a,
                                                            fma_in_c, supports_fma_monotone)
-from smtmma.queries.properties.error_parts import _Lemma, _ranged, _script
+from smtmma.proof_kernel.parts import Part as _Lemma, negated_script as _script, ranged_var as _ranged
 
 pytestmark = pytest.mark.skipif("bitwuzla" not in available(), reason="bitwuzla not installed")
 

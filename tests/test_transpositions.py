@@ -15,7 +15,7 @@ from smtmma.proofs.check_certificate import check_text
 from smtmma.proofs.transpositions import transposition_proofs
 from smtmma.queries._twins import QueryAlgebra
 from smtmma.queries.backends import solve
-from smtmma.queries.properties.error_parts import _ranged
+from smtmma.proof_kernel.parts import ranged_var as _ranged
 
 CTX = Context(solver="bitwuzla", timeout=60)
 

@@ -31,12 +31,12 @@ from ..formats import get_format
 from ..models import Model
 from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, fused_parts, output_container
 from ..proof_kernel.chain import LemmaChain
-from ..queries.properties._monotone_chain import _implies
 from ..simulate import run_model
 from ..proof_kernel.blocks import chain_block
 from .claim import Context
 from ..proof_kernel.lemma import Arg, Lemma, lemma
 from .hypotheses import Found
+from ..proof_kernel.parts import implies
 
 __all__ = ["transposition_proofs"]
 
@@ -96,7 +96,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
 
         def realign(A: QueryAlgebra, v: Sequence[Arg], frac: int = t.frac) -> Bool:
             term = Term(v[0], v[1], v[2], frac)  # type: ignore[arg-type]
-            return _implies(A, [A.eq(v[3], v[4])], A.eq(aligned(A, term, v[3], F), aligned(A, term, v[4], F)))  # type: ignore[arg-type]
+            return implies(A, [A.eq(v[3], v[4])], A.eq(aligned(A, term, v[3], F), aligned(A, term, v[4], F)))  # type: ignore[arg-type]
 
         what = "c" if src[j] == K else "a product"
         add(f"{what} aligned at equal e_max gives equal summands (Alg. 7 line 9; fresh variables)", realign,
@@ -108,7 +108,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
 
         def statement(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
             same = [A.eq(v[n + j], v[pick[j]]) for j in range(n)]  # type: ignore[arg-type]
-            return _implies(A, same, A.eq(A.sum_all(v[:n]), A.sum_all(v[n:])))  # type: ignore[arg-type]
+            return implies(A, same, A.eq(A.sum_all(v[:n]), A.sum_all(v[n:])))  # type: ignore[arg-type]
 
         add(label, statement, [*first, *second], {n + j: pick[j] for j in range(n)})
 
@@ -122,7 +122,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
     def rounding(A: QueryAlgebra, v: Sequence[Arg]) -> Bool:
         t1, e1, t2, e2 = v
         same = [A.eq(t1, t2), A.eq(e1, e2)]  # type: ignore[arg-type]
-        return _implies(A, same, A.eq(convert_fixed(A, rfmt, conv.mode, t1, A.sub(e1, F)),  # type: ignore[arg-type]
+        return implies(A, same, A.eq(convert_fixed(A, rfmt, conv.mode, t1, A.sub(e1, F)),  # type: ignore[arg-type]
                                       convert_fixed(A, rfmt, conv.mode, t2, A.sub(e2, F))))  # type: ignore[arg-type]
 
     add("equal sums at equal e_max round to the same bits (Alg. 7 step 3; fresh variables)", rounding,

@@ -61,14 +61,10 @@ from ._monotone_parts import (
 )
 from ._monotone_proof import _Pre, _value_le
 from .error_parts import (
-    PartsProof,
-    _Lemma,
     _Plan,
-    _ranged,
-    _script,
     cdna3_glue,
-    run_lemmas,
 )
+from ...proof_kernel.parts import Part, PartsProof, negated_script, ranged_var, run_parts
 
 __all__ = ["cdna3_monotone_lemmas", "prove_cdna3_monotone", "supports_cdna3_monotone"]
 
@@ -104,15 +100,15 @@ class _Stage2:
     def exponent(self, alg: QueryAlgebra, name: str) -> Int:
         """A second-stage exponent E (c's range included)."""
         p = self.sh.plan
-        return _ranged(alg, name, p.e_lo, p.e_hi)
+        return ranged_var(alg, name, p.e_lo, p.e_hi)
 
 
-def _sum_gain_lemma(st: _Stage2) -> _Lemma:
+def _sum_gain_lemma(st: _Stage2) -> Part:
     """From T + 4 w <= 2**D T' (first stage), at E = max(e, e_c) <= E' = max(e', e_c):
     2**D2 RD_F2(T' at E') >= RD_F2(T at E) + 2**g w2 (D2 = min(E' - E, Dc), w2 = 2**D2 - 1)."""
     sh = st.sh
     alg = QueryAlgebra()
-    T, T2 = _ranged(alg, "T", 0, st.T_hi), _ranged(alg, "T2", 0, st.T_hi)
+    T, T2 = ranged_var(alg, "T", 0, st.T_hi), ranged_var(alg, "T2", 0, st.T_hi)
     e, e2 = _exponents(alg, sh)
     D, w = _shift(alg, sh, e, e2)
     alg.assert_(alg.le(alg.add(T, alg.mul(MARGIN, w)), alg.shl(T2, D)))
@@ -122,11 +118,11 @@ def _sum_gain_lemma(st: _Stage2) -> _Lemma:
     A, A2 = sum_at(alg, T, e, E, st.F, st.F2), sum_at(alg, T2, e2, E2, st.F, st.F2)
     s = alg.sub(alg.shl(A2, D2), alg.add(A, alg.shl(w2, st.g)))
     goal = alg.all([alg.le(E, E2), alg.le(0, A), alg.le(A, st.T_hi << st.g), alg.le(0, s)])
-    return _Lemma(f"second stage, the products' sum (raising a or b): T + {MARGIN} w <= 2^D T' gives, at E = max(e, e_c) "
-                  f"<= E' = max(e', e_c), 2^D2 RD_F2(T' at E') >= RD_F2(T at E) + 2^{st.g} (2^D2 - 1)", _script(alg, goal))
+    return Part(f"second stage, the products' sum (raising a or b): T + {MARGIN} w <= 2^D T' gives, at E = max(e, e_c) "
+                  f"<= E' = max(e', e_c), 2^D2 RD_F2(T' at E') >= RD_F2(T at E) + 2^{st.g} (2^D2 - 1)", negated_script(alg, goal))
 
 
-def _c_realign_lemma(st: _Stage2) -> _Lemma:
+def _c_realign_lemma(st: _Stage2) -> Part:
     """c re-aligned from E to E' >= E (RD_F): s = 2**D2 c_at(E') + w2 - c_at(E) is in [0, w2]."""
     sh = st.sh
     alg = QueryAlgebra()
@@ -139,21 +135,21 @@ def _c_realign_lemma(st: _Stage2) -> _Lemma:
     A, A2 = (c_at(alg, c, x, st.F, st.floor, drop_far_c=st.gtr) for x in (E, E2))
     s = alg.sub(alg.add(alg.shl(A2, D2), w2), A)
     goal = alg.all([alg.le(0, A), alg.le(A, st.C_hi), alg.le(0, A2), alg.le(0, s), alg.le(s, w2)])
-    return _Lemma("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
-                  _script(alg, goal))
+    return Part("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
+                  negated_script(alg, goal))
 
 
-def _stage2_distributivity_lemma(st: _Stage2, p_hi: int, q_hi: int) -> _Lemma:
+def _stage2_distributivity_lemma(st: _Stage2, p_hi: int, q_hi: int) -> Part:
     sh = st.sh
     alg = QueryAlgebra()
-    P, Q = _ranged(alg, "P", 0, p_hi), _ranged(alg, "Q", 0, q_hi)
-    D = _ranged(alg, "D", 0, sh.Dc)
+    P, Q = ranged_var(alg, "P", 0, p_hi), ranged_var(alg, "Q", 0, q_hi)
+    D = ranged_var(alg, "D", 0, sh.Dc)
     goal = alg.eq(alg.shl(alg.add(P, alg.shl(Q, st.g)), D), alg.add(alg.shl(P, D), alg.shl(alg.shl(Q, D), st.g)))
-    return _Lemma(f"second stage, distributivity: 2^D2 (P + 2^{st.g} Q) = 2^D2 P + 2^{st.g} (2^D2 Q), D2 <= {sh.Dc}",
-                  _script(alg, goal))
+    return Part(f"second stage, distributivity: 2^D2 (P + 2^{st.g} Q) = 2^D2 P + 2^{st.g} (2^D2 Q), D2 <= {sh.Dc}",
+                  negated_script(alg, goal))
 
 
-def _stage2_composition_lemma(st: _Stage2, p_hi: int, q_hi: int) -> _Lemma:
+def _stage2_composition_lemma(st: _Stage2, p_hi: int, q_hi: int) -> Part:
     """P + 2**g C <= B_T + 2**g B_c from B_T = P + 2**g w2 + s_T (s_T >= 0) and B_c = C - w2 + s_c (s_c >= 0).
 
     Hand-written at one width (as :func:`_monotone_parts._composition_lemmas`): the rewriter cancels the sums.
@@ -173,18 +169,18 @@ def _stage2_composition_lemma(st: _Stage2, p_hi: int, q_hi: int) -> _Lemma:
     lines.append(f"(define-fun BT () (_ BitVec {W}) (bvadd P (bvmul {gg} w) sT))")
     lines.append(f"(define-fun Bc () (_ BitVec {W}) (bvsub (bvadd C sc) w))")
     lines.append(f"(assert (not (bvule (bvadd P (bvmul {gg} C)) (bvadd BT (bvmul {gg} Bc)))))")
-    return _Lemma(f"second stage, composition: the sum's gain (B_T = P + 2^{g} w2 + s_T) and c's re-alignment "
+    return Part(f"second stage, composition: the sum's gain (B_T = P + 2^{g} w2 + s_T) and c's re-alignment "
                   f"(B_c = C - w2 + s_c), slacks >= 0, give P + 2^{g} C <= B_T + 2^{g} B_c", "\n".join(lines) + "\n")
 
 
-def _c_raise_lemma(st: _Stage2, case: str) -> _Lemma:
+def _c_raise_lemma(st: _Stage2, case: str) -> Part:
     """Raising c (T, e unchanged): S 2**(E-F2) <= S' 2**(E'-F2), in one ``case`` of the move: "zero" (c was 0),
     "same, e sets E" / "same, c sets E" (same exponent field; e_c <= e or e < e_c), "cross" (exponent field up by one)."""
     sh = st.sh
     p = sh.plan
     alg = QueryAlgebra()
-    T = _ranged(alg, "T", 0, st.T_hi)
-    e = _ranged(alg, "e", sh.e_lo, sh.e_hi)
+    T = ranged_var(alg, "T", 0, st.T_hi)
+    e = ranged_var(alg, "e", sh.e_lo, sh.e_hi)
     v, u, v2, u2 = _move(alg, p.fc, "c")
     if case == "zero":
         alg.assert_(u.is_zero)
@@ -202,46 +198,46 @@ def _c_raise_lemma(st: _Stage2, case: str) -> _Lemma:
     what = {"zero": "c was 0", "same, e sets E": "same exponent field; e sets E",
             "same, c sets E": "same exponent field; c sets E", "cross": "exponent field up by one"}[case]
     step = "Alg. 11 step 4" if st.gtr else "Alg. 10 step 3"
-    return _Lemma(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", _script(alg, goal))
+    return Part(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", negated_script(alg, goal))
 
 
-def _group_realign_lemma(shm: _Shape, t_hi: int, span: int) -> _Lemma:
+def _group_realign_lemma(shm: _Shape, t_hi: int, span: int) -> Part:
     """GTR: the other group's sum, rounded down from e_h to e_max and to e_max' >= e_max (Alg. 11 lines 15-16):
     s = 2**Dm R' + wm - R is in [0, wm] (Dm = min(e_max' - e_max, Dc'), Dc' above the group sum's width)."""
     alg = QueryAlgebra()
-    T = _ranged(alg, "T", 0, t_hi)
-    eh = _ranged(alg, "eh", shm.e_lo, shm.e_hi)
+    T = ranged_var(alg, "T", 0, t_hi)
+    eh = ranged_var(alg, "eh", shm.e_lo, shm.e_hi)
     E, E2 = _exponents(alg, shm)
     alg.assert_(alg.le(eh, E))
     D, w = _shift(alg, shm, E, E2)
     R, R2 = (shift_cut(alg, T, alg.sub(eh, x), max_left=0, max_right=span) for x in (E, E2))
     s = alg.sub(alg.add(alg.shl(R2, D), w), R)
     goal = alg.all([alg.le(0, R), alg.le(R, t_hi), alg.le(0, R2), alg.le(0, s), alg.le(s, w)])
-    return _Lemma(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= 2^Dm R' + "
-                  f"(2^Dm - 1), Dm = min(e_max'-e_max, {shm.Dc})", _script(alg, goal))
+    return Part(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= 2^Dm R' + "
+                  f"(2^Dm - 1), Dm = min(e_max'-e_max, {shm.Dc})", negated_script(alg, goal))
 
 
-def _group_gain_lemma(sh1: _Shape, shm: _Shape, t_hi: int, span: int) -> _Lemma:
+def _group_gain_lemma(sh1: _Shape, shm: _Shape, t_hi: int, span: int) -> Part:
     """GTR: from T_g + M1 w <= 2**D T_g' (the raised group), at e_max = max(e_g, e_h) <= e_max' = max(e_g', e_h):
     2**Dm R' >= R + (1 + MARGIN) wm, R = RD_F(T_g at e_max) (Alg. 11 lines 15-16)."""
     alg = QueryAlgebra()
-    T, T2 = _ranged(alg, "T", 0, t_hi), _ranged(alg, "T2", 0, t_hi)
+    T, T2 = ranged_var(alg, "T", 0, t_hi), ranged_var(alg, "T2", 0, t_hi)
     e, e2 = _exponents(alg, sh1)
     D, w = _shift(alg, sh1, e, e2)
     alg.assert_(alg.le(alg.add(T, alg.mul(sh1.margin, w)), alg.shl(T2, D)))
-    eh = _ranged(alg, "eh", shm.e_lo, shm.e_hi)  # the other group's exponent
+    eh = ranged_var(alg, "eh", shm.e_lo, shm.e_hi)  # the other group's exponent
     E, E2 = alg.max(e, eh), alg.max(e2, eh)
     Dm, wm = _shift(alg, shm, E, E2)
     R = shift_cut(alg, T, alg.sub(e, E), max_left=0, max_right=span)
     R2 = shift_cut(alg, T2, alg.sub(e2, E2), max_left=0, max_right=span)
     s = alg.sub(alg.shl(R2, Dm), alg.add(R, alg.mul(shm.gain_k, wm)))
     goal = alg.all([alg.le(E, E2), alg.le(0, R), alg.le(R, t_hi), alg.le(0, s)])
-    return _Lemma(f"group merge, the raised group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = max(e_g, e_h) "
+    return Part(f"group merge, the raised group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = max(e_g, e_h) "
                   f"<= e_max' = max(e_g', e_h), 2^Dm RD(T_g' at e_max') >= RD(T_g at e_max) + {shm.gain_k} (2^Dm - 1)",
-                  _script(alg, goal))
+                  negated_script(alg, goal))
 
 
-def _first_stage(sh: _Shape, a_hi: int) -> list[_Lemma]:
+def _first_stage(sh: _Shape, a_hi: int) -> list[Part]:
     """The T-FDPA lemmas (:mod:`_monotone_parts`) on the products of one sum, raising a lane's a or b."""
     lemmas = [_exponents_lemma(sh), _realign_lemma(sh, "ab")]
     for who in ("a", "b"):
@@ -250,7 +246,7 @@ def _first_stage(sh: _Shape, a_hi: int) -> list[_Lemma]:
     return lemmas + [_aligned_step_lemma(sh), _distributivity_lemma(sh, (0, sh.n * a_hi)), *_composition_lemmas(sh, a_hi)]
 
 
-def cdna3_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
+def cdna3_monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the TR-/GTR-FDPA proof, the glue first (see the module docstring)."""
     gtr = model.kind == "gtr-fdpa"
     n = K // 2 if gtr else K  # products per truncated sum (GTR: per even/odd group)
@@ -279,4 +275,4 @@ def cdna3_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
 def prove_cdna3_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D (TR-FDPA): "holds" with every lemma's
     block (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    return run_lemmas(cdna3_monotone_lemmas(model, K), run)
+    return run_parts(cdna3_monotone_lemmas(model, K), run)

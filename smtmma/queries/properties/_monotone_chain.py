@@ -51,7 +51,7 @@ from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import decode_input, flush_input_bits, nan_pattern, run_model
 from .._twins import InputSet, QueryAlgebra, Runner, value_key
-from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
+from ...proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_chain_monotone", "prove_chain_monotone"]
 
@@ -142,20 +142,16 @@ def _moved(alg: QueryAlgebra, fmt: Format, x: Int, x2: Int) -> Bool:
     return alg.any(next_moves(alg, fmt, x, x2, _smallest_positive(fmt, None, True)))
 
 
-def _implies(alg: QueryAlgebra, premise: list[Bool], goal: Bool) -> Bool:
-    return alg.or_(alg.not_(alg.all(premise)), goal)
-
-
 # -- lemmas -------------------------------------------------------------------------------------------
 
 
-def _glue_lemma(model: Model, K: int, ops: _Ops) -> _Lemma:
+def _glue_lemma(model: Model, K: int, ops: _Ops) -> Part:
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, K)
     d = run_model(alg, model, x.a, x.b, x.c)
     t = _evaluate(alg, ops, addmul_tree(K, model.P or 0), list(x.a), list(x.b), x.c)
-    return _Lemma(f"glue: the model's D is Alg. 2's tree of FTZ-Mul, FTZ-Add and flushed c (K={K}, P={model.P}, every input)",
-                  _script(alg, alg.eq(d, t)))
+    return Part(f"glue: the model's D is Alg. 2's tree of FTZ-Mul, FTZ-Add and flushed c (K={K}, P={model.P}, every input)",
+                  negated_script(alg, alg.eq(d, t)))
 
 
 #: exponent-field cases of the add lemma: (e(x') - e(x) range, e(y) - e(x) ranges); None: unbounded
@@ -188,22 +184,22 @@ def _add_monotone(alg: QueryAlgebra, ops: _Ops, x: Int, x2: Int, y: Int) -> Bool
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
 
 
-def _add_lemmas(ops: _Ops) -> list[_Lemma]:
+def _add_lemmas(ops: _Ops) -> list[Part]:
     out = []
     alg = QueryAlgebra()
     x, x2, y, premise, dx, dy = _add_operands(alg, ops)
     cases = alg.any(alg.and_(_in_case(alg, dx, cx), _in_case(alg, dy, cy)) for cx, cy in _ADD_CASES)
-    out.append(_Lemma(f"add: the {len(_ADD_CASES)} exponent cases below cover every nn x <= x', y", _script(alg, _implies(alg, premise, cases))))
+    out.append(Part(f"add: the {len(_ADD_CASES)} exponent cases below cover every nn x <= x', y", negated_script(alg, implies(alg, premise, cases))))
     for cx, cy in _ADD_CASES:
         alg = QueryAlgebra()
         x, x2, y, premise, dx, dy = _add_operands(alg, ops)
         premise += [_in_case(alg, dx, cx), _in_case(alg, dy, cy)]
-        out.append(_Lemma(f"add (Alg. 1 line 2): nn x <= x', nn y give nn sums and x + y <= x' + y, for e(x') - e(x) in "
-                          f"{_show(cx)}, e(y) - e(x) in {_show(cy)}", _script(alg, _implies(alg, premise, _add_monotone(alg, ops, x, x2, y)))))
+        out.append(Part(f"add (Alg. 1 line 2): nn x <= x', nn y give nn sums and x + y <= x' + y, for e(x') - e(x) in "
+                          f"{_show(cx)}, e(y) - e(x) in {_show(cy)}", negated_script(alg, implies(alg, premise, _add_monotone(alg, ops, x, x2, y)))))
     alg = QueryAlgebra()
     x, y = alg.var("x", 32), alg.var("y", 32)
-    out.append(_Lemma("add commutes: x + y = y + x for nn x, y",
-                      _script(alg, _implies(alg, [_nn(alg, ops.f32, x), _nn(alg, ops.f32, y)], alg.eq(ops.add(alg, x, y), ops.add(alg, y, x))))))
+    out.append(Part("add commutes: x + y = y + x for nn x, y",
+                      negated_script(alg, implies(alg, [_nn(alg, ops.f32, x), _nn(alg, ops.f32, y)], alg.eq(ops.add(alg, x, y), ops.add(alg, y, x))))))
     return out
 
 
@@ -223,7 +219,7 @@ def _mul_monotone(alg: QueryAlgebra, ops: _Ops, r1: Int, r2: Int) -> Bool:
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
 
 
-def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
+def _mul_lemmas(ops: _Ops) -> list[Part]:
     f, f32 = ops.fin, ops.f32
     out = []
     cases: list[tuple[str, Callable[[QueryAlgebra, Int, Int], Bool]]] = [
@@ -238,8 +234,8 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
         alg = QueryAlgebra()
         x, x2, y, premise = _mul_operands(alg, ops)
         goal = _mul_monotone(alg, ops, ops.mul(alg, x, y), ops.mul(alg, x2, y))
-        out.append(_Lemma(f"mul (Alg. 1 lines 4-5, inputs flushed): raising x to its next value never lowers x * y; {what}",
-                          _script(alg, _implies(alg, premise + [case(alg, x, x2)], goal))))
+        out.append(Part(f"mul (Alg. 1 lines 4-5, inputs flushed): raising x to its next value never lowers x * y; {what}",
+                          negated_script(alg, implies(alg, premise + [case(alg, x, x2)], goal))))
     # the same binade: the cases above and this one cover every move (zero, subnormal, normal: field up or not)
     alg = QueryAlgebra()
     x, x2, y, premise = _mul_operands(alg, ops)
@@ -248,43 +244,43 @@ def _mul_lemmas(ops: _Ops) -> list[_Lemma]:
     u, u2 = ops.dec(alg, x), ops.dec(alg, x2)
     same = alg.all([alg.eq(u2.sig, alg.add(u.sig, 1)), alg.eq(u2.exp, u.exp), alg.not_(u.neg), alg.not_(u2.neg),
                     alg.not_(alg.any([u.is_zero, u.is_inf, u.is_nan, u2.is_zero, u2.is_inf, u2.is_nan]))])
-    out.append(_Lemma("mul, x normal in the same binade as x' (next pattern): x' has x's exponent and significand s + 1, "
-                      "both positive finite", _script(alg, _implies(alg, premise, same))))
+    out.append(Part("mul, x normal in the same binade as x' (next pattern): x' has x's exponent and significand s + 1, "
+                      "both positive finite", negated_script(alg, implies(alg, premise, same))))
     probe = QueryAlgebra()
     ps = unpack(probe, f, probe.var("x", f.bits))
     alg = QueryAlgebra()
-    s = _ranged(alg, "s", 0, ps.sig.hi - 1)
-    t = _ranged(alg, "t", 0, ps.sig.hi)
-    out.append(_Lemma("mul, product step: (s + 1) * t = s * t + t (significands, exact)",
-                      _script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t)))))
+    s = ranged_var(alg, "s", 0, ps.sig.hi - 1)
+    t = ranged_var(alg, "t", 0, ps.sig.hi)
+    out.append(Part("mul, product step: (s + 1) * t = s * t + t (significands, exact)",
+                      negated_script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t)))))
     alg = QueryAlgebra()
-    s, t = _ranged(alg, "s", 0, ps.sig.hi - 1), _ranged(alg, "t", 0, ps.sig.hi)
-    P = _ranged(alg, "P", 0, alg.mul(s, t).hi)
-    e = _ranged(alg, "e", 2 * ps.exp.lo, 2 * ps.exp.hi)
+    s, t = ranged_var(alg, "s", 0, ps.sig.hi - 1), ranged_var(alg, "t", 0, ps.sig.hi)
+    P = ranged_var(alg, "P", 0, alg.mul(s, t).hi)
+    e = ranged_var(alg, "e", 2 * ps.exp.lo, 2 * ps.exp.hi)
     none = Specials(alg.bconst(False), alg.bconst(False), alg.bconst(False))
     frac = 2 * ps.frac
     r1 = round_product(alg, Term(alg.bconst(False), P, e, frac), none, out=f32, ftz=True, nan_bits=ops.nan)
     r2 = round_product(alg, Term(alg.bconst(False), alg.add(P, t), e, frac), none, out=f32, ftz=True, nan_bits=ops.nan)
-    out.append(_Lemma("mul, rounding step: for an exact non-negative product P * 2**(e - frac), rounding P + t gives no less "
-                      "than rounding P (FTZ-Mul's RNE and flush, fresh P, t, e)", _script(alg, _mul_monotone(alg, ops, r1, r2))))
+    out.append(Part("mul, rounding step: for an exact non-negative product P * 2**(e - frac), rounding P + t gives no less "
+                      "than rounding P (FTZ-Mul's RNE and flush, fresh P, t, e)", negated_script(alg, _mul_monotone(alg, ops, r1, r2))))
     alg = QueryAlgebra()
     x, y = alg.var("x", f.bits), alg.var("y", f.bits)
     ok = [_input(alg, f, x), _input(alg, f, y)]
     m = ops.mul(alg, x, y)
-    out.append(_Lemma("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
-                      _script(alg, _implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
+    out.append(Part("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
+                      negated_script(alg, implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
     return out
 
 
-def _c_lemma(ops: _Ops) -> _Lemma:
+def _c_lemma(ops: _Ops) -> Part:
     alg = QueryAlgebra()
     f = ops.fc
     c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
     r1, r2 = ops.c(alg, c), ops.c(alg, c2)
     goal = alg.all([_nn(alg, ops.f32, r1), alg.or_(alg.not_(alg.and_(_input(alg, f, c2), _moved(alg, f, c, c2))),
                                                    alg.and_(_nn(alg, ops.f32, r2), alg.le(r1, r2)))])
-    return _Lemma("c (Alg. 2 line 1): flushed c is nn, and raising c to its next value never lowers it",
-                  _script(alg, _implies(alg, [_input(alg, f, c)], goal)))
+    return Part("c (Alg. 2 line 1): flushed c is nn, and raising c to its next value never lowers it",
+                  negated_script(alg, implies(alg, [_input(alg, f, c)], goal)))
 
 
 # -- composition ----------------------------------------------------------------------------------------
@@ -319,9 +315,9 @@ class _Composition:
         alg, nn = self.alg, self.nn
         for x, x2, y in ((l1, l2, r1), (r1, r2, l2)):
             s1, s2 = self.app("fadd", x, y), self.app("fadd", x2, y)
-            self.facts.append(_implies(alg, [nn(x), nn(x2), nn(y), alg.le(x, x2)], alg.all([nn(s1), nn(s2), alg.le(s1, s2)])))
+            self.facts.append(implies(alg, [nn(x), nn(x2), nn(y), alg.le(x, x2)], alg.all([nn(s1), nn(s2), alg.le(s1, s2)])))
         for x, y in ((l2, r1), (r2, l2)):
-            self.facts.append(_implies(alg, [nn(x), nn(y)], alg.eq(self.app("fadd", x, y), self.app("fadd", y, x))))
+            self.facts.append(implies(alg, [nn(x), nn(y)], alg.eq(self.app("fadd", x, y), self.app("fadd", y, x))))
         return self.app("fadd", l2, r2)
 
     def leaf(self, tree: Node, a: list[Int], b: list[Int], c: Int, a2: list[Int], b2: list[Int], c2: Int) -> tuple[Int, Int]:
@@ -331,17 +327,17 @@ class _Composition:
         if tree[0] == "c":
             v1, v2 = self.app("fc", c), self.app("fc", c2)
             moved = _moved(alg, self.ops.fc, c, c2)
-            self.facts.append(_implies(alg, [_input(alg, self.ops.fc, c)], alg.and_(
-                self.nn(v1), _implies(alg, [_input(alg, self.ops.fc, c2), moved], alg.and_(self.nn(v2), alg.le(v1, v2))))))
+            self.facts.append(implies(alg, [_input(alg, self.ops.fc, c)], alg.and_(
+                self.nn(v1), implies(alg, [_input(alg, self.ops.fc, c2), moved], alg.and_(self.nn(v2), alg.le(v1, v2))))))
             return v1, v2
         k = tree[1]  # type: ignore[misc]
         x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
         for u, v in ((x, y), (x2, y2), (x2, y)):
-            self.facts.append(_implies(alg, [_input(alg, f, u), _input(alg, f, v)],
+            self.facts.append(implies(alg, [_input(alg, f, u), _input(alg, f, v)],
                                        alg.and_(self.nn(self.app("fmul", u, v)), alg.eq(self.app("fmul", u, v), self.app("fmul", v, u)))))
         for u, u2, v in ((x, x2, y), (y, y2, x2)):  # raise a (b fixed), then b (a raised or not): fmul(b, a) by commutativity
             m1, m2 = self.app("fmul", u, v), self.app("fmul", u2, v)
-            self.facts.append(_implies(alg, [_input(alg, f, u), _input(alg, f, u2), _input(alg, f, v), _moved(alg, f, u, u2)],
+            self.facts.append(implies(alg, [_input(alg, f, u), _input(alg, f, u2), _input(alg, f, v), _moved(alg, f, u, u2)],
                                        alg.all([self.nn(m1), self.nn(m2), alg.le(m1, m2)])))
         return self.app("fmul", x, y), self.app("fmul", x2, y2)
 
@@ -352,7 +348,7 @@ class _Composition:
         r1, r2 = self.walk(tree[2], *inputs)  # type: ignore[arg-type]
         return self.app("fadd", l1, r1), self.add_step(l1, l2, r1, r2)
 
-    def position(self, tree: Node, label: str) -> _Lemma:
+    def position(self, tree: Node, label: str) -> Part:
         """Raising input ``label`` (c, a<k>, b<k>) never lowers D, from the lemma instances along the tree."""
         alg, ops = self.alg, self.ops
         a2, b2, c2 = list(self.a), list(self.b), self.c
@@ -372,7 +368,7 @@ class _Composition:
         drop = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.lt(value_key(alg, f32, d2), value_key(alg, f32, d1))])
         for p in self.premise + [_input(alg, fmt, raised), moved] + self.facts:
             alg.assert_(p)
-        return _Lemma(f"composition: raising {label} never lowers D (the tree, each operation's lemma at each node)",
+        return Part(f"composition: raising {label} never lowers D (the tree, each operation's lemma at each node)",
                       alg.script(f"(assert {alg.raw_bool(drop)})"))
 
 
@@ -389,6 +385,6 @@ def prove_chain_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     tree = addmul_tree(K, model.P or 0)
     lemmas = [_glue_lemma(model, K, ops), *_mul_lemmas(ops), _c_lemma(ops), *_add_lemmas(ops)]
     lemmas += [_Composition(model, ops, K).position(tree, label) for label in _positions(K)]
-    proof = run_lemmas(lemmas, run)
+    proof = run_parts(lemmas, run)
     proof.summary = "glue, each operation monotone by exponent cases, commutativity, composition over Alg. 2's tree"
     return proof

@@ -37,10 +37,10 @@ from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import output_format, run_model
 from .._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
-from ._monotone_chain import _implies, _input, _moved
+from ._monotone_chain import _input, _moved
 from ._monotone_fma import OpaqueMul, ring_lemmas, step_facts
 from ._pieces import Composed, Pieces, piece_key
-from .error_parts import PartsProof, _finite, _Lemma, _ranged, _script, run_lemmas
+from ...proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_efdpa_monotone", "prove_efdpa_monotone", "EfdpaShape"]
 
@@ -102,7 +102,7 @@ def _rounds_up(alg: QueryAlgebra, out: Format, r1: Int, r2: Int) -> Bool:
 
 
 def _rounding_premise(alg: QueryAlgebra, n1: Bool, m1: Int, n2: Bool, m2: Int) -> list[Bool]:
-    return [alg.le(m1, m2), _implies(alg, [n1], alg.eq(m1, 0)), _implies(alg, [n2], alg.eq(m2, 0))]
+    return [alg.le(m1, m2), implies(alg, [n1], alg.eq(m1, 0)), implies(alg, [n2], alg.eq(m2, 0))]
 
 
 def _cases(sh: EfdpaShape) -> list[tuple[int, int | None]]:
@@ -120,35 +120,35 @@ def _in_case(alg: QueryAlgebra, m: Int, lo: int, hi: int | None) -> Bool:
 # -- lemmas on fresh operands ---------------------------------------------------------------------------
 
 
-def glue_lemma(model: Model, K: int, sh: EfdpaShape) -> _Lemma:
+def glue_lemma(model: Model, K: int, sh: EfdpaShape) -> Part:
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, K)
     ua, ub = [unpack(alg, sh.fa, v) for v in x.a], [unpack(alg, sh.fb, v) for v in x.b]
     uc = unpack(alg, sh.fc, x.c)
     terms = [sh.placed_product(alg, u, w) for u, w in zip(ua, ub)] + [sh.placed_c(alg, uc)]
     d = sh.rne(alg, *placed_total(alg, [v for v, _ in terms], [n for _, n in terms]))
-    finite = _finite(alg, *ua, *ub, uc)
-    return _Lemma(f"glue (Alg. 6): for finite inputs the model's D is RNE of the sum of its {K + 1} terms, each placed "
-                  f"at 2**{sh.floor}", _script(alg, _implies(alg, [finite], alg.eq(run_model(alg, model, x.a, x.b, x.c), d))))
+    finite = all_finite(alg, *ua, *ub, uc)
+    return Part(f"glue (Alg. 6): for finite inputs the model's D is RNE of the sum of its {K + 1} terms, each placed "
+                  f"at 2**{sh.floor}", negated_script(alg, implies(alg, [finite], alg.eq(run_model(alg, model, x.a, x.b, x.c), d))))
 
 
-def term_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+def term_lemmas(sh: EfdpaShape) -> list[Part]:
     """c placed at >= 0 and raised in order; the product likewise, a raised and b raised (s * t fresh, ring facts)."""
     out = []
     alg = QueryAlgebra()
     fc = sh.fc
     c, c2 = alg.var("c", fc.bits), alg.var("c2", fc.bits)
     (v1, _), (v2, _) = sh.placed_c(alg, unpack(alg, fc, c)), sh.placed_c(alg, unpack(alg, fc, c2))
-    out.append(_Lemma("terms, c: finite non-negative c is placed at >= 0", _script(alg, _implies(
+    out.append(Part("terms, c: finite non-negative c is placed at >= 0", negated_script(alg, implies(
         alg, [_input(alg, fc, c)], alg.le(0, v1)))))
-    out.append(_Lemma("terms, c raised: c's next value is placed no lower", _script(alg, _implies(
+    out.append(Part("terms, c raised: c's next value is placed no lower", negated_script(alg, implies(
         alg, [_input(alg, fc, c), _input(alg, fc, c2), _moved(alg, fc, c, c2)], alg.le(v1, v2)))))
     for moved in ("", "a", "b"):
         out.append(_product_lemma(sh, moved))
     return out + ring_lemmas(sh.fa.man_bits + 1)
 
 
-def _product_lemma(sh: EfdpaShape, moved: str) -> _Lemma:
+def _product_lemma(sh: EfdpaShape, moved: str) -> Part:
     """"" : a placed product of finite non-negative a, b is >= 0; "a" / "b": raising a / b to its next value never
     lowers it.  s * t are fresh variables (:class:`OpaqueMul`) with ring-lemma instances."""
     alg = OpaqueMul()
@@ -160,10 +160,10 @@ def _product_lemma(sh: EfdpaShape, moved: str) -> _Lemma:
     m1 = alg.muls[piece_key(ua.sig, ub.sig)]  # type: ignore[index]
     premise = [_input(alg, fa, a), _input(alg, fb, b)]
     if not moved:
-        for fact in (_implies(alg, [alg.eq(ua.sig, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(ub.sig, 0)], alg.eq(m1, 0))):
+        for fact in (implies(alg, [alg.eq(ua.sig, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(ub.sig, 0)], alg.eq(m1, 0))):
             alg.assert_(fact)  # ring: zero on either side
-        return _Lemma("terms, product: finite non-negative a, b give a placed product >= 0 (s * t fresh, ring facts)",
-                      _script(alg, _implies(alg, premise, alg.le(0, v1))))
+        return Part("terms, product: finite non-negative a, b give a placed product >= 0 (s * t fresh, ring facts)",
+                      negated_script(alg, implies(alg, premise, alg.le(0, v1))))
     fmt, x = (fa, a) if moved == "a" else (fb, b)
     x2 = alg.var(f"{moved}2", fmt.bits)
     u2 = unpack(alg, fmt, x2)
@@ -177,36 +177,36 @@ def _product_lemma(sh: EfdpaShape, moved: str) -> _Lemma:
     for fact in facts:
         alg.assert_(fact)
     premise += [_input(alg, fmt, x2), _moved(alg, fmt, x, x2)]
-    return _Lemma(f"terms, product, {moved} raised: {moved}'s next value never lowers the placed product (s * t fresh, "
-                  "ring facts)", _script(alg, _implies(alg, premise, alg.le(v1, v2))))
+    return Part(f"terms, product, {moved} raised: {moved}'s next value never lowers the placed product (s * t fresh, "
+                  "ring facts)", negated_script(alg, implies(alg, premise, alg.le(v1, v2))))
 
 
-def adder_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+def adder_lemmas(sh: EfdpaShape) -> list[Part]:
     """Raising one addend of non-negative integers never lowers their sum, for the raised addend on either side
     (x, x', y in [0, M's bound]: the partial sums of :func:`fused_sum.placed_total`)."""
     out = []
     for side in ("left", "right"):
         alg = QueryAlgebra()
-        x, x2, y = (_ranged(alg, n, 0, sh.mag_hi) for n in ("x", "x2", "y"))
+        x, x2, y = (ranged_var(alg, n, 0, sh.mag_hi) for n in ("x", "x2", "y"))
         s1, s2 = (alg.add(x, y), alg.add(x2, y)) if side == "left" else (alg.add(y, x), alg.add(y, x2))
         what = "x + y <= x' + y" if side == "left" else "y + x <= y + x'"
-        out.append(_Lemma(f"adder, {side}: 0 <= x <= x' and 0 <= y give 0 <= {what}", _script(alg, _implies(
+        out.append(Part(f"adder, {side}: 0 <= x <= x' and 0 <= y give 0 <= {what}", negated_script(alg, implies(
             alg, [alg.le(x, x2)], alg.and_(alg.le(0, s1), alg.le(s1, s2))))))
     return out
 
 
-def rounding_lemmas(sh: EfdpaShape) -> list[_Lemma]:
+def rounding_lemmas(sh: EfdpaShape) -> list[Part]:
     """RNE at the static place is monotone in M, one lemma per range of M' (:data:`_CUTS`)."""
     out = []
     for lo, hi in _cases(sh):
         alg = QueryAlgebra()
-        m1, m2 = _ranged(alg, "M1", 0, sh.mag_hi), _ranged(alg, "M2", 0, sh.mag_hi)
+        m1, m2 = ranged_var(alg, "M1", 0, sh.mag_hi), ranged_var(alg, "M2", 0, sh.mag_hi)
         n1, n2 = alg.bvar("n1"), alg.bvar("n2")
         r1, r2 = sh.rne(alg, n1, m1), sh.rne(alg, n2, m2)
         premise = _rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, lo, hi)]
         where = f"2**{lo} <= M' < 2**{hi}" if lo and hi else (f"M' < 2**{hi}" if hi else f"M' >= 2**{lo}")
-        out.append(_Lemma(f"rounding ({where}): M <= M', a negative sign only on 0, give RNE(M 2**{sh.floor}) <= "
-                          f"RNE(M' 2**{sh.floor}), neither NaN", _script(alg, _implies(alg, premise, _rounds_up(alg, sh.out, r1, r2)))))
+        out.append(Part(f"rounding ({where}): M <= M', a negative sign only on 0, give RNE(M 2**{sh.floor}) <= "
+                          f"RNE(M' 2**{sh.floor}), neither NaN", negated_script(alg, implies(alg, premise, _rounds_up(alg, sh.out, r1, r2)))))
     return out
 
 
@@ -225,7 +225,7 @@ class _Apps(Pieces):
         key = ("term", what, *piece_key(*ops))
         if key not in self.memo:
             n, sh, alg = len(self.memo), self.sh, self.alg
-            v = self.memo[key] = (_ranged(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self._bool(f"n{n}"))
+            v = self.memo[key] = (ranged_var(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self._bool(f"n{n}"))
             if what == "p":
                 real = lambda: sh.placed_product(alg, unpack(alg, sh.fa, ops[0]), unpack(alg, sh.fb, ops[1]))  # noqa: E731
             else:
@@ -305,6 +305,6 @@ def prove_efdpa_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     sh = EfdpaShape.of(model, K)
     lemmas = [glue_lemma(model, K, sh), *term_lemmas(sh), *adder_lemmas(sh), *rounding_lemmas(sh)]
     lemmas += [position(sh, label).lemma() for label in positions(K)]
-    proof = run_lemmas(lemmas, run)
+    proof = run_parts(lemmas, run)
     proof.summary = "glue, term, ring, adder and rounding lemmas composed per input position (the sum at a static place)"
     return proof

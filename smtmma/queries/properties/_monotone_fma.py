@@ -46,8 +46,8 @@ from ...encodings.terms import Term, input_term, product
 from ...formats import Format, get_format
 from ...models import Model
 from .._twins import QueryAlgebra, value_key
-from ._monotone_chain import _implies, _input, _moved
-from .error_parts import _Lemma, _ranged, _script
+from ._monotone_chain import _input, _moved
+from ...proof_kernel.parts import Part, implies, negated_script, ranged_var
 
 __all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "ring_lemmas", "step_facts", "OpaqueMul", "FmaShape"]
 
@@ -106,8 +106,8 @@ def _well_formed(alg: QueryAlgebra, sh: FmaShape, x: _Lead, rng: tuple[int, int]
 
 
 def _fresh_lead(alg: QueryAlgebra, sh: FmaShape, name: str, rng: tuple[int, int]) -> _Lead:
-    x = _Lead(alg.eq(alg.var(f"{name}_neg", 1), 1), _ranged(alg, f"{name}_lead", sh.low, rng[1]),
-              _ranged(alg, f"{name}_top", 0, (1 << sh.window) - 1))
+    x = _Lead(alg.eq(alg.var(f"{name}_neg", 1), 1), ranged_var(alg, f"{name}_lead", sh.low, rng[1]),
+              ranged_var(alg, f"{name}_top", 0, (1 << sh.window) - 1))
     alg.assert_(_well_formed(alg, sh, x, rng))
     return x
 
@@ -164,15 +164,15 @@ def _places(alg: QueryAlgebra, sh: FmaShape, x: _Lead, y: _Lead) -> tuple[Int, t
     return lmax, (kx, cx), (ky, cy)
 
 
-def _structure_lemma(sh: FmaShape) -> _Lemma:
+def _structure_lemma(sh: FmaShape) -> Part:
     """window_sum of two well-formed non-negative terms: mag = kept x + kept y, sticky = either cut, lsb = lmax - window."""
     alg = QueryAlgebra()
     x, y = _fresh_lead(alg, sh, "x", _union(sh)), _fresh_lead(alg, sh, "y", _union(sh))
     total = window_sum(alg, sh.window, x.triple(), y.triple())
     lmax, kx, ky = _places(alg, sh, x, y)
     goal = structure(alg, sh, total, lmax, kx, ky)
-    return _Lemma("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
-                  "sticky = a cut, lsb = lmax - window, negative only as -0", _script(alg, goal))
+    return Part("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
+                  "sticky = a cut, lsb = lmax - window, negative only as -0", negated_script(alg, goal))
 
 
 def structure(alg: QueryAlgebra, sh: FmaShape, total: tuple[Bool, Int, Int, Bool], lmax: Int, kx: tuple[Int, Bool],
@@ -209,32 +209,32 @@ class _Raise:
         alg = self.alg
         return (alg.add(self.kx1, self.ky1), alg.or_(self.cx1, self.cy1), alg.add(self.kx2, self.ky2), alg.or_(self.cx2, self.cy2))
 
-    def lemma(self, label: str, premise: list[Bool], goal: Bool) -> _Lemma:
+    def lemma(self, label: str, premise: list[Bool], goal: Bool) -> Part:
         alg = self.alg
-        return _Lemma(label, _script(alg, _implies(alg, [self.order] + premise, goal)))
+        return Part(label, negated_script(alg, implies(alg, [self.order] + premise, goal)))
 
 
-def _place_lemma(sh: FmaShape) -> _Lemma:
+def _place_lemma(sh: FmaShape) -> Part:
     alg = QueryAlgebra()
-    lmax = _ranged(alg, "lmax", sh.low, _union(sh)[1])
+    lmax = ranged_var(alg, "lmax", sh.low, _union(sh)[1])
     y, y2 = _fresh_lead(alg, sh, "y", _union(sh)), _fresh_lead(alg, sh, "z", _union(sh))
     k1, _, c1 = window_place(alg, sh.window, lmax, y.neg, y.lead, y.top)
     k2, _, c2 = window_place(alg, sh.window, lmax, y2.neg, y2.lead, y2.top)
     premise = [_lex(alg, y, y2), alg.le(y.lead, lmax), alg.le(y2.lead, lmax)]
-    return _Lemma("window, place: at a shared lmax >= both leads, Y <=lex Y' keeps no more bits of Y than of Y', "
-                  "and no cut of Y' is lost when they keep the same", _script(alg, _implies(alg, premise, _kept_order(alg, k1, c1, k2, c2))))
+    return Part("window, place: at a shared lmax >= both leads, Y <=lex Y' keeps no more bits of Y than of Y', "
+                  "and no cut of Y' is lost when they keep the same", negated_script(alg, implies(alg, premise, _kept_order(alg, k1, c1, k2, c2))))
 
 
-def _adder_lemma(sh: FmaShape) -> _Lemma:
+def _adder_lemma(sh: FmaShape) -> Part:
     alg = QueryAlgebra()
-    kx, k1, k2 = (_ranged(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
+    kx, k1, k2 = (ranged_var(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
     cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
     goal = _rep(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
-    return _Lemma("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
-                  _script(alg, _implies(alg, [_kept_order(alg, k1, c1, k2, c2)], goal)))
+    return Part("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
+                  negated_script(alg, implies(alg, [_kept_order(alg, k1, c1, k2, c2)], goal)))
 
 
-def window_lemmas(sh: FmaShape) -> list[_Lemma]:
+def window_lemmas(sh: FmaShape) -> list[Part]:
     """The structure of one sum, the place and adder steps (same lmax), lmax up by one, by two or more."""
     out = [_structure_lemma(sh), _place_lemma(sh), _adder_lemma(sh)]
     # by lead(Y) - lead(X): at most 0, X's lead is the first lmax; else Y's (the second lmax is always Y''s)
@@ -259,34 +259,34 @@ def window_lemmas(sh: FmaShape) -> list[_Lemma]:
     return out
 
 
-def rounding_lemmas(sh: FmaShape) -> list[_Lemma]:
+def rounding_lemmas(sh: FmaShape) -> list[Part]:
     """RNE is monotone in rep order at a shared lsb; one more lsb is a doubled magnitude."""
     alg = QueryAlgebra()
     big = sh.window + 2
     ms = []
     for name in ("m", "n"):
-        m = _ranged(alg, f"{name}_mag", 0, (1 << big) - 1)
+        m = ranged_var(alg, f"{name}_mag", 0, (1 << big) - 1)
         alg.assert_(_normal_mag(alg, sh, m, big))
         ms.append((alg.eq(alg.var(f"{name}_neg", 1), 1), m, alg.eq(alg.var(f"{name}_sticky", 1), 1)))
-    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
+    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
     (n1, m1, s1), (n2, m2, s2) = ms
     premise = [_rep(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)]
     goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
-    out = [_Lemma("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
-                  _script(alg, _implies(alg, premise, goal)))]
+    out = [Part("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
+                  negated_script(alg, implies(alg, premise, goal)))]
     alg = QueryAlgebra()
-    n, m, s = alg.eq(alg.var("m_neg", 1), 1), _ranged(alg, "m_mag", 0, (1 << big) - 1), alg.eq(alg.var("m_sticky", 1), 1)
-    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
+    n, m, s = alg.eq(alg.var("m_neg", 1), 1), ranged_var(alg, "m_mag", 0, (1 << big) - 1), alg.eq(alg.var("m_sticky", 1), 1)
+    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
     premise = [_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)]
-    out.append(_Lemma("rounding, sign: RNE of a sum negative only as -0 is not NaN and not below zero",
-                      _script(alg, _implies(alg, premise, nonneg(alg, sh.fmt, _rne(alg, sh, n, m, lsb, s))))))
+    out.append(Part("rounding, sign: RNE of a sum negative only as -0 is not NaN and not below zero",
+                      negated_script(alg, implies(alg, premise, nonneg(alg, sh.fmt, _rne(alg, sh, n, m, lsb, s))))))
     alg = QueryAlgebra()
-    m = _ranged(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
+    m = ranged_var(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
     s = alg.eq(alg.var("m_sticky", 1), 1)
-    lsb = _ranged(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 1)
+    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 1)
     f = alg.bconst(False)
-    out.append(_Lemma("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)",
-                      _script(alg, alg.eq(_rne(alg, sh, f, m, alg.add(lsb, 1), s),
+    out.append(Part("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)",
+                      negated_script(alg, alg.eq(_rne(alg, sh, f, m, alg.add(lsb, 1), s),
                                           _rne(alg, sh, f, alg.add(alg.shl(m, 1), alg.b2i(s)), lsb, s)))))
     return out
 
@@ -299,7 +299,7 @@ def _lead_of(alg: QueryAlgebra, sh: FmaShape, t: Term) -> _Lead:
     return _Lead(t.neg, lead, top)
 
 
-def term_lemmas(sh: FmaShape) -> list[_Lemma]:
+def term_lemmas(sh: FmaShape) -> list[Part]:
     """c's leads, and the product's by the cases of a's next value (each a check-sat expecting unsat)."""
     f = sh.fmt
     out = []
@@ -308,7 +308,7 @@ def term_lemmas(sh: FmaShape) -> list[_Lemma]:
     y, y2 = (_lead_of(alg, sh, input_term(unpack(alg, f, v))) for v in (c, c2))
     premise = [_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
     goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
-    out.append(_Lemma("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", _script(alg, _implies(alg, premise, goal))))
+    out.append(Part("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", negated_script(alg, implies(alg, premise, goal))))
     out += ring_lemmas(sh.sig_bits)
     out += [_product_lemma(sh, moved) for moved in (False, True)]
     return out
@@ -323,19 +323,19 @@ def _ring_script(bits: int, lhs: str, rhs: str) -> str:
                       f"(assert (not (= {lhs} {rhs})))", ""])
 
 
-def ring_lemmas(p: int) -> list[_Lemma]:
+def ring_lemmas(p: int) -> list[Part]:
     """What the product proofs assume of a significand product s * t (s, t < 2**p, p = significand bits; every value
     below 2**(2p + 1), so the bit-vector ring is the integers): the step to s + 1, a power of two, zero, commutativity."""
     w = 2 * p + 1
     lit = lambda v: f"(_ bv{v} {w})"  # noqa: E731
-    out = [_Lemma("ring, product step: (s + 1) * t = s * t + t (significands, exact)",
+    out = [Part("ring, product step: (s + 1) * t = s * t + t (significands, exact)",
                   _ring_script(p, f"(bvmul (bvadd S {lit(1)}) T)", "(bvadd (bvmul S T) T)"))]
     for k in (p - 1, p):
-        out.append(_Lemma(f"ring, power of two 2**{k}: 2**{k} * t = t shifted left by {k}",
+        out.append(Part(f"ring, power of two 2**{k}: 2**{k} * t = t shifted left by {k}",
                           _ring_script(p, f"(bvmul {lit(1 << k)} T)", f"(bvshl T {lit(k)})")))
-    out.append(_Lemma("ring, zero on the right: s * 0 = 0", _ring_script(p, f"(bvmul S {lit(0)})", lit(0))))
-    out.append(_Lemma("ring, zero on the left: 0 * t = 0", _ring_script(p, f"(bvmul {lit(0)} T)", lit(0))))
-    out.append(_Lemma("ring, commutativity: s * t = t * s", _ring_script(p, "(bvmul S T)", "(bvmul T S)")))
+    out.append(Part("ring, zero on the right: s * 0 = 0", _ring_script(p, f"(bvmul S {lit(0)})", lit(0))))
+    out.append(Part("ring, zero on the left: 0 * t = 0", _ring_script(p, f"(bvmul {lit(0)} T)", lit(0))))
+    out.append(Part("ring, commutativity: s * t = t * s", _ring_script(p, "(bvmul S T)", "(bvmul T S)")))
     return out
 
 
@@ -355,21 +355,21 @@ class OpaqueMul(QueryAlgebra):
         key = (str(a.raw), str(b.raw))
         if key not in self.muls:
             corners = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
-            self.muls[key] = _ranged(self, f"mul{len(self.muls)}", min(corners), max(corners))
+            self.muls[key] = ranged_var(self, f"mul{len(self.muls)}", min(corners), max(corners))
         return self.muls[key]
 
 
 def step_facts(alg: QueryAlgebra, p: int, s: Int, s2: Int, t: Int, m1: Int, m2: Int) -> list[Bool]:
     """Instances of :func:`ring_lemmas` for m1 = s * t and m2 = s2 * t (p-bit significands, s2 the significand of the
     next value of s's input): the step s2 = s + 1, the binade's end s = 2**p - 1 and start s2 = 2**(p-1), zeros."""
-    return [_implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
-            _implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
-            _implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
-            _implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
-            _implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), _implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))]
+    return [implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
+            implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
+            implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
+            implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
+            implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))]
 
 
-def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
+def _product_lemma(sh: FmaShape, moved: bool) -> Part:
     """The product's lead (s * t a fresh variable, ring lemma instances asserted): well formed for finite non-negative
     a, b; with ``moved``, a's next value a' gives a lex-larger lead (a zero raised, the same exponent with significand
     s + 1, or the exponent up from s = 2**p - 1 to 2**(p-1))."""
@@ -383,9 +383,9 @@ def _product_lemma(sh: FmaShape, moved: bool) -> _Lemma:
         alg.assert_(fact)
     premise = [_input(alg, f, a), _input(alg, f, b)]
     if not moved:
-        return _Lemma("terms, product lead: finite non-negative a, b give a well-formed lead (s * t fresh, ring facts)",
-                      _script(alg, _implies(alg, premise, _well_formed(alg, sh, x, sh.prod_lead))))
+        return Part("terms, product lead: finite non-negative a, b give a well-formed lead (s * t fresh, ring facts)",
+                      negated_script(alg, implies(alg, premise, _well_formed(alg, sh, x, sh.prod_lead))))
     premise += [_input(alg, f, a2), _moved(alg, f, a, a2)]
     goal = alg.all([_well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
-    return _Lemma("terms, product lead, a raised: a's next value gives a well-formed, lex-larger lead (s * t fresh, ring facts)",
-                  _script(alg, _implies(alg, premise, goal)))
+    return Part("terms, product lead, a raised: a's next value gives a well-formed, lex-larger lead (s * t fresh, ring facts)",
+                  negated_script(alg, implies(alg, premise, goal)))

@@ -38,11 +38,11 @@ from ...formats import get_format
 from ...models import Model
 from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, value_key
-from ._monotone_chain import _implies, _input, _moved
+from ._monotone_chain import _input, _moved
 from ._monotone_fma import (FmaShape, _Lead, _kept_order, _lead_of, _lex, _normal_mag, _rep, _union, _vle, _well_formed,
                             _zero_if_neg, nonneg, rounding_lemmas, structure, term_lemmas, up_by_one, window_lemmas)
 from ._pieces import Composed, Pieces, piece_key
-from .error_parts import PartsProof, _Lemma, _ranged, _script, run_lemmas
+from ...proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_fma_monotone", "prove_fma_monotone"]
 
@@ -66,7 +66,7 @@ class _Apps(Pieces):
         self.sh = sh
         probe = QueryAlgebra()  # the static intervals of window_sum's outputs
         hi = _union(sh)[1]
-        t = [(probe.bconst(False), _ranged(probe, f"l{i}", sh.low, hi), _ranged(probe, f"t{i}", 0, (1 << sh.window) - 1))
+        t = [(probe.bconst(False), ranged_var(probe, f"l{i}", sh.low, hi), ranged_var(probe, f"t{i}", 0, (1 << sh.window) - 1))
              for i in (0, 1)]
         _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
         self.mag, self.lsb = (m.lo, m.hi), (l.lo, l.hi)
@@ -80,8 +80,8 @@ class _Apps(Pieces):
         key = ("lead", what, *piece_key(*ops))
         if key not in self.memo:
             n = len(self.memo)
-            x = self.memo[key] = _Lead(self._bool(f"ln{n}"), _ranged(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
-                                       _ranged(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
+            x = self.memo[key] = _Lead(self._bool(f"ln{n}"), ranged_var(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
+                                       ranged_var(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
             alg, f = self.alg, self.sh.fmt
             term = (lambda: product(alg, unpack(alg, f, ops[0]), unpack(alg, f, ops[1]))[0]) if what == "p" else \
                 (lambda: input_term(unpack(alg, f, ops[0])))
@@ -93,7 +93,7 @@ class _Apps(Pieces):
         key = ("place", *piece_key(lmax, *t.triple()))
         if key not in self.memo:
             n = len(self.memo)
-            v = self.memo[key] = (_ranged(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
+            v = self.memo[key] = (ranged_var(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self._bool(f"pc{n}"))
             def real() -> Bool:
                 kept, _, cut = window_place(self.alg, self.sh.window, lmax, *t.triple())
                 return self._same(v, (kept, cut))
@@ -106,8 +106,8 @@ class _Apps(Pieces):
         key = ("sum", *piece_key(*x.triple(), *y.triple()))
         if key not in self.memo:
             n = len(self.memo)
-            v = self.memo[key] = (self._bool(f"sn{n}"), _ranged(self.alg, f"sm{n}", *self.mag),
-                                  _ranged(self.alg, f"sl{n}", *self.lsb), self._bool(f"ss{n}"))
+            v = self.memo[key] = (self._bool(f"sn{n}"), ranged_var(self.alg, f"sm{n}", *self.mag),
+                                  ranged_var(self.alg, f"sl{n}", *self.lsb), self._bool(f"ss{n}"))
             self._real.append(lambda: self._same(v, window_sum(self.alg, self.sh.window, x.triple(), y.triple())))
         return self.memo[key]  # type: ignore[return-value]
 
@@ -227,7 +227,7 @@ def fma_in_a(sh: FmaShape) -> Composed:
 # -- one FMA: split and commutativity; the model: the chain ---------------------------------------------
 
 
-def _split_lemmas(sh: FmaShape) -> list[_Lemma]:
+def _split_lemmas(sh: FmaShape) -> list[Part]:
     f = sh.fmt
     alg = QueryAlgebra()
     a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
@@ -236,24 +236,24 @@ def _split_lemmas(sh: FmaShape) -> list[_Lemma]:
     r = round_pack(alg, f, "rne", *window_sum(alg, sh.window, x.triple(), y.triple()))
     premise = [_input(alg, f, a), _input(alg, f, b), nonneg(alg, f, c)]
     split = alg.eq(fma(alg, ua, ub, uc, out=f), alg.ite(uc.is_inf, f.inf_bits(), r))
-    out = [_Lemma("split (Alg. 3): fma of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
-                  "the window sum of the product's and c's leads", _script(alg, _implies(alg, premise, split)))]
+    out = [Part("split (Alg. 3): fma of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
+                  "the window sum of the product's and c's leads", negated_script(alg, implies(alg, premise, split)))]
     alg = QueryAlgebra()
     a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
     ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
-    out.append(_Lemma("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", _script(alg, _implies(
+    out.append(Part("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", negated_script(alg, implies(
         alg, [_input(alg, f, a), _input(alg, f, b)], alg.eq(fma(alg, ua, ub, uc, out=f), fma(alg, ub, ua, uc, out=f))))))
     return out
 
 
-def _glue_lemma(model: Model, K: int, sh: FmaShape) -> _Lemma:
+def _glue_lemma(model: Model, K: int, sh: FmaShape) -> Part:
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, K)
     d = x.c
     for a, b in zip(x.a, x.b):
         d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt)
-    return _Lemma(f"glue (Alg. 4): the model's D is the chain of {K} FMAs, c first (every input)",
-                  _script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
+    return Part(f"glue (Alg. 4): the model's D is the chain of {K} FMAs, c first (every input)",
+                  negated_script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
 
 
 def chain_position(sh: FmaShape, K: int, label: str) -> Composed:
@@ -313,7 +313,7 @@ def prove_fma_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     lemmas = [_glue_lemma(model, K, sh), *_split_lemmas(sh), *term_lemmas(sh), *window_lemmas(sh), *rounding_lemmas(sh),
               fma_in_c(sh).lemma(), fma_in_a(sh).lemma()]
     lemmas += [chain_position(sh, K, label).lemma() for label in ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]]
-    proof = run_lemmas(lemmas, run)
+    proof = run_parts(lemmas, run)
     proof.summary = ("glue, the FMA split at its window adder, term, ring, window and rounding lemmas composed into the "
                      "FMA in c and in a, composed along the chain")
     return proof

@@ -56,7 +56,8 @@ from ._monotone_parts import (
     _Shape,
     _value_lemma,
 )
-from .error_parts import PartsProof, _finite, _in, _Lemma, _ranged, _script, run_lemmas, truncated_rounding
+from .error_parts import truncated_rounding
+from ...proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_gst_monotone", "prove_gst_monotone"]
 
@@ -83,10 +84,10 @@ class _Gst:
         p, self.lsb = group_dot(probe, [product(probe, x, y)[0] for x, y in lanes])
         self.p_hi = p.hi
         self.d_hi = group_dot(probe, [product(probe, *lanes[0])[0]])[0].hi  # one lane's contribution
-        tg = self.group(probe, _ranged(probe, "p", 0, self.p_hi), self.scale(probe, "sa")[1], self.scale(probe, "sb")[1])
+        tg = self.group(probe, ranged_var(probe, "p", 0, self.p_hi), self.scale(probe, "sa")[1], self.scale(probe, "sb")[1])
         plan.use_summand(tg)  # the exponents lemma reads the summands' exponent ranges from plan.tp and plan.tc
         self.sh.e_lo, self.sh.e_hi = plan.e_lo, plan.e_hi
-        E = _ranged(probe, "E", plan.e_lo, plan.e_hi)
+        E = ranged_var(probe, "E", plan.e_lo, plan.e_hi)
         c = input_term(decode_input(probe, plan.fc, probe.var("c", plan.fc.bits), plan.fd.name))
         self.a_hi = max(aligned(probe, tg, E, self.sh.F).hi, aligned(probe, c, E, self.sh.F).hi)
         # a group summand reaches 2**(exp + 12) (nvf4), not 2**(exp + 2) as a product: at D >= Dc every summand
@@ -105,10 +106,10 @@ class _Gst:
         return scaled_group(alg, p, self.lsb, sa, sb)
 
     def fresh_group(self, alg: QueryAlgebra) -> Term:
-        return self.group(alg, _ranged(alg, "p", 0, self.p_hi), self.scale(alg, "sa")[1], self.scale(alg, "sb")[1])
+        return self.group(alg, ranged_var(alg, "p", 0, self.p_hi), self.scale(alg, "sa")[1], self.scale(alg, "sb")[1])
 
 
-def _glue_lemma(g: _Gst) -> tuple[_Lemma, tuple[int, int]]:
+def _glue_lemma(g: _Gst) -> tuple[Part, tuple[int, int]]:
     """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E."""
     sh, plan = g.sh, g.sh.plan
     model = sh.model
@@ -125,17 +126,17 @@ def _glue_lemma(g: _Gst) -> tuple[_Lemma, tuple[int, int]]:
     lane_sb = [sb[k // g.G] for k in range(sh.K)]
     terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, g.G)[0]
     e_max, total, composed = truncated_rounding(alg, plan, terms)
-    alg.assert_(_finite(alg, *ua, *ub, uc))
+    alg.assert_(all_finite(alg, *ua, *ub, uc))
     for u in sa + sb:
         alg.assert_(alg.not_(u.is_nan))
-    goal = alg.all([_in(alg, e_max, plan.e_lo, plan.e_hi), alg.eq(d, composed),
+    goal = alg.all([between(alg, e_max, plan.e_lo, plan.e_hi), alg.eq(d, composed),
                     *(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, e_max)) for t in terms)])
     label = (f"glue: on finite inputs (scales not NaN) the model's output is rho(S * 2^(e_max-F)), S the sum of the "
              f"{g.groups} group summands (Alg. 9 lines 3-5) and c aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent")
-    return _Lemma(label, _script(alg, goal)), (total.lo, total.hi)
+    return Part(label, negated_script(alg, goal)), (total.lo, total.hi)
 
 
-def _lane_step_lemma(g: _Gst, who: str) -> _Lemma:
+def _lane_step_lemma(g: _Gst, who: str) -> Part:
     """One lane's contribution to its group's dot (Alg. 9 line 3, one product) is >= 0 and grows when ``who`` is raised."""
     plan = g.sh.plan
     alg = QueryAlgebra()
@@ -144,42 +145,42 @@ def _lane_step_lemma(g: _Gst, who: str) -> _Lemma:
     uo = _pattern(alg, "b" if who == "a" else "a", other)[1]
     pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
     d, d2 = (group_dot(alg, [product(alg, *pair(x))[0]])[0] for x in (u, u2))
-    return _Lemma(f"lane step (raising {who}): a lane's contribution to its group's exact dot (Alg. 9 line 3) is "
-                  "non-negative and does not fall", _script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
+    return Part(f"lane step (raising {who}): a lane's contribution to its group's exact dot (Alg. 9 line 3) is "
+                  "non-negative and does not fall", negated_script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
 
 
-def _add_step_lemmas(g: _Gst) -> list[_Lemma]:
+def _add_step_lemmas(g: _Gst) -> list[Part]:
     """One add of the dot's running sum (Alg. 9 line 3 adds lane by lane): operands >= 0 give a sum >= 0, and
     raising either operand never lowers it (fresh partial sum a in [0, G d_hi], contribution b in [0, d_hi])."""
     out = []
     for grows in ("running sum", "contribution"):
         alg = QueryAlgebra()
-        a, b = _ranged(alg, "a", 0, g.G * g.d_hi), _ranged(alg, "b", 0, g.d_hi)
+        a, b = ranged_var(alg, "a", 0, g.G * g.d_hi), ranged_var(alg, "b", 0, g.d_hi)
         if grows == "running sum":
-            a2, b2 = _ranged(alg, "a2", 0, g.G * g.d_hi), b
+            a2, b2 = ranged_var(alg, "a2", 0, g.G * g.d_hi), b
             alg.assert_(alg.le(a, a2))
         else:
-            a2, b2 = a, _ranged(alg, "b2", 0, g.d_hi)
+            a2, b2 = a, ranged_var(alg, "b2", 0, g.d_hi)
             alg.assert_(alg.le(b, b2))
         goal = alg.all([alg.le(0, alg.add(a, b)), alg.le(alg.add(a, b), alg.add(a2, b2))])
-        out.append(_Lemma(f"dot add step: a, b >= 0 give a + b >= 0, and raising the {grows} never lowers a + b",
-                          _script(alg, goal)))
+        out.append(Part(f"dot add step: a, b >= 0 give a + b >= 0, and raising the {grows} never lowers a + b",
+                          negated_script(alg, goal)))
     return out
 
 
-def _dot_chain_lemma(g: _Gst, k: int, *, steps: bool = True) -> _Lemma:
+def _dot_chain_lemma(g: _Gst, k: int, *, steps: bool = True) -> Part:
     """Raising lane k's contribution never lowers the dot: the running sum over fresh variables (one per add, named by
     its operands), each add step asserted as an instance; a drop of the last running sum is unsat."""
     alg = QueryAlgebra()
     lim = g.G * g.d_hi  # every running sum of the model's dot lies in [-lim, lim]
-    x = [_ranged(alg, f"x{j}", -g.d_hi, g.d_hi) for j in range(g.G)]
-    xk2 = _ranged(alg, f"x{k}_2", -g.d_hi, g.d_hi)
+    x = [ranged_var(alg, f"x{j}", -g.d_hi, g.d_hi) for j in range(g.G)]
+    xk2 = ranged_var(alg, f"x{k}_2", -g.d_hi, g.d_hi)
     nodes: dict[tuple[str, str], Int] = {}
 
     def add(u: Int, v: Int) -> Int:
         key = (u.raw, v.raw)
         if key not in nodes:
-            nodes[key] = _ranged(alg, f"s{len(nodes)}", -lim, lim)
+            nodes[key] = ranged_var(alg, f"s{len(nodes)}", -lim, lim)
         return nodes[key]
 
     def nn(v: Int) -> Bool:
@@ -199,9 +200,9 @@ def _dot_chain_lemma(g: _Gst, k: int, *, steps: bool = True) -> _Lemma:
     for v in x + [xk2]:
         alg.assert_(nn(v))
     alg.assert_(alg.le(x[k], xk2))
-    return _Lemma(f"dot chain (lane {k} of {g.G}): contributions >= 0, lane {k}'s raised, the add steps at each of the "
+    return Part(f"dot chain (lane {k} of {g.G}): contributions >= 0, lane {k}'s raised, the add steps at each of the "
                   f"{g.G} running sums give a non-negative dot that does not fall",
-                  _script(alg, alg.and_(nn(run), alg.le(run, run2))))
+                  negated_script(alg, alg.and_(nn(run), alg.le(run, run2))))
 
 
 def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bool:
@@ -211,7 +212,7 @@ def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bo
 
 def _dot_moves(g: _Gst, alg: QueryAlgebra) -> tuple[Term, Term]:
     """Fresh 0 <= p <= p' with fresh scales: the group summand before and after its dot grows."""
-    p, p2 = _ranged(alg, "p", 0, g.p_hi), _ranged(alg, "p2", 0, g.p_hi)
+    p, p2 = ranged_var(alg, "p", 0, g.p_hi), ranged_var(alg, "p2", 0, g.p_hi)
     alg.assert_(alg.le(p, p2))
     sa, sb = g.scale(alg, "sa")[1], g.scale(alg, "sb")[1]
     return g.group(alg, p, sa, sb), g.group(alg, p2, sa, sb)
@@ -219,14 +220,14 @@ def _dot_moves(g: _Gst, alg: QueryAlgebra) -> tuple[Term, Term]:
 
 def _scale_moves(g: _Gst, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
     """Fresh p >= 0 and scales, scale ``who`` (sa or sb) moved to its next value: the summand before and after."""
-    p = _ranged(alg, "p", 0, g.p_hi)
+    p = ranged_var(alg, "p", 0, g.p_hi)
     _, u, _, u2 = _move(alg, g.fs, who)
     other = g.scale(alg, "sb" if who == "sa" else "sa")[1]
     pair: Callable[[Unpacked], tuple[Unpacked, Unpacked]] = (lambda s: (s, other)) if who == "sa" else (lambda s: (other, s))
     return g.group(alg, p, *pair(u)), g.group(alg, p, *pair(u2)), u, u2
 
 
-def _group_gain_lemma(g: _Gst, move: str, case: str) -> _Lemma:
+def _group_gain_lemma(g: _Gst, move: str, case: str) -> Part:
     """The raised group summand's gain, 2**D A(t', E') >= A(t, E) + n w, for one ``move`` (dot, sa, sb) and ``case``.
 
     ``case``: "zero" (the summand was 0) for a dot move; "far" (a zero scale raised, or E' > E), "cross" (E' = E, the
@@ -248,22 +249,22 @@ def _group_gain_lemma(g: _Gst, move: str, case: str) -> _Lemma:
         alg.assert_(c)
     what = {"zero": "the summand was 0", "far": "a zero scale raised, or E' > E", "cross": "E' = E, the exponent field up"}[case]
     raised = "dot grows" if move == "dot" else f"{move} is raised"
-    return _Lemma(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                  _script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
+    return Part(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
+                  negated_script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
 
 
-def _scale_next_lemma(g: _Gst) -> _Lemma:
+def _scale_next_lemma(g: _Gst) -> Part:
     """A non-zero scale raised to its next value keeps its exponent and gains 1 in its significand, or gains 1 in its
     exponent field."""
     alg = QueryAlgebra()
     _, u, _, u2 = _move(alg, g.fs, "s")
     same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
     goal = alg.or_(u.is_zero, alg.or_(same, alg.ne(u2.exp, u.exp)))
-    return _Lemma(f"next pattern (a {g.fs.name} scale raised): a non-zero scale keeps its exponent and gains 1 in its "
-                  "significand, or its exponent changes", _script(alg, goal))
+    return Part(f"next pattern (a {g.fs.name} scale raised): a non-zero scale keeps its exponent and gains 1 in its "
+                  "significand, or its exponent changes", negated_script(alg, goal))
 
 
-def _scaling_lemmas(g: _Gst) -> list[_Lemma]:
+def _scaling_lemmas(g: _Gst) -> list[Part]:
     """The group summand's significand (|p| * sa) * sb (Alg. 9 line 4) grows with each factor: x <= x' gives
     x * y <= x' * y, for both factors of both products (one scale's significand is 4 bits: a small multiplier)."""
     probe = QueryAlgebra()
@@ -272,53 +273,53 @@ def _scaling_lemmas(g: _Gst) -> list[_Lemma]:
     for what, x_hi in (("|p| * sa", g.p_hi), ("(|p| * sa) * sb", g.p_hi * s_hi)):
         for grows in ("left", "right"):
             alg = QueryAlgebra()
-            x, y = _ranged(alg, "x", 0, x_hi), _ranged(alg, "y", 0, s_hi)
+            x, y = ranged_var(alg, "x", 0, x_hi), ranged_var(alg, "y", 0, s_hi)
             if grows == "left":
-                x2 = _ranged(alg, "x2", 0, x_hi)
+                x2 = ranged_var(alg, "x2", 0, x_hi)
                 alg.assert_(alg.le(x, x2))
                 goal = alg.le(alg.mul(x, y), alg.mul(x2, y))
             else:
-                y2 = _ranged(alg, "y2", 0, s_hi)
+                y2 = ranged_var(alg, "y2", 0, s_hi)
                 alg.assert_(alg.le(y, y2))
                 goal = alg.le(alg.mul(x, y), alg.mul(x, y2))
             factor = what.rsplit(" * ", 1)[0 if grows == "left" else 1].strip("()")
-            out.append(_Lemma(f"scaling step: {what} does not fall when {factor} grows", _script(alg, goal)))
+            out.append(Part(f"scaling step: {what} does not fall when {factor} grows", negated_script(alg, goal)))
     return out
 
 
-def _group_aligned_step_lemma(g: _Gst) -> _Lemma:
+def _group_aligned_step_lemma(g: _Gst) -> Part:
     """Aligning a group summand is monotone in its significand: m <= m' gives A(m, E) <= A(m', E) at one exponent."""
     sh = g.sh
     alg = QueryAlgebra()
     t = g.fresh_group(alg)
-    m, m2 = _ranged(alg, "m", 0, t.sig.hi), _ranged(alg, "m2", 0, t.sig.hi)
+    m, m2 = ranged_var(alg, "m", 0, t.sig.hi), ranged_var(alg, "m2", 0, t.sig.hi)
     alg.assert_(alg.le(m, m2))
-    e = _ranged(alg, "e", t.exp.lo, t.exp.hi)
-    E = _ranged(alg, "E", sh.e_lo, sh.e_hi)
+    e = ranged_var(alg, "e", t.exp.lo, t.exp.hi)
+    E = ranged_var(alg, "E", sh.e_lo, sh.e_hi)
     alg.assert_(alg.or_(alg.le(e, E), alg.eq(m2, 0)))
     f = alg.bconst(False)
     lo, hi = aligned(alg, Term(f, m, e, t.frac), E, sh.F), aligned(alg, Term(f, m2, e, t.frac), E, sh.F)
-    return _Lemma("aligned step: a group summand's significand m <= m' at the same exponent aligns to no less",
-                  _script(alg, alg.le(lo, hi)))
+    return Part("aligned step: a group summand's significand m <= m' at the same exponent aligns to no less",
+                  negated_script(alg, alg.le(lo, hi)))
 
 
-def _group_lemmas(g: _Gst) -> list[_Lemma]:
+def _group_lemmas(g: _Gst) -> list[Part]:
     out = []
     alg = QueryAlgebra()
     t, t2 = _dot_moves(g, alg)
-    out.append(_Lemma("group step, dot raised: the group summand was 0, or stays non-zero at the same exponent",
-                      _script(alg, _group_step_goal(alg, t, t2, True))))
+    out.append(Part("group step, dot raised: the group summand was 0, or stays non-zero at the same exponent",
+                      negated_script(alg, _group_step_goal(alg, t, t2, True))))
     out.append(_group_gain_lemma(g, "dot", "zero"))
     for who in ("sa", "sb"):
         alg = QueryAlgebra()
         t, t2, _, _ = _scale_moves(g, alg, who)
-        out.append(_Lemma(f"group step, {who} raised: the group summand was 0, or stays non-zero at an exponent not smaller",
-                          _script(alg, _group_step_goal(alg, t, t2, False))))
+        out.append(Part(f"group step, {who} raised: the group summand was 0, or stays non-zero at an exponent not smaller",
+                          negated_script(alg, _group_step_goal(alg, t, t2, False))))
         out += [_group_gain_lemma(g, who, case) for case in ("far", "cross")]
     return out + [_scale_next_lemma(g), *_scaling_lemmas(g), _group_aligned_step_lemma(g)]
 
 
-def gst_monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
+def gst_monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
     g = _Gst(model, K)
     sh = g.sh
@@ -336,6 +337,6 @@ def prove_gst_monotone(model: Model, K: int, run: Runner) -> PartsProof:
 
     "holds" with every lemma's block (expecting unsat), or "unknown" naming the first lemma a solver did not prove.
     """
-    proof = run_lemmas(gst_monotone_lemmas(model, K), run)
+    proof = run_parts(gst_monotone_lemmas(model, K), run)
     proof.summary = "glue, dot steps, group summands' exponents and gains, re-alignment, composition, rounding"
     return proof

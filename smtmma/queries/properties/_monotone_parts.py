@@ -48,15 +48,11 @@ from ...simulate import decode_input
 from .._twins import QueryAlgebra, Runner, value_key
 from ._monotone_proof import _Pre, _rounding, _value_le
 from .error_parts import (
-    PartsProof,
-    _Lemma,
     _Plan,
-    _ranged,
-    _script,
-    run_lemmas,
     supports_parts,
     tfdpa_glue,
 )
+from ...proof_kernel.parts import Part, PartsProof, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_monotone_parts", "prove_monotone_parts"]
 
@@ -115,7 +111,7 @@ def _summand(alg: QueryAlgebra, sh: _Shape, which: str) -> Term:
 def largest_aligned(sh: _Shape) -> int:
     """The largest summand (a product, and c when it is one) aligned at any E >= its exponent, in units 2**(E - F)."""
     probe = QueryAlgebra()
-    E = _ranged(probe, "E", sh.e_lo, sh.e_hi)
+    E = ranged_var(probe, "E", sh.e_lo, sh.e_hi)
     return max(aligned(probe, _summand(probe, sh, w), E, sh.F).hi for w in (("ab", "c") if sh.with_c else ("ab",)))
 
 
@@ -127,7 +123,7 @@ def _shift(alg: QueryAlgebra, sh: _Shape, E: Int, E2: Int) -> tuple[Int, Int]:
 
 def _exponents(alg: QueryAlgebra, sh: _Shape) -> tuple[Int, Int]:
     """Fresh alignment exponents E <= E' of the two runs."""
-    E, E2 = _ranged(alg, "E", sh.e_lo, sh.e_hi), _ranged(alg, "E2", sh.e_lo, sh.e_hi)
+    E, E2 = ranged_var(alg, "E", sh.e_lo, sh.e_hi), ranged_var(alg, "E2", sh.e_lo, sh.e_hi)
     alg.assert_(alg.le(E, E2))
     return E, E2
 
@@ -137,7 +133,7 @@ def _below(alg: QueryAlgebra, t: Term, E: Int) -> Bool:
 
 
 def _realign_lemma(sh: _Shape, which: str, summand: Optional[Callable[[QueryAlgebra], Term]] = None,
-                   what: str = "") -> _Lemma:
+                   what: str = "") -> Part:
     """Another summand t, aligned at E and at E' >= E: s = 2**D * A(t, E') + w - A(t, E) is in [0, w], A(t, E) >= 0.
 
     ``summand``: builds t on fresh variables (default: :func:`_summand` of ``which``); ``what`` names it."""
@@ -149,8 +145,8 @@ def _realign_lemma(sh: _Shape, which: str, summand: Optional[Callable[[QueryAlge
     A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t, E2, sh.F)
     s = alg.sub(alg.add(alg.shl(A2, D), w), A)
     what = what or ("c" if which == "c" else "a*b")
-    return _Lemma(f"re-alignment of another summand ({what}) from E to E' >= E: A(t,E) <= 2^D A(t,E') + (2^D - 1), "
-                  f"D = min(E'-E, {sh.Dc})", _script(alg, alg.all([alg.le(0, A), alg.le(0, A2), alg.le(0, s), alg.le(s, w)])))
+    return Part(f"re-alignment of another summand ({what}) from E to E' >= E: A(t,E) <= 2^D A(t,E') + (2^D - 1), "
+                  f"D = min(E'-E, {sh.Dc})", negated_script(alg, alg.all([alg.le(0, A), alg.le(0, A2), alg.le(0, s), alg.le(s, w)])))
 
 
 def _move(alg: QueryAlgebra, fmt: Format, name: str) -> tuple[Int, Unpacked, Int, Unpacked]:
@@ -194,7 +190,7 @@ def _gain_goal(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term, E: Int, E2: Int
     return alg.all([alg.le(0, A), alg.le(0, s)])
 
 
-def _gain_lemma(sh: _Shape, who: str, case: str) -> _Lemma:
+def _gain_lemma(sh: _Shape, who: str, case: str) -> Part:
     """The raised summand's gain, 2**D * A(t', E') >= A(t, E) + K * w, in one case of the move.
 
     ``case``: "far" (a zero raised, or E' > E), "cross" (E' = E, the exponent
@@ -210,11 +206,11 @@ def _gain_lemma(sh: _Shape, who: str, case: str) -> _Lemma:
         alg.assert_(alg.not_(u.is_zero))
     what = {"far": "a zero raised, or E' > E", "cross": "E' = E, the exponent field up by one",
             "all": "every move"}[case]
-    return _Lemma(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                  _script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
+    return Part(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
+                  negated_script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
 
 
-def _exponent_step_lemma(sh: _Shape, who: str) -> _Lemma:
+def _exponent_step_lemma(sh: _Shape, who: str) -> Part:
     """Raising input ``who`` by one move: the summand was zero, or is non-zero with an exponent not smaller; and a
     non-zero step keeps the exponent field and adds 1 to the significand, or adds 1 to the exponent field."""
     alg = QueryAlgebra()
@@ -223,12 +219,12 @@ def _exponent_step_lemma(sh: _Shape, who: str) -> _Lemma:
     cross = alg.eq(u2.exp, alg.add(u.exp, 1))
     goal = alg.all([alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))),
                     alg.or_(u.is_zero, alg.or_(same, cross))])
-    return _Lemma(f"next pattern (raising {who}): the summand was 0, or stays non-zero with an exponent not smaller; a "
+    return Part(f"next pattern (raising {who}): the summand was 0, or stays non-zero with an exponent not smaller; a "
                   "non-zero input keeps its exponent field and gains 1 in its significand, or gains 1 in its exponent field",
-                  _script(alg, goal))
+                  negated_script(alg, goal))
 
 
-def _product_step_lemma(sh: _Shape, who: str) -> _Lemma:
+def _product_step_lemma(sh: _Shape, who: str) -> Part:
     """The encoding's product of significands when the raised one is x + 1: (x + 1) * y = x * y + y (or x * (y + 1))."""
     p = sh.plan
     alg = QueryAlgebra()
@@ -242,10 +238,10 @@ def _product_step_lemma(sh: _Shape, who: str) -> _Lemma:
     else:
         goal = alg.eq(alg.mul(x, alg.add(y, 1)), alg.add(alg.mul(x, y), x))
         text = "x * (y + 1) = x * y + x"
-    return _Lemma(f"product step (raising {who} in its binade): {text} for the significands' widths", _script(alg, goal))
+    return Part(f"product step (raising {who} in its binade): {text} for the significands' widths", negated_script(alg, goal))
 
 
-def _aligned_step_lemma(sh: _Shape) -> _Lemma:
+def _aligned_step_lemma(sh: _Shape) -> Part:
     """Aligning is monotone in the significand: A(m + y, E) >= A(m, E) for one exponent (a product's ranges)."""
     p = sh.plan
     alg = QueryAlgebra()
@@ -255,17 +251,17 @@ def _aligned_step_lemma(sh: _Shape) -> _Lemma:
     m = alg.var("m", t.sig.hi.bit_length())
     y = alg.var("y", max(ua.sig.hi, ub.sig.hi).bit_length())
     alg.assert_(alg.le(alg.add(m, y), t.sig.hi))
-    e = _ranged(alg, "e", t.exp.lo, t.exp.hi)
+    e = ranged_var(alg, "e", t.exp.lo, t.exp.hi)
     neg = alg.bvar("neg")
     alg.assert_(alg.or_(alg.not_(neg), alg.and_(alg.eq(m, 0), alg.eq(y, 0))))  # non-negative inputs: only a zero is -0
-    E = _ranged(alg, "E", p.e_lo, p.e_hi)
+    E = ranged_var(alg, "E", p.e_lo, p.e_hi)
     alg.assert_(alg.or_(alg.le(e, E), alg.eq(alg.add(m, y), 0)))  # a zero product may carry any exponent
     lo, hi = aligned(alg, Term(neg, m, e, t.frac), E, sh.F), aligned(alg, Term(neg, alg.add(m, y), e, t.frac), E, sh.F)
-    return _Lemma("aligned step: a product's significand m grown by y >= 0 at the same exponent aligns to no less",
-                  _script(alg, alg.le(lo, hi)))
+    return Part("aligned step: a product's significand m grown by y >= 0 at the same exponent aligns to no less",
+                  negated_script(alg, alg.le(lo, hi)))
 
 
-def _exponents_lemma(sh: _Shape) -> _Lemma:
+def _exponents_lemma(sh: _Shape) -> Part:
     """On n fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
     p, model = sh.plan, sh.model
     alg = QueryAlgebra()
@@ -274,7 +270,7 @@ def _exponents_lemma(sh: _Shape) -> _Lemma:
     f = alg.bconst(False)
 
     def term(name: str) -> Term:
-        return Term(f, _ranged(alg, f"z{name}", 0, 1), _ranged(alg, f"e{name}", lo, hi), 0)
+        return Term(f, ranged_var(alg, f"z{name}", 0, 1), ranged_var(alg, f"e{name}", lo, hi), 0)
 
     others = [term(str(i)) for i in range(1, sh.n)]
     t, t2 = term("0"), term("0_2")
@@ -286,21 +282,21 @@ def _exponents_lemma(sh: _Shape) -> _Lemma:
 
     E, E2 = e_max([t, *others]), e_max([t2, *others])
     goal = alg.all([alg.le(E, E2), alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp)))])
-    return _Lemma(f"exponents: raising one of {sh.n} summands (a zero, or to an exponent not smaller) gives E <= E', "
-                  "E' = E or E' = the raised summand's exponent (the encoding's e_max)", _script(alg, goal))
+    return Part(f"exponents: raising one of {sh.n} summands (a zero, or to an exponent not smaller) gives E <= E', "
+                  "E' = E or E' = the raised summand's exponent (the encoding's e_max)", negated_script(alg, goal))
 
 
-def _distributivity_lemma(sh: _Shape, s_rng: tuple[int, int]) -> _Lemma:
+def _distributivity_lemma(sh: _Shape, s_rng: tuple[int, int]) -> Part:
     alg = QueryAlgebra()
-    P, Q = _ranged(alg, "P", 0, s_rng[1]), _ranged(alg, "Q", 0, s_rng[1])
+    P, Q = ranged_var(alg, "P", 0, s_rng[1]), ranged_var(alg, "Q", 0, s_rng[1])
     alg.assert_(alg.le(alg.add(P, Q), s_rng[1]))
-    D = _ranged(alg, "D", 0, sh.Dc)
+    D = ranged_var(alg, "D", 0, sh.Dc)
     goal = alg.eq(alg.shl(alg.add(P, Q), D), alg.add(alg.shl(P, D), alg.shl(Q, D)))
-    return _Lemma(f"distributivity (each node of the sum): 2^D (P + Q) = 2^D P + 2^D Q, P, Q >= 0, D <= {sh.Dc}",
-                  _script(alg, goal))
+    return Part(f"distributivity (each node of the sum): 2^D (P + Q) = 2^D P + 2^D Q, P, Q >= 0, D <= {sh.Dc}",
+                  negated_script(alg, goal))
 
 
-def _composition_lemmas(sh: _Shape, a_hi: int) -> list[_Lemma]:
+def _composition_lemmas(sh: _Shape, a_hi: int) -> list[Part]:
     """With B_i = A_i + s_i - w (s_i >= 0, the other summands) and B_0 = A_0 + K w + s_0: sum A <= sum B.
 
     Written at one bit-width W with every variable bounded far below 2**(W-2)
@@ -330,25 +326,25 @@ def _composition_lemmas(sh: _Shape, a_hi: int) -> list[_Lemma]:
              f"(as equalities with slacks s_i >= 0) give sum A{more} <= sum B")
     goal = f"(assert (not (bvule (bvadd {total}) (bvadd {total_b}))))"
     if W <= 64:
-        return [_Lemma(label, "\n".join(lines + [goal]) + "\n")]
+        return [Part(label, "\n".join(lines + [goal]) + "\n")]
     # wider than 64 bits bitwuzla no longer cancels the sums under the inequality (no answer in 120 s for GST-FDPA's
     # 86 bits), but proves the identity, and the inequality once the identity is a premise, in well under a second
     slacks = " ".join(f"s{i}" for i in range(sh.n))
     identity = f"(= (bvadd {total_b}) (bvadd (bvadd {total}) (bvadd {slacks})))"
-    return [_Lemma(f"composition, the sums: sum B = (sum A{more}) + sum s (the definitions of the B_i)",
+    return [Part(f"composition, the sums: sum B = (sum A{more}) + sum s (the definitions of the B_i)",
                    "\n".join(lines + [f"(assert (not {identity}))"]) + "\n"),
-            _Lemma(label + " (with the sums' identity above as a premise)",
+            Part(label + " (with the sums' identity above as a premise)",
                    "\n".join(lines + [f"(assert {identity})", goal]) + "\n")]
 
 
-def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> _Lemma:
+def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> Part:
     """S <= 2**D S' gives S 2**(E-fbits) <= S' 2**(E'-fbits); ``fbits`` F by default (``stage``: the label's tag,
     with E over the plan's whole range, as the second stage of :mod:`_monotone_cdna3` has it)."""
     alg = QueryAlgebra()
-    S, S2 = _ranged(alg, "S", 0, s_rng[1]), _ranged(alg, "S2", 0, s_rng[1])
+    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
     f = sh.F if fbits is None else fbits
     if stage:
-        E, E2 = _ranged(alg, "E", sh.plan.e_lo, sh.plan.e_hi), _ranged(alg, "E2", sh.plan.e_lo, sh.plan.e_hi)
+        E, E2 = ranged_var(alg, "E", sh.plan.e_lo, sh.plan.e_hi), ranged_var(alg, "E2", sh.plan.e_lo, sh.plan.e_hi)
         alg.assert_(alg.le(E, E2))
     else:
         E, E2 = _exponents(alg, sh)
@@ -356,27 +352,27 @@ def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None
     alg.assert_(alg.le(S, alg.shl(S2, D)))
     goal = _value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None))
     name = "F" if fbits is None else f"F2={fbits}"
-    return _Lemma(f"value{stage}: S <= 2^D S' (S, S' >= 0) gives S 2^(E-{name}) <= S' 2^(E'-{name})",
-                  _script(alg, goal))
+    return Part(f"value{stage}: S <= 2^D S' (S, S' >= 0) gives S 2^(E-{name}) <= S' 2^(E'-{name})",
+                  negated_script(alg, goal))
 
 
-def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None) -> _Lemma:
+def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None) -> Part:
     """rho (the model's own final rounding) is monotone on S 2**(E - fbits), S >= 0 (``fbits``: F by default)."""
     p = sh.plan
     alg = QueryAlgebra()
     f = sh.F if fbits is None else fbits
-    S, S2 = _ranged(alg, "S", 0, s_rng[1]), _ranged(alg, "S2", 0, s_rng[1])
-    E, E2 = _ranged(alg, "E", p.e_lo, p.e_hi), _ranged(alg, "E2", p.e_lo, p.e_hi)
+    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
+    E, E2 = ranged_var(alg, "E", p.e_lo, p.e_hi), ranged_var(alg, "E2", p.e_lo, p.e_hi)
     alg.assert_(_value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None)))
     r1 = _rounding(alg, sh.model, _Pre(S, alg.sub(E, f), None))  # the model's own final rounding call
     r2 = _rounding(alg, sh.model, _Pre(S2, alg.sub(E2, f), None))
     u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
     goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
-    return _Lemma(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",
-                  _script(alg, goal))
+    return Part(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",
+                  negated_script(alg, goal))
 
 
-def monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
+def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
     sh = _Shape(model, K)
     glue, s_rng = tfdpa_glue(sh.plan)
@@ -394,4 +390,4 @@ def monotone_lemmas(model: Model, K: int) -> list[_Lemma]:
 def prove_monotone_parts(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    return run_lemmas(monotone_lemmas(model, K), run)
+    return run_parts(monotone_lemmas(model, K), run)

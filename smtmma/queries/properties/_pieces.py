@@ -15,8 +15,7 @@ from typing import Callable
 
 from ...encodings.algebra import Bool, Int
 from .._twins import QueryAlgebra
-from ._monotone_chain import _implies
-from .error_parts import _Lemma, _script
+from ...proof_kernel.parts import Part, implies, negated_script
 
 __all__ = ["Pieces", "Composed", "piece_key"]
 
@@ -56,7 +55,7 @@ class Pieces:
                         for x, y in zip(xs, ys)])
 
     def fact(self, premise: list[Bool], goal: Bool) -> None:
-        self.facts.append(_implies(self.alg, premise, goal))
+        self.facts.append(implies(self.alg, premise, goal))
 
 
 @dataclass
@@ -68,14 +67,14 @@ class Composed:
     goal: Bool
     label: str
 
-    def lemma(self) -> _Lemma:
+    def lemma(self) -> Part:
         """The check-sat that proves it: premise and facts with the goal false (expect unsat)."""
         alg = self.apps.alg
-        return _Lemma(self.label, _script(alg, _implies(alg, self.premise + self.apps.facts, self.goal)))
+        return Part(self.label, negated_script(alg, implies(alg, self.premise + self.apps.facts, self.goal)))
 
     def script(self, *, facts: bool = True, goal: bool = False) -> str:
         """Premise, the facts (or none) and the goal (or its negation) asserted: a sat check of the facts' consistency,
         or of what the goal needs of them."""
         alg = self.apps.alg
         hyps = self.premise + (self.apps.facts if facts else [])
-        return _script(alg, alg.not_(alg.and_(alg.all(hyps), self.goal if goal else alg.not_(self.goal))))
+        return negated_script(alg, alg.not_(alg.and_(alg.all(hyps), self.goal if goal else alg.not_(self.goal))))

@@ -34,7 +34,7 @@ carry limit: see :func:`supports_parts`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
 
@@ -46,8 +46,8 @@ from ...encodings.terms import Term, input_term, product
 from ...formats import get_format
 from ...models import Model
 from ...simulate import decode_input, output_format, run_model
-from ...proof_kernel.blocks import Block
 from .._twins import InputSet, QueryAlgebra, Runner, container_format
+from ...proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 
 __all__ = ["supports_parts", "supports_cdna3", "PartsProof", "prove_by_parts", "prove_cdna3"]
 
@@ -71,50 +71,9 @@ def supports_parts(model: Model, K: int) -> bool:
     return model.kind == "t-fdpa"
 
 
-@dataclass
-class _Lemma:
-    label: str
-    script: str  # declarations, definitions, hypotheses and the negated goal (no check-sat)
-
-
-@dataclass
-class PartsProof:
-    """Outcome of a compositional proof: "holds" or "unknown" (with the failing step), the blocks, timings."""
-
-    verdict: str
-    blocks: list[Block] = field(default_factory=list)  # every lemma, expecting unsat
-    reason: str = ""
-    seconds: dict[str, float] = field(default_factory=dict)
-    summary: str = "glue, per-summand re-alignment and gain, composition, rounding"  # the kinds of lemma, for reports
-    #: the inputs the lemmas cover: every lemma's premise is a finite input whose output is finite
-    scope: str = "every finite input whose D is finite"
-
-
-def _ranged(alg: QueryAlgebra, name: str, lo: int, hi: int) -> Int:
-    """A declared integer ``name`` in [lo, hi] (an unsigned bit-vector plus lo, asserted <= hi)."""
-    span = hi - lo
-    v = alg.var(name, max(1, span.bit_length()))
-    x = alg.add(v, lo)
-    if x.hi > hi:
-        alg.assert_(alg.le(x, hi))
-    return alg.clamp(x, lo, hi)
-
-
 def _fixed(alg: QueryAlgebra, neg: Bool, sig: Int, exp: Int, frac: int, R: int) -> Int:
     """(-1)**neg * sig * 2**(exp - frac) in units of 2**R (exp - frac >= R)."""
     return signed(alg, neg, alg.shl(sig, alg.sub(exp, frac + R)))
-
-
-def _finite(alg: QueryAlgebra, *us: Unpacked) -> Bool:
-    return alg.all(alg.not_(alg.or_(u.is_nan, u.is_inf)) for u in us)
-
-
-def _in(alg: QueryAlgebra, x: Int, lo: int, hi: int) -> Bool:
-    return alg.and_(alg.le(lo, x), alg.le(x, hi))
-
-
-def _script(alg: QueryAlgebra, goal: Bool) -> str:
-    return alg.script(f"(assert (not {alg.raw_bool(goal)}))")
 
 
 class _Plan:
@@ -162,7 +121,7 @@ def _glue_inputs(plan: _Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], l
     return g, x, ua, ub, uc, run_model(g, plan.model, x.a, x.b, x.c)
 
 
-def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[_Lemma, dict[str, tuple[int, int]]]:
+def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[Part, dict[str, tuple[int, int]]]:
     """One summand aligned at any E >= its exponent, in units u = 2**(E-F) (the summand's own variables and E).
 
     Proves: Q (its exact value floored to units u) is the floor, in the
@@ -177,11 +136,11 @@ def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[_Le
     alg = QueryAlgebra()
     if which == "c":
         uc = decode_input(alg, plan.fc, alg.var("c", plan.fc.bits), plan.fd.name)
-        t, hyp = input_term(uc), _finite(alg, uc)
+        t, hyp = input_term(uc), all_finite(alg, uc)
     else:
         ua, ub = unpack(alg, plan.fa, alg.var("a", plan.fa.bits)), unpack(alg, plan.fb, alg.var("b", plan.fb.bits))
-        t, hyp = product(alg, ua, ub)[0], _finite(alg, ua, ub)
-    E = _ranged(alg, "E", plan.e_lo, plan.e_hi)
+        t, hyp = product(alg, ua, ub)[0], all_finite(alg, ua, ub)
+    E = ranged_var(alg, "E", plan.e_lo, plan.e_hi)
     alg.assert_(hyp)
     alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E)))
     A = aligned(alg, t, E, F, floor=floor)
@@ -201,22 +160,22 @@ def _summand_lemma(plan: _Plan, which: str, *, floor: bool = False) -> tuple[_Le
         link = alg.eq(step, 0)
     else:
         link = alg.eq(step, alg.ite(alg.and_(t.neg, sticky), 1, 0))
-    goal = alg.all([alg.or_(exact_case, floor_case), link, _in(alg, A, A.lo, A.hi), _in(alg, Q, Q.lo, Q.hi)])
+    goal = alg.all([alg.or_(exact_case, floor_case), link, between(alg, A, A.lo, A.hi), between(alg, Q, Q.lo, Q.hi)])
     what = "c" if which == "c" else f"a*b ({plan.fa.name} x {plan.fb.name})"
     side = "RD_F: A = Q" if floor else "RZ_F: A = Q + (1 if negative and inexact)"
     label = f"summand {what} at any E >= its exponent, F={F}: Q = floor(x / 2^(E-F)) exactly; {side}"
-    return _Lemma(label, _script(alg, goal)), {"A": (A.lo, A.hi), "Q": (Q.lo, Q.hi)}
+    return Part(label, negated_script(alg, goal)), {"A": (A.lo, A.hi), "Q": (Q.lo, Q.hi)}
 
 
-def _conversion_lemma(plan: _Plan, S_range: tuple[int, int], e_range: tuple[int, int], F: int) -> tuple[_Lemma, dict[str, tuple[int, int]]]:
+def _conversion_lemma(plan: _Plan, S_range: tuple[int, int], e_range: tuple[int, int], F: int) -> tuple[Part, dict[str, tuple[int, int]]]:
     """rho(S * u), u = 2**(E-F), when finite: its value D in units u is within ulps * W of S, W = ulp / u
     (W = 0 where the output's last place is below u: then the output is S * u exactly)."""
     alg = QueryAlgebra()
-    S = _ranged(alg, "S", *S_range)
-    E = _ranged(alg, "E", *e_range)
+    S = ranged_var(alg, "S", *S_range)
+    E = ranged_var(alg, "E", *e_range)
     d = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, F))
     ud = unpack(alg, plan.out, d)
-    alg.assert_(_finite(alg, ud))
+    alg.assert_(all_finite(alg, ud))
     m, emin = plan.rfmt.man_bits, plan.rfmt.emin
     # k: the output pattern's last place (its container's: FP32 bits for E8M13) relative to u; w: ulp(d) relative to u
     k = alg.sub(alg.sub(ud.exp, ud.frac), alg.sub(E, F))
@@ -241,37 +200,37 @@ def _conversion_lemma(plan: _Plan, S_range: tuple[int, int], e_range: tuple[int,
     goal = alg.or_(near, exact)
     label = f"rounding to {plan.rfmt.name} ({plan.mode}) of S*2^(E-{F}), when finite: within {u} ulp, exact where ulp < 2^(E-{F})"
     rng = {"D": (min(D.lo, S.lo), max(D.hi, S.hi)), "W": (0, W.hi)}
-    return _Lemma(label, _script(alg, goal)), rng
+    return Part(label, negated_script(alg, goal)), rng
 
 
 def _accumulate_lemma(n: int, a_rng: tuple[int, int], q_rng: tuple[int, int], s_rng: tuple[int, int],
-                      n_rng: tuple[int, int]) -> _Lemma:
+                      n_rng: tuple[int, int]) -> Part:
     """Adding one summand to the running sums: 0 <= P - M <= C stays true (P: aligned, M: floored, C: inexact count).
 
     Applied once per summand (from P = M = C = 0), it gives 0 <= S - N <= #inexact
     for the model's sum S of aligned summands and N the sum of their floors.
     """
     alg = QueryAlgebra()
-    P = _ranged(alg, "P", min(0, s_rng[0]), max(0, s_rng[1]))
-    M = _ranged(alg, "M", min(0, n_rng[0]), max(0, n_rng[1]))
-    C = _ranged(alg, "C", 0, n)
-    a, q, st = _ranged(alg, "A", *a_rng), _ranged(alg, "Q", *q_rng), alg.bvar("inexact")
+    P = ranged_var(alg, "P", min(0, s_rng[0]), max(0, s_rng[1]))
+    M = ranged_var(alg, "M", min(0, n_rng[0]), max(0, n_rng[1]))
+    C = ranged_var(alg, "C", 0, n)
+    a, q, st = ranged_var(alg, "A", *a_rng), ranged_var(alg, "Q", *q_rng), alg.bvar("inexact")
     alg.assert_(alg.and_(alg.le(0, alg.sub(P, M)), alg.le(alg.sub(P, M), C)))
     alg.assert_(alg.or_(alg.eq(a, q), alg.and_(st, alg.eq(a, alg.add(q, 1)))))
     diff = alg.sub(alg.add(P, a), alg.add(M, q))
     goal = alg.and_(alg.le(0, diff), alg.le(diff, alg.add(C, alg.b2i(st))))
-    return _Lemma("accumulate: if 0 <= P - M <= C and A - Q is 0, or 1 when inexact, then "
-                  "0 <= (P + A) - (M + Q) <= C + inexact (once per summand, from 0)", _script(alg, goal))
+    return Part("accumulate: if 0 <= P - M <= C and A - Q is 0, or 1 when inexact, then "
+                  "0 <= (P + A) - (M + Q) <= C + inexact (once per summand, from 0)", negated_script(alg, goal))
 
 
 def _final_lemma(plan: _Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, int], rv: dict[str, tuple[int, int]],
-                 scale: Fraction, fused: Fraction, ulps: Optional[Fraction] = None) -> _Lemma:
+                 scale: Fraction, fused: Fraction, ulps: Optional[Fraction] = None) -> Part:
     """In units u = 2**(e_max-F): exact/u = N + T, T in [0, cnt) (0 when cnt = 0); 0 <= S - N <= cnt;
     |D - S| <= ulps * W; then |D - exact/u| <= scale * (fused + ulps * W) for every such T."""
     alg = QueryAlgebra()
-    S, N = _ranged(alg, "S", *s_rng), _ranged(alg, "N", *n_rng)
-    cnt = _ranged(alg, "cnt", 0, n)
-    D, W = _ranged(alg, "D", *rv["D"]), _ranged(alg, "W", *rv["W"])
+    S, N = ranged_var(alg, "S", *s_rng), ranged_var(alg, "N", *n_rng)
+    cnt = ranged_var(alg, "cnt", 0, n)
+    D, W = ranged_var(alg, "D", *rv["D"]), ranged_var(alg, "W", *rv["W"])
     u = plan.ulps
     alg.assert_(alg.and_(alg.le(0, alg.sub(S, N)), alg.le(alg.sub(S, N), cnt)))
     alg.assert_(alg.le(alg.mul(alg.abs(alg.sub(D, S)), u.denominator), alg.mul(W, u.numerator)))
@@ -281,8 +240,8 @@ def _final_lemma(plan: _Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, 
     rhs = alg.add(int(f * den), alg.mul(W, int(wu * den)))
     goal = alg.and_(alg.le(alg.mul(alg.sub(D, N), den), rhs), alg.le(alg.neg(rhs), alg.mul(alg.sub(alg.sub(D, N), cnt), den)))
     F = plan.model.F
-    return _Lemma(f"composition (units 2^(e_max-{F})): |Phi - exact| <= {scale} * ({fused}*2^(e_max-{F}) + {u} ulp)",
-                  _script(alg, goal))
+    return Part(f"composition (units 2^(e_max-{F})): |Phi - exact| <= {scale} * ({fused}*2^(e_max-{F}) + {u} ulp)",
+                  negated_script(alg, goal))
 
 
 def truncated_rounding(alg: QueryAlgebra, plan: _Plan, terms: list[Term]) -> tuple[Int, Int, Int]:
@@ -294,7 +253,7 @@ def truncated_rounding(alg: QueryAlgebra, plan: _Plan, terms: list[Term]) -> tup
     return e_max, total, convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(e_max, F))
 
 
-def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
+def tfdpa_glue(plan: _Plan) -> tuple[Part, tuple[int, int]]:
     """The glue lemma of a one-FDPA T-FDPA and the static range of its sum S (units 2**(e_max - F)).
 
     Proves, in the model's own formula: on finite inputs the output is
@@ -304,15 +263,15 @@ def tfdpa_glue(plan: _Plan) -> tuple[_Lemma, tuple[int, int]]:
     g, x, ua, ub, uc, d = _glue_inputs(plan)
     terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
     e_max, total, composed = truncated_rounding(g, plan, terms)
-    g.assert_(_finite(g, *ua, *ub, uc))
-    glue = g.all([_in(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), _in(g, total, total.lo, total.hi),
+    g.assert_(all_finite(g, *ua, *ub, uc))
+    glue = g.all([between(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), between(g, total, total.lo, total.hi),
                   *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])
-    lemma = _Lemma(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {len(terms)} "
-                   "summands aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", _script(g, glue))
+    lemma = Part(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {len(terms)} "
+                   "summands aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", negated_script(g, glue))
     return lemma, (total.lo, total.hi)
 
 
-def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[_Lemma], Callable[[], _Lemma]]:
+def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[Part], Callable[[], Part]]:
     model, K = plan.model, plan.K
     F = model.F
     assert F is not None
@@ -329,7 +288,7 @@ def _tfdpa_parts(plan: _Plan, scale: Fraction, fused: Fraction, ulps: Optional[F
     acc = _accumulate_lemma(n, (min(rp["A"][0], rc["A"][0]), max(rp["A"][1], rc["A"][1])),
                             (min(rp["Q"][0], rc["Q"][0]), max(rp["Q"][1], rc["Q"][1])), (lo_a, hi_a), (lo_q, hi_q))
 
-    def composition() -> _Lemma:
+    def composition() -> Part:
         return _final_lemma(plan, n, (lo_a, hi_a), (lo_q, hi_q), rv, scale, fused, ulps)
 
     return [prod, cl, conv, glue_l, acc], composition
@@ -348,31 +307,13 @@ def prove_by_parts(model: Model, K: int, run: Runner, *, scale: Fraction = Fract
     if fused is None:
         fused = Fraction(K + 1)
     lemmas, composition = _tfdpa_parts(plan, scale, fused, ulps)
-    return run_lemmas([*lemmas, composition()], run)
-
-
-def run_lemmas(lemmas: list[_Lemma], run: Runner) -> PartsProof:
-    """Check each lemma in turn (each expects unsat): "holds" with every block, or "unknown" naming the first lemma
-    the solver did not prove (sat or unknown); wall seconds per lemma in ``seconds``."""
-    import time
-
-    proof = PartsProof("holds")
-    for lem in lemmas:
-        t0 = time.perf_counter()
-        r = run.check(lem.script, proof=True)
-        proof.seconds[lem.label] = time.perf_counter() - t0
-        if r.verdict != "unsat":
-            proof.verdict = "unknown"
-            proof.reason = f"step '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else "")
-            return proof
-        proof.blocks.append(Block(lem.label, lem.script, "unsat"))
-    return proof
+    return run_parts([*lemmas, composition()], run)
 
 
 # -- CDNA3: TR-FDPA (Alg. 10) and GTR-FDPA (Alg. 11) ---------------------------------------------------
 
 
-def _rd_lemma(plan: _Plan, T_rng: tuple[int, int], kmax: int, k_lo: int, max_right: int, label: str) -> _Lemma:
+def _rd_lemma(plan: _Plan, T_rng: tuple[int, int], kmax: int, k_lo: int, max_right: int, label: str) -> Part:
     """RD by a shift k <= kmax (Alg. 10 line 14, Alg. 11 lines 15-16 and 22): R = shift_cut(T, k) is floor(T * 2**k).
 
     Proves: k >= 0 and R = T * 2**k (exact), or k < 0 and R * 2**-k <= T < (R + 1) * 2**-k
@@ -381,8 +322,8 @@ def _rd_lemma(plan: _Plan, T_rng: tuple[int, int], kmax: int, k_lo: int, max_rig
     from ...encodings.trfdpa import shift_cut
 
     alg = QueryAlgebra()
-    T = _ranged(alg, "T", *T_rng)
-    k = _ranged(alg, "k", k_lo, kmax)
+    T = ranged_var(alg, "T", *T_rng)
+    k = ranged_var(alg, "k", k_lo, kmax)
     R = shift_cut(alg, T, k, max_left=max(0, kmax), max_right=max_right)
     span = max(T.hi, -T.lo).bit_length() + 1
     r = alg.clamp(alg.neg(k), 0, span)
@@ -390,10 +331,10 @@ def _rd_lemma(plan: _Plan, T_rng: tuple[int, int], kmax: int, k_lo: int, max_rig
     exact = alg.and_(alg.le(0, k), alg.eq(R, alg.shl(T, alg.clamp(k, 0, max(0, kmax)))))
     floor = alg.all([alg.lt(k, 0), alg.le(0, rem), alg.lt(rem, alg.shl(1, r)),
                      alg.or_(alg.le(alg.neg(k), span), alg.or_(alg.eq(R, 0), alg.eq(R, -1)))])
-    return _Lemma(label, _script(alg, alg.or_(exact, floor)))
+    return Part(label, negated_script(alg, alg.or_(exact, floor)))
 
 
-def _far_c_lemma(plan: _Plan) -> _Lemma:
+def _far_c_lemma(plan: _Plan) -> Part:
     """Alg. 11 lines 23-25: c aligned at E >= e_c and rounded down to F bits, dropped when e_c < E - F - 1.
 
     Proves: dropped, the value is 0 and |c| < 2**(E - F - 1) (in c's own scale); else it is floor(c / 2**(E - F)).
@@ -403,8 +344,8 @@ def _far_c_lemma(plan: _Plan) -> _Lemma:
     alg = QueryAlgebra()
     uc = decode_input(alg, plan.fc, alg.var("c", plan.fc.bits), plan.fd.name)
     t = input_term(uc)
-    E = _ranged(alg, "E", plan.e_lo, plan.e_hi)
-    alg.assert_(_finite(alg, uc))
+    E = ranged_var(alg, "E", plan.e_lo, plan.e_hi)
+    alg.assert_(all_finite(alg, uc))
     e_c = alg.ite(alg.eq(t.sig, 0), plan.e_lo, t.exp)
     alg.assert_(alg.le(e_c, E))
     A = alg.ite(alg.lt(e_c, alg.sub(E, F + 1)), 0, aligned(alg, t, E, F, floor=True))
@@ -415,32 +356,32 @@ def _far_c_lemma(plan: _Plan) -> _Lemma:
     small = alg.or_(alg.eq(t.sig, 0), alg.and_(alg.lt(span, d), alg.lt(0, d)))  # sig < 2**span <= 2**(d-1)
     small = alg.or_(small, alg.and_(alg.le(1, d), alg.lt(t.sig, alg.shl(1, alg.clamp(alg.sub(d, 1), 0, span)))))
     goal = alg.and_(alg.or_(alg.not_(dropped), alg.and_(alg.eq(A, 0), small)), alg.or_(dropped, alg.eq(A, Q)))
-    return _Lemma(f"c at E >= e_c, RD_F (F={F}) and dropped when e_c < E - F - 1 (Alg. 11 lines 23-25): "
-                  "dropped, |c| < 2^(E-F-1); else floor(c / 2^(E-F))", _script(alg, goal))
+    return Part(f"c at E >= e_c, RD_F (F={F}) and dropped when e_c < E - F - 1 (Alg. 11 lines 23-25): "
+                  "dropped, |c| < 2^(E-F-1); else floor(c / 2^(E-F))", negated_script(alg, goal))
 
 
-def _cdna3_products_lemma(L: int) -> _Lemma:
+def _cdna3_products_lemma(L: int) -> Part:
     """GTR-FDPA's two groups (Alg. 11 steps 2-3), in units u1/2 (u1 = 2**(e_max - F)): group g errs by
     x_g * 2**(e_g - e_max) (|x_g| <= L/2 units of its own) plus an RD step y_g in [0, 1] (0 when e_g = e_max);
     one group has e_g = e_max.  Then the products' error is within L units u1 (j_g = min(e_max - e_g, 1))."""
     alg = QueryAlgebra()
     n = L // 2
-    je, jo = _ranged(alg, "je", 0, 1), _ranged(alg, "jo", 0, 1)
+    je, jo = ranged_var(alg, "je", 0, 1), ranged_var(alg, "jo", 0, 1)
     alg.assert_(alg.or_(alg.eq(je, 0), alg.eq(jo, 0)))
     total = alg.const(0)
     for name, j in (("e", je), ("o", jo)):
-        x = _ranged(alg, f"x{name}", -2 * n, 2 * n)  # units of u_g/2 <= u1/2 * 2**-j
-        y = _ranged(alg, f"y{name}", 0, 2)
+        x = ranged_var(alg, f"x{name}", -2 * n, 2 * n)  # units of u_g/2 <= u1/2 * 2**-j
+        y = ranged_var(alg, f"y{name}", 0, 2)
         alg.assert_(alg.le(alg.abs(x), alg.ite(alg.eq(j, 0), 2 * n, n)))
         alg.assert_(alg.or_(alg.eq(j, 1), alg.eq(y, 0)))
         total = alg.add(total, alg.add(x, y))
-    goal = _in(alg, total, -2 * L, 2 * L)
-    return _Lemma(f"two groups of {n} products (Alg. 11): their error, group RD included, is within {L} units 2^(e_max-F)",
-                  _script(alg, goal))
+    goal = between(alg, total, -2 * L, 2 * L)
+    return Part(f"two groups of {n} products (Alg. 11): their error, group RD included, is within {L} units 2^(e_max-F)",
+                  negated_script(alg, goal))
 
 
 def _cdna3_composition(plan: _Plan, rv: dict[str, tuple[int, int]], lo_f: Fraction, hi_f: Fraction, ulps: Fraction,
-                       gtr: bool) -> _Lemma:  # ulps: the bound's; the rounding hypothesis uses the conversion's (plan.ulps)
+                       gtr: bool) -> Part:  # ulps: the bound's; the rounding hypothesis uses the conversion's (plan.ulps)
     """exact - Phi in units h = 2**(E - F2 - 1): products a (|a| <= L * 2**(kk+1), kk = max(k, -1), k = e_max - E + F2 - F),
     the RD_F2 step b in [0, 2] (0 when k = F2 - F), c's RD c_ in [0, 2**(F2-F+1)] ([-2**(F2-F), ...] when dropped,
     Alg. 11), the rounding |q| <= 2 * ulps * W (W = ulp / 2**(E-F2)); then
@@ -450,14 +391,14 @@ def _cdna3_composition(plan: _Plan, rv: dict[str, tuple[int, int]], lo_f: Fracti
     assert F is not None and F2 is not None and L is not None
     g = F2 - F
     alg = QueryAlgebra()
-    kk = _ranged(alg, "kk", -1, g)
-    W = _ranged(alg, "W", *rv["W"])
+    kk = ranged_var(alg, "kk", -1, g)
+    W = ranged_var(alg, "W", *rv["W"])
     amax = alg.shl(L, alg.add(kk, 1))
-    a = _ranged(alg, "a", -L << (g + 1), L << (g + 1))
-    b = _ranged(alg, "b", 0, 2)
-    c = _ranged(alg, "c", -(1 << g) if gtr else 0, 1 << (g + 1))
+    a = ranged_var(alg, "a", -L << (g + 1), L << (g + 1))
+    b = ranged_var(alg, "b", 0, 2)
+    c = ranged_var(alg, "c", -(1 << g) if gtr else 0, 1 << (g + 1))
     nat = plan.ulps
-    q = _ranged(alg, "q", -2 * W.hi, 2 * W.hi)
+    q = ranged_var(alg, "q", -2 * W.hi, 2 * W.hi)
     alg.assert_(alg.le(alg.abs(a), amax))
     alg.assert_(alg.or_(alg.lt(kk, g), alg.eq(b, 0)))
     alg.assert_(alg.le(alg.mul(alg.abs(q), nat.denominator), alg.mul(W, 2 * nat.numerator)))
@@ -467,8 +408,8 @@ def _cdna3_composition(plan: _Plan, rv: dict[str, tuple[int, int]], lo_f: Fracti
     hi = alg.add(int(hi_f * unit * den), alg.mul(W, int(2 * ulps * den)))
     lo = alg.add(int(lo_f * unit * den), alg.mul(W, int(2 * ulps * den)))
     goal = alg.and_(alg.le(alg.mul(err, den), hi), alg.le(alg.neg(lo), alg.mul(err, den)))
-    return _Lemma(f"composition (units 2^(E-{F2}-1)): -({lo_f}*2^(E-{F}) + {ulps} ulp) <= exact - Phi <= "
-                  f"{hi_f}*2^(E-{F}) + {ulps} ulp", _script(alg, goal))
+    return Part(f"composition (units 2^(E-{F2}-1)): -({lo_f}*2^(E-{F}) + {ulps} ulp) <= exact - Phi <= "
+                  f"{hi_f}*2^(E-{F}) + {ulps} ulp", negated_script(alg, goal))
 
 
 @dataclass
@@ -483,7 +424,7 @@ class Cdna3Glue:
     S: Int
 
 
-def cdna3_glue(plan: _Plan, *, finite_output: bool = True) -> tuple[_Lemma, Cdna3Glue]:
+def cdna3_glue(plan: _Plan, *, finite_output: bool = True) -> tuple[Part, Cdna3Glue]:
     """The glue lemma of one TR-FDPA / GTR-FDPA (Alg. 10 / 11), in the model's own formula.
 
     Proves, on finite inputs (with ``finite_output``: and a finite output),
@@ -514,7 +455,7 @@ def cdna3_glue(plan: _Plan, *, finite_output: bool = True) -> tuple[_Lemma, Cdna
         T = g.sum_all(shift_cut(g, Tg, g.sub(e, e_max), max_left=0, max_right=span) for Tg, e in zip(T_grp, e_grp))
         for grp, e, Tg in zip(groups, e_grp, T_grp):
             facts += [g.or_(g.eq(t.sig, 0), g.le(t.exp, e)) for t in grp]
-            facts += [g.le(e, e_max), _in(g, e, plan.e_lo, plan.e_hi), _in(g, Tg, Tg.lo, Tg.hi)]
+            facts += [g.le(e, e_max), between(g, e, plan.e_lo, plan.e_hi), between(g, Tg, Tg.lo, Tg.hi)]
         n = len(groups[0])
         t_rng = (min(Tg.lo for Tg in T_grp), max(Tg.hi for Tg in T_grp))
     else:
@@ -525,20 +466,20 @@ def cdna3_glue(plan: _Plan, *, finite_output: bool = True) -> tuple[_Lemma, Cdna
         t_rng = (T.lo, T.hi)
     S, E = round_down_with_c(g, T, e_max, ct, F, F2, floor, drop_far_c=gtr)
     composed = convert_fixed(g, plan.rfmt, plan.mode, S, g.sub(E, F2))
-    g.assert_(_finite(g, *ua, *ub, uc, *([ud] if finite_output else [])))
+    g.assert_(all_finite(g, *ua, *ub, uc, *([ud] if finite_output else [])))
     if not finite_output:  # the monotonicity proof's stage-1 exponents range over the products' only
         facts.append(g.le(e_max, max(plan.tp.exp.hi, plan.e_lo)))
-    facts += [g.eq(d, composed), _in(g, e_max, plan.e_lo, plan.e_hi), _in(g, E, plan.e_lo, plan.e_hi), g.le(e_max, E),
-              g.or_(g.eq(ct.sig, 0), g.le(ct.exp, E)), _in(g, T, T.lo, T.hi), _in(g, S, S.lo, S.hi)]
+    facts += [g.eq(d, composed), between(g, e_max, plan.e_lo, plan.e_hi), between(g, E, plan.e_lo, plan.e_hi), g.le(e_max, E),
+              g.or_(g.eq(ct.sig, 0), g.le(ct.exp, E)), between(g, T, T.lo, T.hi), between(g, S, S.lo, S.hi)]
     alg_name = "Alg. 11" if gtr else "Alg. 10"
-    glue = _Lemma(f"glue ({alg_name}): on finite inputs{' with a finite output' if finite_output else ''}, the model's output is rho(S * 2^(E-F2)), "
+    glue = Part(f"glue ({alg_name}): on finite inputs{' with a finite output' if finite_output else ''}, the model's output is rho(S * 2^(E-F2)), "
                   f"S = RD_F2(T at E) + RD_F(c at E){' (far c dropped)' if gtr else ''}, T the RZ_F-aligned products' sum"
                   f"{' of the two groups, each rounded down at e_max' if gtr else ''}; every exponent bounds its summands",
-                  _script(g, g.all(facts)))
+                  negated_script(g, g.all(facts)))
     return glue, Cdna3Glue(n, t_rng, span, T, S)
 
 
-def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) -> list[_Lemma]:
+def _cdna3_parts(plan: _Plan, lo_f: Fraction, hi_f: Fraction, ulps: Fraction) -> list[Part]:
     """The lemmas of a TR-FDPA / GTR-FDPA proof (Alg. 10 / 11), the glue and the composition last."""
     model = plan.model
     F, F2, L = model.F, model.F2, model.L
@@ -572,4 +513,4 @@ def prove_cdna3(model: Model, K: int, run: Runner, *, lo_fused: Fraction, hi_fus
     """Prove ``-(lo_fused 2**(E-F) + ulps ulp) <= exact - Phi <= hi_fused 2**(E-F) + ulps ulp`` for TR-/GTR-FDPA
     (K = L, E = max(e_max, e_c)) on every finite input with a finite output, step by step (blocks expect unsat)."""
     plan = _Plan(model, K)
-    return run_lemmas(_cdna3_parts(plan, lo_fused, hi_fused, plan.ulps if ulps is None else ulps), run)
+    return run_parts(_cdna3_parts(plan, lo_fused, hi_fused, plan.ulps if ulps is None else ulps), run)

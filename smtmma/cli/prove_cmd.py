@@ -29,6 +29,12 @@ can run it (bitwuzla F.smt2, z3 F.smt2, cvc5 F.smt2); 'smtmma prove --check
 DIR --solver z3' re-runs them through smtmma's backends.  An existing
 certificate (the shipped ones in proofs/, say) is not replaced without --force.
 
+Before any solver runs, --check applies the rule of proofs/check_certificate.py
+(an independent checker: Python's standard library and a solver's package):
+every check expecting unsat rests only on applications of lemmas proved
+earlier in the file (Boolean define-funs proved on fresh constants) and on one
+statement, its last assertion; anything else is an error naming the block.
+
 --check is bounded, whatever the files hold: only regular files are read (a
 FIFO or device is an error line, never opened), at most %(text)s of text each
 (gzip files are refused as soon as they expand past it), %(commands)s commands,

@@ -158,11 +158,17 @@ def test_save_then_check_with_a_second_backend(tmp_path: Path, capsys: pytest.Ca
     assert [(r["claim"], r["status"], r["checks"]) for r in res] == [("volta-carry-bits", "ok", 3)]
 
 
-def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _tampered(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> Path:
+    """volta-carry-bits' certificate saved in ``tmp_path`` with every ``old`` replaced by ``new``."""
     assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
     path = tmp_path / "volta-carry-bits.smt2"
-    path.write_text(path.read_text().replace("rz-fp32", "rne-fp32"))
+    path.write_text(path.read_text().replace(old, new))
     capsys.readouterr()
+    return path
+
+
+def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _tampered(tmp_path, capsys, "rz-fp32", "rne-fp32")
     assert main(["prove", "--check", str(path)]) == 2
     out, err = capsys.readouterr()
     assert "make it again" in out
@@ -170,10 +176,7 @@ def test_check_refuses_a_certificate_whose_model_changed(tmp_path: Path, capsys:
 
 
 def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
-    path = tmp_path / "volta-carry-bits.smt2"
-    path.write_text(path.read_text().replace("; expect: unsat", "; expect: sat"))
-    capsys.readouterr()
+    path = _tampered(tmp_path, capsys, "; expect: unsat", "; expect: sat")
     assert main(["prove", "--check", str(path)]) == 1
     assert "mismatch" in capsys.readouterr().out
 
@@ -181,10 +184,7 @@ def test_check_reports_a_tampered_answer(tmp_path: Path, capsys: pytest.CaptureF
 def test_check_refuses_a_witness_turned_into_a_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A witness block (its pins beside the property) relabelled "expect: unsat" rests on assertions that are no
     statement: the discipline refuses it before any solver runs, naming the block."""
-    assert main(["prove", "volta-carry-bits", "--save", str(tmp_path)]) == 0
-    path = tmp_path / "volta-carry-bits.smt2"
-    path.write_text(path.read_text().replace("; expect: sat", "; expect: unsat"))
-    capsys.readouterr()
+    path = _tampered(tmp_path, capsys, "; expect: sat", "; expect: unsat")
     assert main(["prove", "--check", str(path)]) == 2
     assert "block 2" in capsys.readouterr().out
 

@@ -89,11 +89,12 @@ class LemmaChain:
     stopped: str = ""
     last: Optional[int] = None  # index in ``proven`` of the last fact proved (None when it was trivially true)
     lemmas: list[Lemma] = field(default_factory=list)
-    steps: list[tuple] = field(default_factory=list)
+    #: the order facts and applications came in: ("fact", index into ``proven``) or ("apply", application text)
+    order: list[tuple[str, object]] = field(default_factory=list)
 
     def _chain_lines(self) -> set[str]:
         """The ``(assert ...)`` lines of the facts and applications so far."""
-        return {f"(assert {raw})" for _, raw, _ in self.proven} | {f"(assert {s[1]})" for s in self.steps if s[0] == "apply"}
+        return {f"(assert {raw})" for _, raw, _ in self.proven} | {f"(assert {x})" for kind, x in self.order if kind == "apply"}
 
     def _context(self) -> list[str]:
         """The assertions that are not facts or applications (domain, output definitions)."""
@@ -107,13 +108,14 @@ class LemmaChain:
             self.alg.decls.append(lemma.definition)
         text = lemma.apply(self.alg, args)
         self.alg.asserts.append(f"(assert {text})")
-        self.steps.append(("apply", text))
+        self.order.append(("apply", text))
 
-    def record(self, label: str, raw: str) -> None:
-        """A fact the caller proved itself (unsat of its negation under every assertion so far), asserted now."""
+    def record(self, label: str, raw: str, uses: Optional[tuple[int, ...]] = None) -> None:
+        """A fact proved (unsat of its negation under every assertion so far, or under the facts ``uses``),
+        asserted now."""
         self.alg.asserts.append(f"(assert {raw})")
-        self.proven.append((label, raw, None))
-        self.steps.append(("fact", label, raw, None))
+        self.order.append(("fact", len(self.proven)))
+        self.proven.append((label, raw, uses))
 
     def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
         """True when ``goal`` is proved (and now asserted); ``uses``: the earlier facts it needs (None entries skipped)."""
@@ -138,18 +140,15 @@ class LemmaChain:
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False
-        self.alg.asserts.append(f"(assert {raw})")
-        self.proven.append((label, raw, deps))
-        self.steps.append(("fact", label, raw, deps))
+        self.record(label, raw, deps)
         self.last = len(self.proven) - 1
         return True
 
-    def certificate(self, base_asserts: int, final: str) -> str:
+    def certificate(self, final: str) -> str:
         """The certificate script (:func:`chain_text`): every lemma and fact proved, then the property ``final``
-        (an ``(assert ...)`` line).  ``base_asserts``: kept for callers; every assertion that is not a fact or an
-        application is the premise."""
-        del base_asserts
+        (an ``(assert ...)`` line); every assertion that is not a fact or an application is the premise."""
         alg = self.alg
         defs = set(lem.definition for lem in self.lemmas)
         prelude = [d for d in alg.decls if d not in defs] + list(alg.defs)
-        return chain_text(prelude, self._context(), self.steps, final, lemmas=self.lemmas)
+        steps = [("apply", x) if kind == "apply" else ("fact", *self.proven[x]) for kind, x in self.order]  # type: ignore[index]
+        return chain_text(prelude, self._context(), steps, final, lemmas=self.lemmas)

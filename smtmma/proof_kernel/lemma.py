@@ -76,21 +76,20 @@ class Lemma:
         ps = " ".join(f"({p.name} {p.sort})" for p in self.params)
         return f"(define-fun {self.name} ({ps}) Bool {self.body})"
 
-    def proof(self) -> str:
-        """The check that proves it: a scope with one fresh constant per parameter and the negated application."""
+    def _negated(self) -> list[str]:
+        """One fresh constant per parameter, declared, and the lemma applied to them asserted false."""
         fresh = [f"{self.name}.{p.name}" for p in self.params]
         app = f"({self.name} {' '.join(fresh)})" if fresh else self.name
-        return "\n".join([f"; lemma {self.name}: {self.label}", "(push 1)",
-                          *(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)),
-                          f"(assert (not {app}))", "; expect: unsat", "(check-sat)", "(pop 1)"])
+        return [*(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)), f"(assert (not {app}))"]
+
+    def proof(self) -> str:
+        """The check that proves it: a scope with one fresh constant per parameter and the negated application."""
+        return "\n".join([f"; lemma {self.name}: {self.label}", "(push 1)", *self._negated(), "; expect: unsat",
+                          "(check-sat)", "(pop 1)"])
 
     def script(self) -> str:
         """The proof as one stand-alone query (definition and negated application; no check-sat)."""
-        fresh = [f"{self.name}.{p.name}" for p in self.params]
-        app = f"({self.name} {' '.join(fresh)})" if fresh else self.name
-        return "\n".join(["(set-logic QF_BV)", self.definition,
-                          *(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)),
-                          f"(assert (not {app}))"]) + "\n"
+        return "\n".join(["(set-logic QF_BV)", self.definition, *self._negated()]) + "\n"
 
     def apply(self, alg: SmtAlgebra, args: Sequence[Arg]) -> str:
         """``(NAME t1 ... tn)``: the lemma applied to terms of ``alg`` (each within its parameter's range)."""

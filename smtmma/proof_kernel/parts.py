@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked
@@ -76,7 +76,7 @@ def negated_script(alg: SmtAlgebra, goal: Bool) -> str:
     return alg.script(f"(assert (not {alg.term_text(goal)}))")
 
 
-def run_parts(parts: Sequence[Part], run: "Runner" | Any) -> PartsProof:
+def run_parts(parts: Sequence[Part], run: "Runner") -> PartsProof:
     """Check each part in turn (each expects unsat): "holds" with every block, or "unknown" naming the first part
     the solver did not prove (sat or unknown); wall seconds per part in ``seconds``."""
     proof = PartsProof("holds")

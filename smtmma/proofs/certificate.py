@@ -60,7 +60,7 @@ __all__ = [
     "byte_size",
 ]
 
-MAGIC = "; smtmma-certificate 2"
+from .check_certificate import MAGIC  # the format the independent checker reads: one definition
 
 # Bounds on a certificate read from a file (the shipped ones, 2026-11: at most 2.2 MB of text, 43k commands,
 # 1020 checks, scopes 2 deep, terms 282 deep, each check well under 1 GiB of solver memory).

@@ -139,7 +139,7 @@ def check_text(text: str, solver: str = "z3", timeout: float = 300.0, structure_
             elif head == "declare-const":
                 top.consts[cmd[1]] = order
             elif head == "define-fun" and cmd[3] == "Bool":
-                top.lemmas[cmd[1]] = {"params": [p[0] for p in cmd[2]], "order": order, "proved": False}
+                top.lemmas[cmd[1]] = {"name": cmd[1], "params": [p[0] for p in cmd[2]], "order": order, "proved": False}
             elif head == "assert":
                 top.asserts.append(("apply" if applies_proved(scopes, cmd[1]) else "other", raw, cmd[1]))
             elif head == "check-sat":
@@ -147,8 +147,8 @@ def check_text(text: str, solver: str = "z3", timeout: float = 300.0, structure_
                 if not found:
                     raise Rejected(f"{where}: a (check-sat) without an 'expect: sat|unsat' comment")
                 expect = found[-1]
-                kind = "witness" if expect == "sat" else judge(scopes, where)
-                counts[kind if kind in ("statement", "witness") else "lemma"] += 1
+                proves = None if expect == "sat" else judge(scopes, where)  # the lemma an unsat check proves
+                counts["witness" if expect == "sat" else "lemma" if proves else "statement"] += 1
                 if not structure_only:
                     script = "\n".join([f"(set-logic {logic})", *(c for s in scopes for c in s.commands)]) + "\n"
                     t0 = time.perf_counter()
@@ -159,9 +159,9 @@ def check_text(text: str, solver: str = "z3", timeout: float = 300.0, structure_
                     seconds += time.perf_counter() - t0
                     if got != expect:
                         raise Rejected(f"{where}: expected {expect}, {solver} says {got}")
-                if kind not in ("statement", "witness"):
-                    lemma_scope(scopes, kind)["proved"] = True
-                log(f"  {where}: {expect}" + ("" if kind in ("statement", "witness") else f" (proves {kind})"))
+                if proves:
+                    proves["proved"] = True
+                log(f"  {where}: {expect}" + (f" (proves {proves['name']})" if proves else ""))
                 continue
             if head not in ("exit", "get-model", "get-value", "echo"):
                 top.commands.append(raw)
@@ -174,22 +174,23 @@ def check_text(text: str, solver: str = "z3", timeout: float = 300.0, structure_
                   f"{counts['witness']} witnesses ({how})")
 
 
-def lemma_scope(scopes: list[Scope], name: str) -> dict:
-    for s in reversed(scopes):
-        if name in s.lemmas:
-            return s.lemmas[name]
-    return {}
+def lookup(scopes: list[Scope], term) -> tuple[int, dict, list]:
+    """(scope depth, record, arguments) of the Boolean define-fun ``term`` applies; (-1, {}, []) when none."""
+    name = term if isinstance(term, str) else term[0] if term and isinstance(term[0], str) else None
+    for depth in range(len(scopes) - 1, -1, -1):
+        if name is not None and name in scopes[depth].lemmas:
+            return depth, scopes[depth].lemmas[name], [] if isinstance(term, str) else term[1:]
+    return -1, {}, []
 
 
 def applies_proved(scopes: list[Scope], term) -> bool:
-    name = term if isinstance(term, str) else term[0] if term and isinstance(term[0], str) else None
-    lemma = lemma_scope(scopes, name) if name else {}
-    nargs = 0 if isinstance(term, str) else len(term) - 1
-    return bool(lemma) and lemma["proved"] and nargs == len(lemma["params"])
+    _, lemma, args = lookup(scopes, term)
+    return bool(lemma) and lemma["proved"] and len(args) == len(lemma["params"])
 
 
-def judge(scopes: list[Scope], where: str) -> str:
-    """What an unsat check proves: a lemma's name, or "statement"; Rejected when it rests on an unproved assertion."""
+def judge(scopes: list[Scope], where: str) -> dict | None:
+    """What an unsat check proves: the record of the lemma it proves, or None for a statement; Rejected when it
+    rests on an unproved assertion."""
     active = [a for s in scopes for a in s.asserts]
     others = [i for i, (kind, _, _) in enumerate(active) if kind == "other"]
     if not others:
@@ -200,19 +201,15 @@ def judge(scopes: list[Scope], where: str) -> str:
                        f"nor an application of a proved lemma")
     term = active[-1][2]
     if isinstance(term, list) and term[:1] == ["not"] and len(term) == 2:
-        inner = term[1]
-        name = inner if isinstance(inner, str) else inner[0] if inner and isinstance(inner[0], str) else None
-        lemma = lemma_scope(scopes, name) if name else {}
-        depth = next((i for i in range(len(scopes) - 1, -1, -1) if name in scopes[i].lemmas), len(scopes))
+        depth, lemma, args = lookup(scopes, term[1])
         if lemma and not lemma["proved"] and depth < len(scopes) - 1:  # defined outside this check's scope: a proof
-            args = [] if isinstance(inner, str) else inner[1:]
             fresh = scopes[-1].consts
             ok = (len(args) == len(lemma["params"]) and all(isinstance(a, str) and a in fresh for a in args)
                   and len(set(args)) == len(args) and all(fresh[a] > lemma["order"] for a in args))
             if not ok:
-                raise Rejected(f"{where}: lemma {name} is not proved on distinct fresh constants of its own scope")
-            return name
-    return "statement"
+                raise Rejected(f"{where}: lemma {lemma['name']} is not proved on distinct fresh constants of its own scope")
+            return lemma
+    return None
 
 
 def solve(solver: str, script: str, timeout: float) -> str:

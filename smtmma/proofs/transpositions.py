@@ -21,7 +21,7 @@ circuits: 2.5 s per transposition instead of a few tenths.
 from __future__ import annotations
 
 import time
-from typing import Optional, Sequence
+from typing import Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fused_sum import aligned
@@ -48,7 +48,7 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
         raise ValueError(f"{m.describe()}: the transposition proof covers plain T-FDPA models")
     run = Runner(ctx.solver, ctx.timeout, ctx.seed)
     swaps = [_transposition(m, K, k) for k in range(K - 1)]
-    lemmas = list({lem.name: lem for lems, _ in swaps for lem, _ in lems}.values())  # each distinct lemma once
+    lemmas = list({lem.name: lem for _, _, uses in swaps for lem, _ in uses}.values())  # each distinct lemma once
     found: list[Found] = []
     for lem in lemmas:  # proved here to report the first that fails; each chain's certificate proves them again
         t0 = time.perf_counter()
@@ -57,7 +57,7 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
             return found + [Found("unknown", run.name, time.perf_counter() - t0, "",
                                   reason=f"lemma '{lem.label}': {r.verdict}" + (f" ({r.reason})" if r.reason else ""))]
         found.append(Found("unsat", run.name, time.perf_counter() - t0, lem.script()))  # no block: each chain proves it
-    for k, (_, chain) in enumerate(swaps):
+    for k, chain in enumerate(swaps):
         f = _run_chain(f"swapping lanes {k} and {k + 1} leaves D unchanged", *chain, run)
         found.append(f)
         if f.verdict != "unsat":
@@ -68,8 +68,8 @@ def transposition_proofs(m: Model, K: int, ctx: Context) -> list[Found]:
 Use = tuple[Lemma, Sequence[Arg]]  # a lemma and the runs' terms it is applied to
 
 
-def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlgebra, Bool, list[Use]]]:
-    """(lemma uses, (algebra, e_max fact, lemma uses)) of one transposition."""
+def _transposition(m: Model, K: int, k: int) -> tuple[QueryAlgebra, Bool, list[Use]]:
+    """(algebra, e_max fact, lemma uses) of one transposition."""
     perm = list(range(K))
     perm[k], perm[k + 1] = perm[k + 1], perm[k]
     src = perm + [K]  # slot j of the swapped run holds the lanes' summand src[j]; c stays last
@@ -86,9 +86,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
     rfmt = get_format(conv.fmt)
     uses: list[Use] = []
 
-    def add(label: str, statement, args: Sequence[Arg], ties: Optional[dict[int, int]] = None  # type: ignore[no-untyped-def]
-            ) -> None:
-        del ties  # the statement's premise equates those arguments; the lemma keeps a parameter for each
+    def add(label: str, statement, args: Sequence[Arg]) -> None:  # type: ignore[no-untyped-def]
         uses.append((lemma(label, statement, args), list(args)))
 
     for j in range(K + 1):
@@ -100,7 +98,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
 
         what = "c" if src[j] == K else "a product"
         add(f"{what} aligned at equal e_max gives equal summands (Alg. 7 line 9; fresh variables)", realign,
-            [t.neg, t.sig, t.exp, f1.e_max, f2.e_max], {4: 3})
+            [t.neg, t.sig, t.exp, f1.e_max, f2.e_max])
 
     def same_sum(label: str, first: Sequence[Int], second: Sequence[Int], pick: Sequence[int]) -> None:
         """Lemma: when summand j of ``second`` is summand pick[j] of ``first``, their running sums end equal."""
@@ -110,7 +108,7 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
             same = [A.eq(v[n + j], v[pick[j]]) for j in range(n)]  # type: ignore[arg-type]
             return implies(A, same, A.eq(A.sum_all(v[:n]), A.sum_all(v[n:])))  # type: ignore[arg-type]
 
-        add(label, statement, [*first, *second], {n + j: pick[j] for j in range(n)})
+        add(label, statement, [*first, *second])
 
     n = k + 2  # the running sums of the two runs differ up to summand k+1 (Alg. 7 line 10, in the lanes' order)
     same_sum(f"summands {k} and {k + 1} trade places: the running sum through them is the same (fresh variables)",
@@ -126,14 +124,13 @@ def _transposition(m: Model, K: int, k: int) -> tuple[list[Use], tuple[QueryAlge
                                       convert_fixed(A, rfmt, conv.mode, t2, A.sub(e2, F))))  # type: ignore[arg-type]
 
     add("equal sums at equal e_max round to the same bits (Alg. 7 step 3; fresh variables)", rounding,
-        [f1.total, f1.e_max, f2.total, f2.e_max], {2: 0, 3: 1})
-    return uses, (alg, alg.eq(f1.e_max, f2.e_max), uses)
+        [f1.total, f1.e_max, f2.total, f2.e_max])
+    return alg, alg.eq(f1.e_max, f2.e_max), uses
 
 
 def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[Use], run: Runner) -> Found:
     """The chain of one transposition: prove equal e_max, apply the lemmas to the runs' terms, prove D = D_swapped."""
     t0 = time.perf_counter()
-    base = len(alg.asserts)
     chain = LemmaChain(alg, run)
     if not chain.prove("equal e_max", emax):
         return Found("unknown", run.name, time.perf_counter() - t0, alg.script(), reason=chain.stopped)
@@ -144,7 +141,7 @@ def _run_chain(label: str, alg: QueryAlgebra, emax: Bool, instances: list[Use], 
     verdict, reason = r.verdict, r.reason
     if verdict == "sat":  # cannot be: the lemmas are proved; a sat here is a bug to report, not a witness
         verdict, reason = "unknown", "the final check answered sat after the lemmas were proved"
-    text = chain.certificate(base, final)
+    text = chain.certificate(final)
     f = Found(verdict, run.name, time.perf_counter() - t0, text, reason=reason)
     if verdict == "unsat":
         f.block = chain_block(label, text)

@@ -168,13 +168,13 @@ def _yes_no(rec: dict[str, Any]) -> str:
     return "?"
 
 
-def _cell_text(prop: str, rec: dict[str, Any], model: Optional[Model] = None) -> str:
+def _cell_text(prop: str, rec: dict[str, Any], model: Model) -> str:
     if prop in ("symmetric", "monotone"):
         yn = _yes_no(rec)
         return yn if yn != "?" else str(rec.get("verdict"))
     text = str(rec.get("verdict") or "unknown")
     summands = (rec.get("extra") or {}).get("summands") if prop == "carry" else None
-    if isinstance(summands, int) and model is not None and model.L is not None and summands - 1 != model.L:
+    if isinstance(summands, int) and model.L is not None and summands - 1 != model.L:
         text += f" for K={summands - 1}"  # posed on fewer products than the model sums (turing-carry-bits: K=4, L=8)
     return text
 

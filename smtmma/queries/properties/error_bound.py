@@ -142,7 +142,6 @@ class _ErrorFormula:
         alg = self.alg = QueryAlgebra()
         x = self.x = InputSet.of(alg, model, K)
         x.restrict(domain)
-        self.base_asserts = len(alg.asserts)
         out = output_container(model)
         fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
         ua = [unpack(alg, fa, v) for v in x.a]
@@ -339,7 +338,7 @@ def error_bound(
                 r = run.check(script, f.x.declared + ["d"])
             chain = chains[-1]
             if chain is not None and chain.proven:
-                script = chain.certificate(f.base_asserts, script.rstrip("\n").rsplit("\n", 1)[-1])
+                script = chain.certificate(script.rstrip("\n").rsplit("\n", 1)[-1])
             if r.verdict == "unsat":
                 scopes[lam] = f.scope
                 return "holds", None, script

@@ -138,7 +138,6 @@ def _faithful(model: Model, K: int, domain: Domain, perm: list[int]) -> tuple[Qu
     alg = QueryAlgebra(canonical=False)
     x = InputSet.of(alg, model, K)
     x.restrict(domain)
-    alg.base = len(alg.asserts)  # type: ignore[attr-defined]
     out = output_container(model)
     n0 = len(alg.nary)
     d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
@@ -180,4 +179,4 @@ def _certify(model: Model, K: int, domain: Domain, perm: list[int], run: Runner)
     r = run.check(alg.script(final))
     if r.verdict != "unsat":
         return None
-    return chain.certificate(alg.base, final)  # type: ignore[attr-defined]
+    return chain.certificate(final)

@@ -70,7 +70,6 @@ def symmetry(
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, K)
     x.restrict(domain)
-    base = len(alg.asserts)
     na = [alg.negate(v, fa) for v in x.a]
     nc = alg.negate(x.c, fc)
     chain = LemmaChain(alg, run)
@@ -119,7 +118,7 @@ def symmetry(
     final = f"(assert {alg.raw_bool(violated)})"
     script = alg.script(final)
     r = run.check(script, x.declared + ["d", "d_neg"])
-    smt2 = chain.certificate(base, final) if chain.proven else script
+    smt2 = chain.certificate(final) if chain.proven else script
     extra: dict[str, object] = {"lemmas": len(chain.proven)} if chain.proven else {}
     if r.verdict == "unknown":
         return _unknown(prop, name, model, K, domain, run, "symmetry query", r.reason, smt2=smt2, extra=extra)

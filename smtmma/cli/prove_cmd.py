@@ -11,7 +11,8 @@ from typing import Any, Optional
 from ..errors import InputError
 from ..proofs.certificate import CHECK_MEMORY, MAX_CHECKS, MAX_COMMANDS, MAX_NESTING, MAX_SCOPES, MAX_TEXT_BYTES, byte_size
 from ..proofs.claim import Claim
-from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _path, _positive_float, _positive_int, _print_error, _seed
+from .common import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _model_spec, _path, _positive_float, _positive_int,
+                     _print_error, _seed)
 from .progress import Status
 
 _EPILOG = """\
@@ -44,10 +45,25 @@ name its claim and verdict is an error, never "ok".  A line per certificate is
 printed as it finishes (on a terminal, a status line shows the check under way
 and the running tally); Ctrl-C prints the results so far, then exits 130.
 
+--catalogue decides the catalogue's property table instead of the claims:
+for every distinct model (all the rows that run it), sign symmetry,
+monotonicity, carry bits and the Table 9 error bound, each by the model's own
+property query at its K (one FDPA: K = L; one FMA), --timeout seconds per cell
+in all.  A cell is "holds"/a value (a proof: its certificate), "no"/"fails"
+(a witness replayed through the simulator), "n/a: why" (the property does not
+apply: no carry-bit parameter) or "unknown: why" (the solver gave up, or no
+prover covers the kind: the reason names what is missing).  --arch/--instr keep
+the models of matching rows; --model SPEC --arch A --instr I decides a model
+you write, on that row's formats.  --save DIR writes DIR/<model>.<property>.smt2
+(with --compress every one gzipped); 'smtmma report' shows the shipped table
+(proofs/catalogue.json) wherever no claim decides a cell.
+
 --json prints {"claims": [{"name", "source", "models", "expected", "verdict",
 "agrees", "solver", "seconds", "witness", "certificate", "detail", ...}]}; with
 --check, {"certificates": [{"path", "claim", "verdict", "status", "checks",
-"seconds", "error"}]} (and "interrupted": the file under way, after Ctrl-C).
+"seconds", "error"}]} (and "interrupted": the file under way, after Ctrl-C);
+with --catalogue, {"cells": [...], "timeout"}: the same records, "extra" holding
+the cell's "column", "cell" text and "model".
 
 exit status: 0 every claim got a verdict (agreeing with its document or not)
 / every certificate re-checked; 1 --check: a certificate's check gave another
@@ -61,7 +77,10 @@ examples:
   smtmma prove volta-carry-bits ampere-carry-bits
   smtmma prove --all --jobs 2 --save my-proofs/ --json > claims.json
   smtmma prove --group table4
-  smtmma prove --check proofs/ --solver z3"""
+  smtmma prove --check proofs/ --solver z3
+  smtmma prove --catalogue --arch sm90 --jobs 2
+  smtmma prove --catalogue --model t-fdpa:L=8,F=26 --arch sm80 --instr f16f32
+  smtmma prove --catalogue --jobs 2 --save proofs/catalogue --compress --json > proofs/catalogue.json"""
 _EPILOG %= {
     "text": byte_size(MAX_TEXT_BYTES), "commands": f"{MAX_COMMANDS:,}", "checks": f"{MAX_CHECKS:,}", "scopes": f"{MAX_SCOPES:,}",
     "nesting": f"{MAX_NESTING:,}", "memory": byte_size(CHECK_MEMORY)}
@@ -86,6 +105,19 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
                    help="claims run at once, one process each (default 1; their seconds are then wall times)")
     p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
+    t = p.add_argument_group("the catalogue's property table (--catalogue)")
+    t.add_argument("--catalogue", action="store_true",
+                   help="decide symmetry, monotonicity, carry bits and the error bound of every distinct catalogue model "
+                   "(--timeout: seconds per cell, all its solver calls)")
+    t.add_argument("--arch", help="with --catalogue: only the models of this architecture's rows")
+    t.add_argument("--instr", help="with --catalogue: only the models of this instruction type's rows")
+    t.add_argument("--op", help="with --model: the op family whose row gives the formats")
+    t.add_argument("--model", type=_model_spec, metavar="SPEC",
+                   help="with --catalogue: a model spec instead of the catalogue's (needs --arch and --instr for its "
+                   "formats), e.g. t-fdpa:L=8,F=26")
+    t.add_argument("--property", action="append", metavar="P",
+                   help="with --catalogue: only these columns (symmetry, monotonicity, carry-bits, error-bound; "
+                   "repeat or separate with commas)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=_cmd_prove)
 
@@ -208,6 +240,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     from ..proofs.claim import Context
     from ..proofs.runner import prove, select
 
+    if args.catalogue or args.model or args.property or args.arch or args.instr or args.op:
+        return _catalogue(args)
     if args.check:
         if args.claims or args.all or args.list:
             raise InputError("--check re-runs saved certificates; give no claim names, --all or --list with it")
@@ -229,14 +263,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
             more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
             raise InputError(f"{existing[0]} exists{more}; --save would replace it: add --force to replace certificates, "
                              "or save to another folder")
-    if args.solver:
-        from ..queries.backends import BACKENDS, available
-        from ..errors import UnknownNameError, unknown_name
-
-        if args.solver not in (*BACKENDS, "portfolio"):
-            raise UnknownNameError(unknown_name("solver", args.solver, [*BACKENDS, "portfolio"]))
-        if args.solver != "portfolio" and args.solver not in available():
-            raise InputError(f"solver {args.solver} is not installed; pip install 'smtmma[{args.solver}]'")
+    _check_solver(args.solver)
     status = Status()
     n = len(claims)
     done = [0]
@@ -287,3 +314,77 @@ def _print_record(r: dict[str, Any]) -> None:
         print(f"  detail:   {r['detail']}")
     if r.get("certificate"):
         print(f"  certificate: {r['certificate']} ({r.get('checks', '?')} checks)")
+
+
+def _catalogue(args: argparse.Namespace) -> int:
+    """``prove --catalogue``: the property table's cells, one claim each (see :mod:`smtmma.proofs.catalogue_table`)."""
+    from ..proofs.catalogue_table import table_claims
+    from ..proofs.claim import Context
+    from ..proofs.runner import existing_certificates, prove
+
+    if not args.catalogue:
+        given = next(f for f, v in (("--model", args.model), ("--property", args.property), ("--arch", args.arch),
+                                    ("--instr", args.instr), ("--op", args.op)) if v)
+        raise InputError(f"{given} belongs to --catalogue (the property table); add --catalogue")
+    if args.claims or args.all or args.list or args.group or args.check:
+        raise InputError("--catalogue decides the property table; give no claim names, --all, --group, --list or --check with it")
+    if (args.compress or args.force) and not args.save:
+        raise InputError("--compress and --force apply to the certificates --save DIR writes")
+    if args.model and not (args.arch and args.instr):
+        raise InputError("--model SPEC needs --arch and --instr: the row whose formats the model computes")
+    if args.op and not args.model:
+        raise InputError("--op picks the row of a --model spec; the catalogue's models come with their rows")
+    props = [p.strip() for ps in args.property or () for p in ps.split(",") if p.strip()] or None
+    claims = table_claims(args.arch, args.instr, model=args.model, op=args.op, properties=props)
+    models = {c.models for c in claims}
+    _check_solver(args.solver)
+    if args.save and not args.force:
+        existing = existing_certificates(claims, args.save)
+        if existing:
+            raise InputError(f"{existing[0]} exists; --save would replace it: add --force, or save to another folder")
+    status = Status()
+    n = len(claims)
+    done = [0]
+
+    def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
+        if rec is None:
+            if args.jobs == 1:
+                status(f"[{done[0] + 1}/{n}] {c.name}")
+            return
+        done[0] += 1
+        status(f"[{done[0]}/{n}] done: {c.name}")
+        status.close()
+        ex = rec.get("extra") or {}
+        print(f"{c.name:<48} {ex.get('cell', rec['verdict'])}  ({rec['solver'] or '-'}, {rec['seconds']:.1f} s)",
+              file=sys.stderr if args.json else sys.stdout, flush=True)  # with --json: a log on stderr (hours of cells)
+
+    with status:
+        records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress,
+                        jobs=args.jobs, compress=args.compress, compress_over=0)
+    if args.json:
+        print(json.dumps({"cells": records, "timeout": args.timeout}))
+    else:
+        tally = {v: sum(r["verdict"] == v for r in records) for v in ("holds", "fails", "unknown", "n/a", "error")}
+        print(f"\n{len(records)} cells of {len(models)} models: " + ", ".join(f"{v} {k}" for k, v in tally.items() if k)
+              + f"; {sum(r['seconds'] for r in records):.1f} s")
+        if args.save:
+            print(f"certificates: {os.path.join(args.save, '')}")
+    broken = [r for r in records if r["verdict"] == "error"]
+    for r in broken:
+        _print_error(f"{r['name']}: {r['detail']}")
+    if broken:
+        return EXIT_INTERNAL
+    return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
+
+
+def _check_solver(solver: Optional[str]) -> None:
+    """A solver named on the command line must be known and installed (one line otherwise)."""
+    if not solver:
+        return
+    from ..errors import UnknownNameError, unknown_name
+    from ..queries.backends import BACKENDS, available
+
+    if solver not in (*BACKENDS, "portfolio"):
+        raise UnknownNameError(unknown_name("solver", solver, [*BACKENDS, "portfolio"]))
+    if solver != "portfolio" and solver not in available():
+        raise InputError(f"solver {solver} is not installed; pip install 'smtmma[{solver}]'")

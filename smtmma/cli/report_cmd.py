@@ -17,7 +17,10 @@ contents: the claims table (claim, source, models, expected and obtained
 verdict, agreement, solver, seconds, witness in hex and decimal); every
 catalogue row grouped by distinct model, with its properties (symmetric?
 monotone? carry bits needed, error bound) taken from the claims that decide
-them ('—' where none does); two plots: the CDNA3 round-down bias of the
+them, else from the property table (--table FILE.json, the output of 'smtmma
+prove --catalogue --json'; by default the shipped proofs/catalogue.json): a
+proof, a witness, "n/a" with why, "unknown" with why, or "not run" with the
+command that decides it; two plots: the CDNA3 round-down bias of the
 MMA-Sim paper's §6.2.4 (Fig. 3) reproduced by simulation, and every
 architecture's f16f32 error distribution against exact arithmetic on the
 same random inputs.
@@ -55,6 +58,9 @@ def add_parser(sub: Any, fmt: type) -> None:
                      help="saved output of 'smtmma prove --all --json' (default: the shipped proofs/claims.json)")
     src.add_argument("--only", metavar="NAME,...", help="run these claims now")
     src.add_argument("--no-claims", action="store_true", help="no claims: catalogue and plots only")
+    p.add_argument("--table", metavar="FILE.json",
+                   help="saved output of 'smtmma prove --catalogue --json': the catalogue's property cells no claim "
+                   "decides (default: the shipped proofs/catalogue.json)")
     p.add_argument("--solver", help="backend for claims run now (default: the preferred one)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per solver call for claims run now (default 60)")
     p.add_argument("--samples", type=_positive_draws, default=None,
@@ -67,7 +73,7 @@ def add_parser(sub: Any, fmt: type) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from ..report import DEFAULT_SAMPLES, build, check_output, load_records, write_report
-    from ..report.data import shipped_claims
+    from ..report.data import load_table, shipped_claims, shipped_table
 
     check_output(args.output)  # a bad suffix or a folder that is not there fails before any work
     t0 = time.perf_counter()
@@ -86,11 +92,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
             print("smtmma: note: no shipped proofs/claims.json (an installed package); running every claim now, "
                   "which takes minutes (--claims FILE.json or --no-claims to skip)", file=sys.stderr)
         records, origin = _run_claims(names, args), "run now"
+    table = args.table or shipped_table()
+    cells = load_table(str(table)) if table else []
+    table_from = args.table or ("proofs/catalogue.json (shipped)" if table else "")
     t1 = time.perf_counter()
     with Status() as status:
         status("simulating and plotting")
         rep = build(records, samples=args.samples or DEFAULT_SAMPLES, seed=args.seed, plots=not args.no_plots,
-                    claims_from=origin)
+                    claims_from=origin, cells=cells, table_from=table_from)
         files = write_report(rep, args.output)
     t2 = time.perf_counter()
     if args.json:

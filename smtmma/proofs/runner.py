@@ -81,9 +81,10 @@ def record(c: Claim, out: Outcome, certificate: Optional[str] = None) -> dict[st
 COMPRESS_OVER = 200_000
 
 
-def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = False) -> Optional[str]:
+def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = False,
+                     compress_over: int = COMPRESS_OVER) -> Optional[str]:
     """Write the outcome's certificate to ``folder/<claim>.smt2`` (``.smt2.gz`` when ``compress`` and over
-    :data:`COMPRESS_OVER` bytes); its path, or None when it has none."""
+    ``compress_over`` bytes); its path, or None when it has none."""
     if out.certificate is None:
         return None
     os.makedirs(folder, exist_ok=True)
@@ -101,7 +102,7 @@ def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = Fa
     for stale in (path, path + ".gz"):  # one file per claim, whichever form it takes now
         if os.path.exists(stale):
             os.remove(stale)
-    if compress and len(text) > COMPRESS_OVER:
+    if compress and len(text) > compress_over:
         path += ".gz"
         with gzip.open(path, "wt", encoding="utf-8") as gz:
             gz.write(text)
@@ -126,27 +127,32 @@ def _checked(c: Claim, ctx: Context) -> Outcome:
                        seconds=time.perf_counter() - t0)
 
 
+#: The claims of the running :func:`prove` call, by name: a forked worker finds claims built for the call (the
+#: catalogue's cells) here, registered ones also in the registry.
+_RUNNING: dict[str, Claim] = {}
+
+
 def _check_by_name(name: str, ctx: Context) -> Outcome:
     """Run one claim in a worker process (claims are found by name there: the registry is per process)."""
-    return _checked(get_claim(name), ctx)
+    return _checked(_RUNNING.get(name) or get_claim(name), ctx)
 
 
 def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
           progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None, jobs: int = 1,
-          compress: bool = False) -> list[dict[str, Any]]:
+          compress: bool = False, compress_over: int = COMPRESS_OVER) -> list[dict[str, Any]]:
     """Run ``claims``; their records (see :func:`record`), in the order given.
 
     ``save``: a folder for the certificates; ``progress(claim, None)`` is
     called when a claim starts and ``progress(claim, record)`` when it ends.
     ``jobs``: claims run at once, each in a process of its own (their
     ``seconds`` are then wall times on a shared machine).  ``compress``:
-    certificates over :data:`COMPRESS_OVER` bytes are saved gzipped.
+    certificates over ``compress_over`` bytes are saved gzipped.
     """
     todo = list(claims)
     records: dict[str, dict[str, Any]] = {}
 
     def finish(c: Claim, out: Outcome) -> None:
-        path = save_certificate(out, c, save, compress=compress) if save else None
+        path = save_certificate(out, c, save, compress=compress, compress_over=compress_over) if save else None
         records[c.name] = record(c, out, path)
         if progress:
             progress(c, records[c.name])
@@ -161,6 +167,11 @@ def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
     import multiprocessing as mp
 
     method = "fork" if "fork" in mp.get_all_start_methods() else None
+    unregistered = [c.name for c in todo if CLAIMS.get(c.name) is not c]
+    if method is None and unregistered:
+        raise InputError(f"--jobs needs the 'fork' start method for claims built per run ({unregistered[0]}); use --jobs 1")
+    _RUNNING.clear()
+    _RUNNING.update({c.name: c for c in todo})
     before = {p.pid for p in mp.active_children()}
     pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method), initializer=_worker_setup,
                                   initargs=(os.getpid(),))

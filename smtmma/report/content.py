@@ -35,6 +35,7 @@ class Report:
     groups: list[ModelGroup]
     figures: list[Figure] = field(default_factory=list)
     claims_from: str = ""  # "FILE.json", "run now", or "" when no claims were asked for
+    table_from: str = ""  # where the property table's cells come from ("proofs/catalogue.json (shipped)", FILE.json, "")
     notes: list[str] = field(default_factory=list)
     title: str = "smtmma report"
     version: str = __version__
@@ -64,13 +65,13 @@ def claim_row(rec: dict[str, Any]) -> list[str]:
 
 
 def build(records: Sequence[dict[str, Any]], *, samples: int = DEFAULT_SAMPLES, seed: int = 0, plots: bool = True,
-          claims_from: str = "", errors_k: int = 16) -> Report:
+          claims_from: str = "", errors_k: int = 16, cells: Sequence[dict[str, Any]] = (), table_from: str = "") -> Report:
     """Gather the report: the catalogue with the records' properties, and (``plots``) the two figures.
 
     ``samples``: dot products of the Fig. 3 experiment; the f16f32
     comparison runs ``samples // 3`` (at least 1) per distinct model.
     """
-    rep = Report(list(records), catalogue_groups(records), claims_from=claims_from)
+    rep = Report(list(records), catalogue_groups(records, cells), claims_from=claims_from, table_from=table_from)
     if plots:
         from .experiments import cdna3_bias, f16f32_errors
         from .plots import bias_figure, errors_figure

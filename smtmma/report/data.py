@@ -20,7 +20,8 @@ from ..catalogue import ARCHS, CATALOGUE, Entry, resolve_arch, resolve_instr
 from ..errors import InputError, InputTypeError, SmtmmaError
 from ..models import Model
 
-__all__ = ["PROPERTIES", "ModelGroup", "Cell", "load_records", "run_claims", "shipped_claims", "catalogue_groups",
+__all__ = ["PROPERTIES", "ModelGroup", "Cell", "load_records", "load_table", "run_claims", "shipped_claims", "shipped_table",
+           "catalogue_groups", "cell_text",
            "property_of", "witness_text"]
 
 #: The catalogue's property columns, in order: key -> heading.
@@ -35,10 +36,50 @@ PROPERTIES: dict[str, str] = {
 def shipped_claims() -> Optional[Path]:
     """The claim records shipped with the source tree (``proofs/claims.json`` beside the package), or None when
     there are none (an installed wheel has no ``proofs/``)."""
+    return _shipped("claims.json")
+
+
+def shipped_table() -> Optional[Path]:
+    """The property table shipped with the source tree (``proofs/catalogue.json``), or None."""
+    return _shipped("catalogue.json")
+
+
+def _shipped(name: str) -> Optional[Path]:
     import smtmma
 
-    path = Path(smtmma.__file__).resolve().parents[1] / "proofs" / "claims.json"
+    path = Path(smtmma.__file__).resolve().parents[1] / "proofs" / name
     return path if path.is_file() else None
+
+
+def load_table(path: str) -> list[dict[str, Any]]:
+    """The cell records of a saved ``smtmma prove --catalogue --json`` file; InputError (one line) when it is not one."""
+    data = _json_object(path, "the JSON of 'smtmma prove --catalogue --json'")
+    if not isinstance(data.get("cells"), list):
+        raise InputError(f"{path}: expected an object {{\"cells\": [...]}} as 'smtmma prove --catalogue --json' prints")
+    cells = [_checked(r, path, i) for i, r in enumerate(data["cells"])]
+    for rec in cells:
+        extra = rec.get("extra")
+        if not isinstance(extra, dict) or extra.get("column") not in PROPERTIES or not isinstance(extra.get("cell"), str):
+            raise InputError(f"{path}: cell {rec['name']}: \"extra\" must name its \"column\" ({', '.join(PROPERTIES)}) "
+                             "and its \"cell\" text")
+    return cells
+
+
+def _json_object(path: str, what: str) -> dict[str, Any]:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"the file is a path, got {type(path).__name__}")
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file (expected {what})")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (expected {what})") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object ({what})")
+    return data
 
 
 def load_records(path: str) -> list[dict[str, Any]]:
@@ -72,7 +113,9 @@ def _checked(r: object, path: str, i: int) -> dict[str, Any]:
     if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
         raise InputError(f"{path}: claim {r['name']}: \"seconds\" must be a number")
     rec = {k: r.get(k) for k in ("name", "source", "models", "expected", "verdict", "agrees", "solver", "seconds",
-                                 "witness", "certificate", "covers")}
+                                 "witness", "certificate", "covers", "extra", "detail")}
+    if rec["extra"] is not None and not isinstance(rec["extra"], dict):
+        raise InputError(f"{path}: claim {r['name']}: \"extra\" must be an object")
     rec["models"] = models
     return rec
 
@@ -179,8 +222,10 @@ def _cell_text(prop: str, rec: dict[str, Any], model: Model) -> str:
     return text
 
 
-def catalogue_groups(records: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]:
-    """Every catalogue row, grouped by distinct model (first-appearance order), with properties from ``records``."""
+def catalogue_groups(records: Sequence[dict[str, Any]] = (), cells: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]:
+    """Every catalogue row, grouped by distinct model (first-appearance order), with properties from ``records``
+    (the literature's claims) and, where no claim decides a property, from ``cells`` (the property table of
+    ``prove --catalogue``); :func:`cell_text` words a property neither decides."""
     groups: dict[Model, ModelGroup] = {}
     where: dict[tuple[str, str, str], ModelGroup] = {}
     for e in CATALOGUE:
@@ -201,13 +246,31 @@ def catalogue_groups(records: Sequence[dict[str, Any]] = ()) -> list[ModelGroup]
                 if a == arch and i == instr and (op is None and g.rows and _default_or_only(a, i, o) or o == op):
                     hit[id(g)] = g
         for g in hit.values():
-            text = _cell_text(prop, rec, g.model)
-            cell = g.cells.setdefault(prop, Cell(""))
-            if text not in cell.verdicts:
-                cell.verdicts.append(text)
-            cell.claims.append(rec["name"])
-            cell.text = " / ".join(cell.verdicts)
+            _add(g, prop, _cell_text(prop, rec, g.model), rec["name"])
+    for rec in cells:
+        extra = rec.get("extra") or {}
+        prop = extra.get("column")
+        rows = [_model_key(m) for m in rec.get("covers") or []]
+        g = next((where[k] for k in rows if k is not None and k in where), None)  # type: ignore[comparison-overlap]
+        if g is not None and prop in PROPERTIES and g.model.describe() == extra.get("model") and prop not in g.cells:
+            _add(g, prop, str(extra.get("cell")), rec["name"])
     return list(groups.values())
+
+
+def cell_text(g: ModelGroup, prop: str) -> str:
+    """The report's text for property ``prop`` of ``g``: its cell, or the command that would decide it."""
+    if prop in g.cells:
+        return g.cells[prop].text
+    e = g.rows[0]
+    return f"not run (smtmma prove --catalogue --arch {e.arch} --instr {e.instr})"
+
+
+def _add(g: ModelGroup, prop: str, text: str, claim: str) -> None:
+    cell = g.cells.setdefault(prop, Cell(""))
+    if text not in cell.verdicts:
+        cell.verdicts.append(text)
+    cell.claims.append(claim)
+    cell.text = " / ".join(cell.verdicts)
 
 
 def _default_or_only(arch: str, instr: str, op: str) -> bool:

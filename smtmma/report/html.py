@@ -7,7 +7,7 @@ from html import escape
 from typing import Sequence
 
 from .content import BOUND_SYMBOLS, CLAIM_COLUMNS, Report, claim_row, summary
-from .data import PROPERTIES
+from .data import PROPERTIES, cell_text
 
 __all__ = ["render_html"]
 
@@ -53,14 +53,15 @@ def render_html(rep: Report) -> str:
         out.append("<p>No claim records (run <code>smtmma prove --all --json &gt; claims.json</code> and give "
                    "<code>--claims claims.json</code>).</p>\n")
     out.append('<h2 id="catalogue">Catalogue</h2>\n<p>Every catalogue row, grouped by distinct model; properties come '
-               "from the claims above (— where no claim decides them).</p>\n")
+               "from the claims above, else from the property table of <code>smtmma prove --catalogue</code>"
+               f"{' (' + escape(rep.table_from) + ')' if rep.table_from else ''}.</p>\n")
     rows = []
     for g in rep.groups:
         prop_cells = []
         for key in PROPERTIES:
             cell = g.cells.get(key)
             if cell is None:
-                prop_cells.append(_cell("—"))
+                prop_cells.append(_cell(cell_text(g, key)))
             else:
                 title = escape(", ".join(dict.fromkeys(cell.claims)))
                 prop_cells.append(f'<td title="{title}">{escape(cell.text)}</td>')

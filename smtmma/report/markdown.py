@@ -7,7 +7,7 @@ from typing import Sequence
 from urllib.parse import quote
 
 from .content import BOUND_SYMBOLS, CLAIM_COLUMNS, Report, claim_row, summary
-from .data import PROPERTIES
+from .data import PROPERTIES, cell_text
 
 __all__ = ["render_markdown"]
 
@@ -30,12 +30,12 @@ def render_markdown(rep: Report, path: Path) -> tuple[str, list[Path]]:
         out.append(_table(CLAIM_COLUMNS, [claim_row(r) for r in rep.records]))
     else:
         out.append("No claim records (run `smtmma prove --all --json > claims.json` and give `--claims claims.json`).\n")
-    out.append("\n## Catalogue\n\nEvery catalogue row, grouped by distinct model; properties come from the claims above "
-               "(— where no claim decides them).\n\n")
+    out.append("\n## Catalogue\n\nEvery catalogue row, grouped by distinct model; properties come from the claims above, "
+               f"else from the property table of `smtmma prove --catalogue`{' (' + rep.table_from + ')' if rep.table_from else ''}.\n\n")
     rows = []
     for g in rep.groups:
         rows.append([g.model.describe(), g.instr, ", ".join(g.row_names()),
-                     *[(g.cells[k].text if k in g.cells else "—") for k in PROPERTIES]])
+                     *[cell_text(g, k) for k in PROPERTIES]])
     out.append(_table(["model", "instr", "rows (arch instr op; * = default)", *PROPERTIES.values()], rows))
     out.append(f"\n{BOUND_SYMBOLS}\n")
     written: list[Path] = []

@@ -55,8 +55,9 @@ def entry_id(e: Entry) -> str:
 
 ENTRIES = list(CATALOGUE)
 IDS = [entry_id(e) for e in ENTRIES]
-#: One catalogue row per distinct model (133 of 250 rows): rows with equal models run the same code on the same
-#: inputs, so the fast tests take each model once and ``-m slow`` takes every row.
+#: One catalogue row per distinct model: rows with equal models run the same code on the same inputs, so the fast
+#: tests take each model once, less the format pairs whose formats their algorithm already had
+#: (catalogue_rows.repeats_formats), and ``-m slow`` takes every row.
 _FIRST: dict = {}
 for _e in ENTRIES:
     _FIRST.setdefault(_e.model, _e)
@@ -219,7 +220,7 @@ def dot_inputs(draw: st.DrawFn, model: Model) -> tuple[np.ndarray, np.ndarray, n
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES))
+@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES, thin=True))
 def test_simulator_matches_reference(entry: Entry) -> None:
     model = entry.model
 
@@ -270,7 +271,7 @@ def _batch(entry: Entry, kind: str, n: int, seed_salt: str) -> tuple[int, list[s
     return passed, bad
 
 
-@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES))
+@pytest.mark.parametrize("entry", rows_param(MODEL_ENTRIES, thin=True))
 def test_batched_light(entry: Entry) -> None:
     """200 dot products per entry, spread over the sampling kinds."""
     kinds = sampling.KINDS

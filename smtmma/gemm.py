@@ -60,7 +60,7 @@ def _patterns(name: str, x: object, fmt: Format, bits: bool, round: Optional[str
         arr = x.detach().cpu().numpy()  # type: ignore[attr-defined]
         x = arr.view(f"u{arr.dtype.itemsize}") if arr.dtype.kind == "i" else arr
     if bits:
-        from .simulate import _as_bits
+        from .simulate import as_bits
 
         nd = getattr(x, "ndim", None)
         if not isinstance(nd, int):
@@ -68,7 +68,7 @@ def _patterns(name: str, x: object, fmt: Format, bits: bool, round: Optional[str
                 nd = np.ndim(x)
             except (ValueError, TypeError, RuntimeError):
                 nd = 2  # the reader names what is wrong
-        arr = _as_bits(name, x, fmt, max(nd, 1)) if nd else _as_bits(name, np.reshape(x, 1), fmt, 1).reshape(())
+        arr = as_bits(name, x, fmt, max(nd, 1)) if nd else as_bits(name, np.reshape(x, 1), fmt, 1).reshape(())
     else:
         arr = to_patterns(x, fmt, name=name, round=round)
     if arr.ndim == 0 and not scalar:
@@ -468,9 +468,9 @@ def _to_torch(D: np.ndarray, fd: Format, bits: bool, like: Any) -> Any:
 def _batched_scales(model: Model, scale_a: object, scale_b: object, batch: tuple[int, ...], M: int, N: int, K: int,
                     kstep: int) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """Scale patterns per GEMM of the batch, padded to whole instructions: (nb, M, per), (nb, per, N); (None, None)."""
-    from .simulate import _as_bits, _check_scales
+    from .simulate import as_bits, check_scales
 
-    _check_scales(model, scale_a, scale_b)
+    check_scales(model, scale_a, scale_b)
     if model.scale_fmt is None:
         return None, None
     block = model.block or kstep
@@ -479,7 +479,7 @@ def _batched_scales(model: Model, scale_a: object, scale_b: object, batch: tuple
     sf = get_format(model.scale_fmt)
     need = -(-K // block)
     nd_a, nd_b = max(np.ndim(scale_a), 2), max(np.ndim(scale_b), 2)
-    sa, sb = _as_bits("scale_a", scale_a, sf, nd_a), _as_bits("scale_b", scale_b, sf, nd_b)
+    sa, sb = as_bits("scale_a", scale_a, sf, nd_a), as_bits("scale_b", scale_b, sf, nd_b)
     if sa.shape[-2:] != (M, need) or sb.shape[-2:] != (need, N):
         raise InputError(f"scale_a must be (..., {M}, {need}) and scale_b (..., {need}, {N}) (one scale per {block} "
                          f"values of K); got {sa.shape} and {sb.shape}")

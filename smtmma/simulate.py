@@ -28,7 +28,8 @@ from .instr_names import named_shape
 from .formats import Format, clip, get_format
 from .models import Model
 
-__all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS"]
+__all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
+           "check_scales"]
 
 _BACKENDS = ("auto", "native", "numpy")
 
@@ -262,7 +263,7 @@ def _float_hint(name: str, arr: np.ndarray, fmt: Format) -> str:
     return f"{name} holds {arr.dtype.name} values, not {fmt.name} bit patterns: pass {fix}"
 
 
-def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
+def as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
     """``x`` as a ``ndim``-D array of ``fmt`` bit patterns: its own unsigned dtype (no copy), int64 for signed
     input, uint64 only for 64-bit formats; InputError otherwise."""
     what = "an (N, K) array" if ndim == 2 else "an (N,) array"
@@ -296,7 +297,7 @@ def _as_bits(name: str, x: object, fmt: Format, ndim: int) -> np.ndarray:
     return arr.astype(np.int64) if arr.dtype == np.uint64 and fmt.bits < 64 else arr
 
 
-def _check_scales(model: Model, scale_a: object, scale_b: object) -> None:
+def check_scales(model: Model, scale_a: object, scale_b: object) -> None:
     """Scales go with block-scaled models only, and then both of them."""
     given = [n for n, s in (("scale_a", scale_a), ("scale_b", scale_b)) if s is not None]
     if model.scale_fmt is None and given:
@@ -311,9 +312,9 @@ def checked_inputs(model: Model, a: object, b: object, c: object, scale_a: objec
     """(A, B, C, SA, SB): the bit-pattern arrays of a batch of dot products for ``model``, each checked
     (unsigned patterns of the operand's format, shapes (N, K), (N, K), (N,), K >= 1, one scale per block);
     InputError naming the argument otherwise.  SA, SB are None for instructions without block scales."""
-    _check_scales(model, scale_a, scale_b)
+    check_scales(model, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    A, B, C = _as_bits("a", a, fa, 2), _as_bits("b", b, fb, 2), _as_bits("c", c, fc, 1)
+    A, B, C = as_bits("a", a, fa, 2), as_bits("b", b, fb, 2), as_bits("c", c, fc, 1)
     if A.shape != B.shape:
         raise InputError(f"a and b must have the same shape (N, K): got {A.shape} and {B.shape}")
     if C.shape[0] != A.shape[0]:
@@ -324,7 +325,7 @@ def checked_inputs(model: Model, a: object, b: object, c: object, scale_a: objec
     SA = SB = None
     if model.scale_fmt is not None:
         sf = get_format(model.scale_fmt)
-        SA, SB = _as_bits("scale_a", scale_a, sf, 2), _as_bits("scale_b", scale_b, sf, 2)
+        SA, SB = as_bits("scale_a", scale_a, sf, 2), as_bits("scale_b", scale_b, sf, 2)
         need = -(-K // model.block)
         for nm, s in (("scale_a", SA), ("scale_b", SB)):
             if s.shape != (n, need):
@@ -409,9 +410,9 @@ def simulate_mma(
     """
     model = model_of(target, instr, op)
     warn_if_provisional(target)
-    _check_scales(model, scale_a, scale_b)
+    check_scales(model, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    Am, Bm, Cm = _as_bits("A", A, fa, 2), _as_bits("B", B, fb, 2), _as_bits("C", C, fc, 2)
+    Am, Bm, Cm = as_bits("A", A, fa, 2), as_bits("B", B, fb, 2), as_bits("C", C, fc, 2)
     M, K = Am.shape
     if Bm.shape[0] != K or Cm.shape != (M, Bm.shape[1]):
         raise InputError(f"shapes do not multiply: A {Am.shape}, B {Bm.shape}, C {Cm.shape}")
@@ -428,7 +429,7 @@ def simulate_mma(
     sa = sb = None
     if scale_a is not None and scale_b is not None:
         sf = get_format(model.scale_fmt or "ue8m0")
-        sa = np.repeat(_as_bits("scale_a", scale_a, sf, 2), N, axis=0)
-        sb = np.tile(_as_bits("scale_b", scale_b, sf, 2).T, (M, 1))
+        sa = np.repeat(as_bits("scale_a", scale_a, sf, 2), N, axis=0)
+        sb = np.tile(as_bits("scale_b", scale_b, sf, 2).T, (M, 1))
     d = simulate_dot(model, None, a, b, Cm.reshape(-1), scale_a=sa, scale_b=sb)
     return d.reshape(M, N)

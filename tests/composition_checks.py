@@ -1,9 +1,9 @@
-"""Checks shared by the tests of compositional proofs (:class:`smtmma.queries.properties._pieces.Composed`)."""
+"""Checks shared by the tests of compositional proofs (:class:`smtmma.proof_kernel.pieces.Composed`)."""
 
 from __future__ import annotations
 
 from smtmma.queries.backends import solve
-from smtmma.queries.properties._pieces import Composed
+from smtmma.proof_kernel.pieces import Composed
 from smtmma.proof_kernel.parts import negated_script as _script
 
 

@@ -10,8 +10,8 @@ from smtmma.catalogue import model_of
 from smtmma.formats import from_fraction
 from smtmma.queries._twins import QueryAlgebra, value_key
 from smtmma.queries.backends import available, solve
-from smtmma.queries.properties._monotone_efdpa import (EfdpaShape, _cases, adder_lemmas, glue_lemma, position, positions,
-                                                       rounding_lemmas, supports_efdpa_monotone, term_lemmas)
+from smtmma.op_proofs.efdpa import (EfdpaShape, adder_lemmas, glue_lemma, position, positions, rounding_cases, rounding_lemmas,
+                                    supports_monotone, term_lemmas)
 from smtmma.proof_kernel.parts import Part as _Lemma, negated_script as _script, ranged_var as _ranged
 
 pytestmark = pytest.mark.skipif("bitwuzla" not in available(), reason="bitwuzla not installed")
@@ -28,7 +28,7 @@ def test_the_shape_is_fp32_cs_last_place() -> None:
     assert SHAPE.floor == -149 and SHAPE.mag_hi.bit_length() == 278
     # a placed product: (2**11 - 1)**2 shifted by up to 2 * 16 - 20 + 149 (the static range: exponents up to inf's 16)
     assert SHAPE.prod == (-SHAPE.prod[1], ((1 << 11) - 1) ** 2 << (2 * 16 - 20 + 149))
-    assert _cases(SHAPE) == [(0, 50), (50, 100), (100, 200), (200, None)]
+    assert rounding_cases(SHAPE) == [(0, 50), (50, 100), (100, 200), (200, None)]
     assert sorted(LEMMAS) == sorted(
         ["glue (Alg. 6)", "terms, c", "terms, c raised", "terms, product", "terms, product, a raised", "terms, product, b raised",
          "ring, product step", "ring, power of two 2**10", "ring, power of two 2**11", "ring, zero on the right",
@@ -37,10 +37,10 @@ def test_the_shape_is_fp32_cs_last_place() -> None:
 
 
 def test_only_one_efdpa_of_one_input_format_has_the_proof() -> None:
-    assert supports_efdpa_monotone(MODEL, 4) and supports_efdpa_monotone(MODEL, 1)
-    assert not supports_efdpa_monotone(MODEL, 0) and not supports_efdpa_monotone(MODEL, 8)  # K > L: a chain of two
-    assert supports_efdpa_monotone(model_of("gfx908", "bf16f32"), 2)
-    assert not supports_efdpa_monotone(model_of("sm90", "f16f32"), 16)
+    assert supports_monotone(MODEL, 4) and supports_monotone(MODEL, 1)
+    assert not supports_monotone(MODEL, 0) and not supports_monotone(MODEL, 8)  # K > L: a chain of two
+    assert supports_monotone(model_of("gfx908", "bf16f32"), 2)
+    assert not supports_monotone(model_of("sm90", "f16f32"), 16)
     assert positions(2) == ["c", "a0", "b0", "a1", "b1"]
 
 

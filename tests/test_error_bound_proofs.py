@@ -11,7 +11,7 @@ from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
 from smtmma.queries.properties.error_bound import _py_ratio, _table9, error_bound
-from smtmma.simulate import simulate_dot  # noqa: F401  (the replay path used by error_bound)
+from smtmma.simulate import simulate_dot
 
 
 @pytest.mark.slow
@@ -31,12 +31,13 @@ def test_rounding_lemma_underflow_and_e8m13() -> None:
     """The rounding step's lemma holds where it used to have a counterexample: RNE-FP16 underflowing to 0
     (ulp >> 2^(e_max-F)) and RZ-E8M13 (FP32 bits below 2^(e_max-F) are not exact)."""
     from smtmma.queries._twins import Runner
-    from smtmma.queries.properties import error_parts as ep
+    from smtmma.op_proofs.fused_sum import Plan
+    from smtmma.op_proofs.rounding import conversion_lemma
 
     run = Runner("bitwuzla", 60, 0)
     for arch, instr in (("sm80", "f16f16"), ("sm89", "e4m3e4m3f32")):
-        plan = ep._Plan(model_of(arch, instr), 4)
-        lem, _ = ep._conversion_lemma(plan, (-(1 << 30), 1 << 30), (plan.e_lo, plan.e_hi), plan.model.F)
+        plan = Plan(model_of(arch, instr), 4)
+        lem, _ = conversion_lemma(plan, (-(1 << 30), 1 << 30), (plan.e_lo, plan.e_hi), plan.model.F)
         assert run.check(lem.script).verdict == "unsat", (arch, instr)
 
 
@@ -89,7 +90,6 @@ def test_simulated_search_finds_a_large_error_below_the_proved_bound(arch: str, 
     """The witness of a tight constant: its output replays bit for bit, its exact ratio is what the search says,
     above 1/2 (the Table 9 bound is within a factor 2 of the worst error) and never above 1 (the proved bound)."""
     from smtmma.queries.properties._error_search import search
-    from smtmma.simulate import simulate_dot
     import numpy as np
 
     model = model_of(arch, instr)
@@ -127,7 +127,9 @@ def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pyte
     from smtmma.proof_kernel.parts import PartsProof
 
     lemma = Block("a lemma", "(declare-const x (_ BitVec 4))\n(assert (= x (bvadd x #x1)))", "unsat")
-    monkeypatch.setattr(claims_error_bound, "prove_cdna3", lambda *a, **k: PartsProof("holds", [lemma], seconds={"a lemma": 0.0}))
+    for kind in ("tr-fdpa", "gtr-fdpa"):
+        monkeypatch.setitem(claims_error_bound.INTERVAL_PROVERS, kind,
+                            lambda *a, **k: PartsProof("holds", [lemma], seconds={"a lemma": 0.0}))
     load_claims()
     out = CLAIMS["cdna3-one-sided-bound"].check(Context())
     assert out.verdict == "holds"

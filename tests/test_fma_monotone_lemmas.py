@@ -8,9 +8,8 @@ from composition_checks import assert_composition_sound, assert_facts_hold_at
 from smtmma.catalogue import model_of
 from smtmma.queries.backends import available, solve
 from smtmma.queries._twins import QueryAlgebra
-from smtmma.queries.properties._monotone_fma import FmaShape, _rep, rounding_lemmas, term_lemmas, window_lemmas
-from smtmma.queries.properties._monotone_fma_proof import (_glue_lemma, _split_lemmas, chain_position, fma_in_a,
-                                                           fma_in_c, supports_fma_monotone)
+from smtmma.op_proofs.fma import (FmaShape, chain_position, fma_in_a, fma_in_c, glue_lemma, rep_le, rounding_lemmas,
+                                  split_lemmas, supports_monotone, term_lemmas, window_lemmas)
 from smtmma.proof_kernel.parts import Part as _Lemma, negated_script as _script, ranged_var as _ranged
 
 pytestmark = pytest.mark.skipif("bitwuzla" not in available(), reason="bitwuzla not installed")
@@ -20,7 +19,7 @@ SHAPE = FmaShape.of(MODEL)
 
 
 def _lemmas() -> dict[str, _Lemma]:
-    lemmas = [_glue_lemma(MODEL, 4, SHAPE), *_split_lemmas(SHAPE), *term_lemmas(SHAPE), *window_lemmas(SHAPE),
+    lemmas = [glue_lemma(MODEL, 4, SHAPE), *split_lemmas(SHAPE), *term_lemmas(SHAPE), *window_lemmas(SHAPE),
               *rounding_lemmas(SHAPE)]
     return {lem.label.split(":")[0]: lem for lem in lemmas}
 
@@ -44,8 +43,8 @@ def test_the_shape_is_fp64s_window() -> None:
 def test_only_fma_chains_have_a_shape_and_a_proof() -> None:
     with pytest.raises(ValueError, match="not an FMA chain"):
         FmaShape.of(model_of("sm90", "f16f32"))
-    assert supports_fma_monotone(MODEL, 4) and not supports_fma_monotone(model_of("sm90", "f16f32"), 4)
-    assert not supports_fma_monotone(MODEL, 0)
+    assert supports_monotone(MODEL, 4) and not supports_monotone(model_of("sm90", "f16f32"), 4)
+    assert not supports_monotone(MODEL, 0)
 
 
 @pytest.mark.parametrize("label", FAST)
@@ -80,7 +79,7 @@ def test_the_adder_step_needs_its_cut_premise() -> None:
     alg = QueryAlgebra()
     kx, k1, k2 = (_ranged(alg, n, 0, (1 << SHAPE.window) - 1) for n in ("kx", "ky", "kz"))
     cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
-    goal = _rep(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
+    goal = rep_le(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
     r = solve(_script(alg, alg.or_(alg.not_(alg.le(k1, k2)), goal)), ["cx", "cy", "cz", "ky", "kz"], solver="bitwuzla", timeout=60)
     assert r.verdict == "sat"
     assert (r.values["ky"], r.values["cx"], r.values["cy"], r.values["cz"]) == (r.values["kz"], 0, 1, 0)

@@ -112,15 +112,12 @@ def _composed(model: smtmma.Model, label: str) -> tuple[str, object, str]:
 
     from smtmma.queries._twins import Runner, output_container
     from smtmma.queries.formula import Domain
-    from smtmma.queries.properties._monotone_proof import (
-        composed_position,
-        supports_composed,
-    )
-    from smtmma.queries.properties.monotonicity import _moved
+    from smtmma.op_proofs.rounding import composed_position, supports_composed
+    from smtmma.queries.properties.monotonicity import raised_inputs
 
     assert supports_composed(model, 2)
     dom = replace(Domain(), nonneg=True, specials=False)
-    return composed_position(model, 2, dom, label, Runner("bitwuzla" if "bitwuzla" in available() else None, 30.0, 0), _moved,
+    return composed_position(model, 2, dom, label, Runner("bitwuzla" if "bitwuzla" in available() else None, 30.0, 0), raised_inputs,
                              output_container(model))
 
 
@@ -140,7 +137,7 @@ def test_composed_proof_refuses_a_truncated_sum_with_fp32_c() -> None:
     assert (verdict, block) == ("sat", None) and "lemma 1" in why
 
 
-# -- the compositional proof of one T-FDPA (queries/properties/_monotone_parts.py) --------------------------------------
+# -- the compositional proof of one T-FDPA (op_proofs/tfdpa.py) --------------------------------------------------------
 
 def _toy_t(F: int) -> smtmma.Model:
     return smtmma.Model("t-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2, F=F, rho="rne-fp16")
@@ -148,9 +145,9 @@ def _toy_t(F: int) -> smtmma.Model:
 
 def _parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
     from smtmma.queries._twins import Runner
-    from smtmma.queries.properties._monotone_parts import prove_monotone_parts
+    from smtmma.op_proofs.tfdpa import prove_monotone
 
-    return prove_monotone_parts(model, 2, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
+    return prove_monotone(model, 2, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
 
 
 def test_compositional_monotonicity_proof_holds_and_rechecks() -> None:
@@ -193,7 +190,7 @@ def test_sm80_f16f16_is_proved_monotone_through_the_property() -> None:
     assert all(b.expect == "unsat" for b in r.blocks)
 
 
-# -- the compositional proof of one TR-/GTR-FDPA (queries/properties/_monotone_cdna3.py) ---------------------------------
+# -- the compositional proof of one TR-/GTR-FDPA (op_proofs/trfdpa.py, op_proofs/gtrfdpa.py) ----------------------------
 
 def _toy_cdna3(kind: str, F: int) -> smtmma.Model:
     return smtmma.Model(kind, "e4m3", "e4m3", "fp16", "fp16", L=4, F=F, F2=F + 4, rho="rne-fp16")
@@ -201,10 +198,11 @@ def _toy_cdna3(kind: str, F: int) -> smtmma.Model:
 
 def _cdna3_parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
     from smtmma.queries._twins import Runner
-    from smtmma.queries.properties._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
+    from smtmma.op_proofs import gtrfdpa, trfdpa
 
-    assert supports_cdna3_monotone(model, 4)
-    return prove_cdna3_monotone(model, 4, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
+    op = gtrfdpa if model.kind == "gtr-fdpa" else trfdpa
+    assert op.supports_monotone(model, 4)
+    return op.prove_monotone(model, 4, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
 
 
 def test_tr_fdpa_monotonicity_proof_holds_and_rechecks() -> None:
@@ -248,28 +246,28 @@ def _bitwuzla_or_default() -> Runner:
 
 def test_ftz_addmul_glue_checks_the_tree_against_the_model() -> None:
     """CDNA2 (Alg. 2): the model's D is the P = 4 tree of FTZ-Mul and FTZ-Add; the P = 2 tree is another formula (sat)."""
-    from smtmma.queries.properties import _monotone_chain as chain
+    from smtmma.op_proofs import addmul as chain
 
     model = smtmma.lookup("gfx90a", "f16f32").model
-    ops = chain._Ops.of(model)
+    ops = chain.AddMulOps.of(model)
     run = _bitwuzla_or_default()
-    assert run.check(chain._glue_lemma(model, 4, ops).script).verdict == "unsat"
+    assert run.check(chain.glue_lemma(model, 4, ops).script).verdict == "unsat"
     other = smtmma.Model("ftz-addmul", "fp16", "fp16", "fp32", "fp32", P=2, ftz_inputs=True)
-    assert run.check(chain._glue_lemma(other, 4, ops).script).verdict == "unsat"
+    assert run.check(chain.glue_lemma(other, 4, ops).script).verdict == "unsat"
     alg = chain.QueryAlgebra()
     x = chain.InputSet.of(alg, model, 4)
     d = chain.run_model(alg, model, x.a, x.b, x.c)
-    t = chain._evaluate(alg, ops, chain.addmul_tree(4, 2), list(x.a), list(x.b), x.c)
+    t = chain.evaluate_tree(alg, ops, chain.addmul_tree(4, 2), list(x.a), list(x.b), x.c)
     assert run.check(chain.negated_script(alg, alg.eq(d, t))).verdict == "sat"  # the P = 2 tree for the P = 4 model
 
 
 def test_ftz_addmul_operation_lemmas_hold() -> None:
     """Every FTZ-Mul and flushed-c lemma, the add cases' cover and two of the 14 add cases (the others: the slow test)."""
-    from smtmma.queries.properties import _monotone_chain as chain
+    from smtmma.op_proofs import addmul as chain
 
-    ops = chain._Ops.of(smtmma.lookup("gfx90a", "f16f32").model)
-    adds = chain._add_lemmas(ops)
-    lemmas = [*chain._mul_lemmas(ops), chain._c_lemma(ops), adds[0], adds[8], adds[-2]]
+    ops = chain.AddMulOps.of(smtmma.lookup("gfx90a", "f16f32").model)
+    adds = chain.add_lemmas(ops)
+    lemmas = [*chain.mul_lemmas(ops), chain.c_lemma(ops), adds[0], adds[8], adds[-2]]
     assert "cover" in adds[0].label and "[26, inf]" in adds[8].label and "[2, inf]" in adds[-2].label
     run = _bitwuzla_or_default()
     assert [run.check(lem.script).verdict for lem in lemmas] == ["unsat"] * len(lemmas)
@@ -278,16 +276,16 @@ def test_ftz_addmul_operation_lemmas_hold() -> None:
 def test_ftz_addmul_composition_needs_the_operation_lemmas() -> None:
     """Raising a1 never lowers D given the lemma instances along the tree (unsat, also with z3); without the add
     instances the fresh variables are unconstrained and a drop is sat."""
-    from smtmma.queries.properties import _monotone_chain as chain
+    from smtmma.op_proofs import addmul as chain
 
     model = smtmma.lookup("gfx90a", "f16f32").model
-    ops, tree = chain._Ops.of(model), chain.addmul_tree(4, 4)
+    ops, tree = chain.AddMulOps.of(model), chain.addmul_tree(4, 4)
     run = _bitwuzla_or_default()
-    lem = chain._Composition(model, ops, 4).position(tree, "a1")
+    lem = chain.TreeComposition(model, ops, 4).position(tree, "a1")
     assert run.check(lem.script).verdict == "unsat"
     answers = recheck(Certificate({"claim": "t"}, [Block(lem.label, lem.script, "unsat")]), solver="z3" if HAS_Z3 else None)
     assert [a.got for a in answers] == ["unsat"]
-    weak = chain._Composition(model, ops, 4)
+    weak = chain.TreeComposition(model, ops, 4)
     weak.add_step = lambda l1, l2, r1, r2: weak.app("fadd", l2, r2)  # type: ignore[method-assign]
     assert run.check(weak.position(tree, "a1").script).verdict == "sat"
 
@@ -306,19 +304,19 @@ def _nvf4() -> smtmma.Model:
 
 def test_gst_fdpa_monotonicity_proof_applies_to_one_scale_per_group() -> None:
     """nvf4 (UE4M3 per 16 lanes = G) at K = L is covered; mxf4's scale spans two groups, and K < L is another shape."""
-    from smtmma.queries.properties._monotone_gst import supports_gst_monotone
+    from smtmma.op_proofs.gstfdpa import supports_monotone
 
-    assert supports_gst_monotone(_nvf4(), 64)
-    assert not supports_gst_monotone(_nvf4(), 32)
-    assert not supports_gst_monotone(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
+    assert supports_monotone(_nvf4(), 64)
+    assert not supports_monotone(_nvf4(), 32)
+    assert not supports_monotone(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
 
 
 def test_gst_fdpa_group_lemmas_hold() -> None:
     """The glue, the lane and dot-sum steps, the group summand's steps and gains but the two slow ones (6-7 s each:
     the slow test), the scaling steps, the aligned step and the split composition: each unsat, every one under 2 s."""
-    from smtmma.queries.properties._monotone_gst import gst_monotone_lemmas
+    from smtmma.op_proofs.gstfdpa import monotone_lemmas
 
-    lemmas = gst_monotone_lemmas(_nvf4(), 64)
+    lemmas = monotone_lemmas(_nvf4(), 64)
     assert len(lemmas) == 45 and lemmas[0].label.startswith("glue") and lemmas[-1].label.startswith("rounding")
     slow = ("re-alignment", "exponent field up", "value:")
     fast = [lem for lem in lemmas if not any(s in lem.label for s in slow)]
@@ -331,24 +329,24 @@ def test_gst_fdpa_group_lemmas_hold() -> None:
 def test_gst_fdpa_re_alignment_needs_the_wide_shift_cap() -> None:
     """A group summand reaches 2**(e + 12), not 2**(e + 2) as a product: with the T-FDPA proof's cap Dc = F + 3 the
     re-alignment lemma is sat (a summand that does not align to 0 at D = Dc), with the group's cap it is unsat."""
-    from smtmma.queries.properties._monotone_gst import _Gst
-    from smtmma.queries.properties._monotone_parts import _realign_lemma
+    from smtmma.op_proofs.gstfdpa import GstShape
+    from smtmma.op_proofs.tfdpa import realign_lemma
 
-    g = _Gst(_nvf4(), 64)
+    g = GstShape(_nvf4(), 64)
     assert g.sh.Dc == g.a_hi.bit_length() > g.sh.F + 3
     run = _bitwuzla_or_default()
     g.sh.Dc = g.sh.F + 3
-    assert run.check(_realign_lemma(g.sh, "group", g.fresh_group, "group").script).verdict == "sat"
+    assert run.check(realign_lemma(g.sh, "group", g.fresh_group, "group").script).verdict == "sat"
 
 
 def test_gst_fdpa_dot_chain_rests_on_its_add_steps() -> None:
     """Without the add step asserted at each running sum, the fresh sums are free and the dot can fall (sat)."""
-    from smtmma.queries.properties._monotone_gst import _dot_chain_lemma, _Gst
+    from smtmma.op_proofs.gstfdpa import GstShape, dot_chain_lemma
 
-    g = _Gst(_nvf4(), 64)
+    g = GstShape(_nvf4(), 64)
     run = _bitwuzla_or_default()
-    assert run.check(_dot_chain_lemma(g, 5).script).verdict == "unsat"
-    assert run.check(_dot_chain_lemma(g, 5, steps=False).script).verdict == "sat"
+    assert run.check(dot_chain_lemma(g, 5).script).verdict == "unsat"
+    assert run.check(dot_chain_lemma(g, 5, steps=False).script).verdict == "sat"
 
 
 @pytest.mark.slow  # ~35 s on 2 cores

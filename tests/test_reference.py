@@ -8,7 +8,6 @@ rounding edge cases of its own funnel.
 
 from __future__ import annotations
 
-import json
 import pathlib
 from fractions import Fraction
 
@@ -16,7 +15,6 @@ import numpy as np
 import pytest
 
 from smtmma import sampling
-from smtmma.catalogue import lookup
 from smtmma.formats import FORMATS, from_fraction, get_format, to_fraction
 from smtmma.models import Model
 

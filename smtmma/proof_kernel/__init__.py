@@ -7,6 +7,13 @@
   run's own terms proved in turn, and the certificate text of a chain;
 * :mod:`~smtmma.proof_kernel.blocks`: :class:`Block`, one check with the
   answer it must give.
+* :mod:`~smtmma.proof_kernel.parts`: proofs by parts, each part a check on
+  its own fresh variables;
+* :mod:`~smtmma.proof_kernel.pieces`: :class:`~smtmma.proof_kernel.pieces.Pieces`,
+  fresh variables for the pieces a composition names, and
+  :class:`~smtmma.proof_kernel.pieces.Composed`, the composition's check.
+
+The facts about each op built from these live in :mod:`smtmma.op_proofs`.
 
 Queries (:mod:`smtmma.queries.properties`) and claims (:mod:`smtmma.proofs`)
 build their certificates from these; ``proofs/check_certificate.py`` checks

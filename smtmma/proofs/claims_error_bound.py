@@ -4,7 +4,7 @@
 (u = 1 for RZ outputs, 1/2 for RNE), K = L, every exponent, outputs finite.
 For one T-FDPA the proof is a chain of small lemmas (per summand, the output
 rounding, the glue to the model, the composition; see
-smtmma/queries/properties/error_parts.py), every one a check-sat of the
+smtmma/op_proofs/tfdpa.py), every one a check-sat of the
 certificate.  ``error-bound-tight-*``: the smallest multiple of the bound the
 solver certifies (bisection: a proof at the constant, a witness below it).
 
@@ -17,7 +17,7 @@ implies, exact - Phi in [-(L 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp] (TR) a
 Not covered: CDNA1 E-FDPA (gfx908), FTZ-AddMul (CDNA2: its own bounds, input FTZ), block-scaled
 ST-/GST-FDPA (scale factors), the c_after FP8 mma.sync rows of sm90/sm100 (two roundings), FMA chains
 (K roundings).  The lemmas are proved on their own variables; that the model's terms instantiate
-them is the glue lemma plus a step no solver checks (see error_parts.py).
+them is the glue lemma plus a step no solver checks (see smtmma/op_proofs/).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..catalogue import model_of
-from ..queries.properties.error_bound import error_bound
+from ..op_proofs import gtrfdpa, trfdpa
+from ..queries.properties.error_bound import error_bound, error_prover
 from ..queries._twins import Runner
-from ..queries.properties.error_parts import prove_cdna3, supports_cdna3, supports_parts
 from .claim import Claim, Context, Outcome, add_claim
 from .evidence import certificate, query_blocks, witness_record
 
@@ -53,6 +53,9 @@ TIGHT: tuple[tuple[str, str, str | None], ...] = (("sm70", "f16f32", None), ("sm
 
 SOURCE = "000 Table 9"
 
+#: the one-sided interval's proof of each CDNA3 kind (Alg. 10 / 11)
+INTERVAL_PROVERS = {"tr-fdpa": trfdpa.prove_error_interval, "gtr-fdpa": gtrfdpa.prove_error_interval}
+
 
 def _label(arch: str, instr: str, op: str | None) -> str:
     return f"{arch} {instr}" + (f" ({op})" if op else "")
@@ -65,7 +68,7 @@ def _bound_claim(arch: str, instr: str, op: str | None) -> Claim:
     def run(ctx: Context) -> Outcome:
         model = model_of(arch, instr, op)
         K = model.L or 1
-        timeout = ctx.timeout if supports_parts(model, K) or supports_cdna3(model, K) else min(ctx.timeout, 30.0)
+        timeout = ctx.timeout if error_prover(model, K) is not None else min(ctx.timeout, 30.0)
         r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=timeout, seed=ctx.seed)
         agrees = None if r.verdict == "unknown" else r.verdict == "holds"
         wit = witness_record(model, r.witness, {"d": (model.d_fmt, r.outputs["d"])}) if r.witness else None
@@ -129,7 +132,8 @@ def _one_sided_claim() -> Claim:
             L = model.L
             assert L is not None
             lo = Fraction(L) if model.kind == "tr-fdpa" else Fraction(2 * L + 1, 2)  # GTR: a dropped c < 0 (Alg. 11 l. 24-25)
-            p = prove_cdna3(model, L, Runner(ctx.solver, ctx.timeout, ctx.seed), lo_fused=lo, hi_fused=Fraction(L + 1))
+            p = INTERVAL_PROVERS[model.kind](model, L, Runner(ctx.solver, ctx.timeout, ctx.seed), lo_fused=lo,
+                                             hi_fused=Fraction(L + 1))
             lines.append(f"{arch} {instr}: -({lo}*2^(E-{model.F}) + 1/2 ulp) <= exact - Phi <= {L + 1}*2^(E-{model.F}) "
                          f"+ 1/2 ulp: {p.verdict} ({sum(p.seconds.values()):.1f} s){'; ' + p.reason if p.reason else ''}")
             blocks += [Block(f"{arch} {instr}: {b.label}", b.text, b.expect) for b in p.blocks]

@@ -7,9 +7,9 @@ from typing import Optional
 from ..catalogue import model_of
 from ..queries.distinguish import Witness
 from ..queries.properties import check_property
-from ..queries.properties.common import _py_value
+from ..queries.properties.common import py_value, show_value
 from ..queries._twins import witness_pins
-from ..queries.properties.monotonicity import _monotone_script, _moved
+from ..queries.properties.monotonicity import monotone_script, raised_inputs
 from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container
 from ..queries.formula import Domain
 from ..simulate import simulate_dot
@@ -40,28 +40,22 @@ def volta_nonmonotonic(ctx: Context) -> Outcome:
     dom = Domain(nonneg=True)
     x = InputSet.of(alg, m, 4)
     x.restrict(dom)
-    y = _moved(alg, x, "c", dom)
+    y = raised_inputs(alg, x, "c", dom)
     pins = witness_pins(m, w)
     pins["c_2"] = (VOLTA_C_LARGER, 32)
     pins["d"], pins["d_larger"] = (d1, out.bits), (d2, out.bits)  # the simulator's outputs: the solver must agree
     block = pin_block("002 §3.1.4: c = 1 - 2^-24 -> 1 lowers d (inputs and both outputs pinned)",
-                      _monotone_script(alg, m, x, y, out), pins, "sat")
+                      monotone_script(alg, m, x, y, out), pins, "sat")
     r = Runner(ctx.solver, ctx.timeout, ctx.seed).check(block.text)
-    v1, v2 = _py_value(out, d1), _py_value(out, d2)
+    v1, v2 = py_value(out, d1), py_value(out, d2)
     fails = r.verdict == "sat" and v1 is not None and v2 is not None and v2 < v1
     verdict = "fails" if fails else ("unknown" if r.verdict == "unknown" else "holds")
     rec = witness_record(m, w, {"d": ("fp32", d1), "d_larger": ("fp32", d2)})
     rec["larger"] = {"c": f"{VOLTA_C_LARGER:08x}", "decimal": {"c": "1"}}
     return Outcome(verdict, verdict == "fails" if verdict != "unknown" else None, r.solver, rec,
-                   f"002 §3.1.4: d = {_show(out, d1)} for c = 1 - 2^-24 but {_show(out, d2)} for c = 1: raising c to a power "
+                   f"002 §3.1.4: d = {show_value(out, d1)} for c = 1 - 2^-24 but {show_value(out, d2)} for c = 1: raising c to a power "
                    "of two raises e_max and the four 2^-24 products are truncated away (no normalization of partial sums).",
                    certificate("volta-nonmonotonic", "002 §3.1.4", ["sm70 f16f32"], verdict, r.solver, [block], rec))
-
-
-def _show(fmt: object, bits: int) -> str:
-    from ..queries.properties.common import _show as show
-
-    return show(fmt, bits)  # type: ignore[arg-type]
 
 
 #: (arch, instr, op, expected verdict, where the documents say it).  "-": no document states it.

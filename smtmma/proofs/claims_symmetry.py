@@ -15,7 +15,7 @@ from ..catalogue import ARCHS, CATALOGUE, Entry, lookup
 from ..formats import get_format
 from ..models import Model
 from ..queries.properties import check_property
-from ..queries.properties.common import QueryResult, _py_value
+from ..queries.properties.common import QueryResult, py_value
 from ..proof_kernel.blocks import Block
 from .claim import Context, Outcome, claim
 from .evidence import certificate, query_blocks, witness_record
@@ -139,7 +139,7 @@ def _nonzero_witness(model: Model, label: str, ctx: Context) -> tuple[QueryResul
         last = r
         if r.verdict != "fails":
             return r, None
-        d, dn = _py_value(out, r.outputs["d"]), _py_value(out, r.outputs["d_neg"])
+        d, dn = py_value(out, r.outputs["d"]), py_value(out, r.outputs["d_neg"])
         if d not in (0, None) and dn not in (0, None):
             return r, None
     assert last is not None

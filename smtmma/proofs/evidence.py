@@ -8,7 +8,7 @@ from ..formats import format_hex, get_format
 from ..models import Model
 from ..queries._twins import witness_pins
 from ..queries.distinguish import Witness
-from ..queries.properties.common import QueryResult, _show, _value_text
+from ..queries.properties.common import QueryResult, pattern_text, show_value
 from ..proof_kernel.blocks import Block, chain_block, pin_block
 from .certificate import Certificate, solver_version
 
@@ -23,15 +23,15 @@ def witness_record(model: Model, w: Witness, outputs: Optional[dict[str, tuple[s
         "a": [format_hex(fa, x) for x in w.a],
         "b": [format_hex(fb, x) for x in w.b],
         "c": format_hex(fc, w.c),
-        "decimal": {"a": [_value_text(fa, x) for x in w.a], "b": [_value_text(fb, x) for x in w.b],
-                    "c": _value_text(fc, w.c)},
+        "decimal": {"a": [pattern_text(fa, x) for x in w.a], "b": [pattern_text(fb, x) for x in w.b],
+                    "c": pattern_text(fc, w.c)},
     }
     if w.scale_a is not None and w.scale_b is not None and model.scale_fmt:
         fs = get_format(model.scale_fmt)
         rec["scale_a"] = [format_hex(fs, x) for x in w.scale_a]
         rec["scale_b"] = [format_hex(fs, x) for x in w.scale_b]
     if outputs:
-        rec["outputs"] = {k: _show(get_format(f), bits) for k, (f, bits) in outputs.items()}
+        rec["outputs"] = {k: show_value(get_format(f), bits) for k, (f, bits) in outputs.items()}
     return rec
 
 

@@ -12,13 +12,15 @@ from ..models import Model, canonical_kind, parse_model_spec
 
 Token = Union[str, Model]
 
+__all__ = ["Token", "is_spec_token", "resolve_models", "token_name"]
+
 
 def token_name(token: Token) -> str:
     """How a token is named in results: the text given, or a Model's spec."""
     return token.describe() if isinstance(token, Model) else token
 
 
-def _is_spec_token(token: Token) -> bool:
+def is_spec_token(token: Token) -> bool:
     """A model spec: a Model, has a ':', or is a bare model kind that is not an architecture name (fma, e-fdpa)."""
     if isinstance(token, Model):
         return True
@@ -54,7 +56,7 @@ def _check_shared_instr(archs: Sequence[str], instr: str) -> None:
     )
 
 
-def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str], like: Optional[str]) -> tuple[
+def resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str], like: Optional[str]) -> tuple[
         str, list[Model], Optional[str], Optional[str]]:
     """(canonical instr, models, the first architecture among the models or None, the test vector's arch or None).
 
@@ -66,7 +68,7 @@ def _resolve_models(tokens: Sequence[Token], instr_name: str, op: Optional[str],
     ``instr``.
     """
     instr = resolve_instr(instr_name)
-    is_spec = [_is_spec_token(t) for t in tokens]
+    is_spec = [is_spec_token(t) for t in tokens]
     archs = {t: _arch_of(t, f"model {t!r}") for t, s in zip(tokens, is_spec) if not s}
     like_arch = _arch_of(like, "--like") if like else None
     _check_shared_instr([*archs.values(), *([like_arch] if like_arch else [])], instr)

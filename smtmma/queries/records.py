@@ -28,7 +28,7 @@ from ..trace import Trace, divergence, trace_dot
 from ..vectors import VectorFormats, dump_vector, vector_formats
 from .distinguish import EmptyDomainError, distinguish, replay, ulp_distance
 from .formula import Domain, parse_domain
-from .model_tokens import Token, _is_spec_token, _resolve_models, token_name
+from .model_tokens import Token, is_spec_token, resolve_models, token_name
 
 __all__ = ["Report", "distinguish_report", "query_report", "witness_json", "value_text", "json_scalar"]
 
@@ -185,7 +185,7 @@ def distinguish_report(
     if dupes:
         raise InputError(f"model {dupes[0]!r} is given twice; name each model once")
     dom = _domain(domain)
-    instr, models, _, vec_arch = _resolve_models(tokens, instr, op, like)
+    instr, models, _, vec_arch = resolve_models(tokens, instr, op, like)
     entry = lookup(vec_arch, instr, op) if vec_arch else None
     fm = vector_formats(entry) if entry else vector_formats(models[0])
     check_fixed(dom, fm)
@@ -203,7 +203,7 @@ def distinguish_report(
                 ulps, words = _difference(d_name, fm.d, bx, by)
                 differences.append({"models": [x, y], "ulps": ulps, "text": words, **_diverging_step(traces[x], traces[y])})
         if vec_arch is not None:
-            d = next((r.outputs[n] for n, t in zip(names, tokens) if not _is_spec_token(t)), None)  # the first arch's D
+            d = next((r.outputs[n] for n, t in zip(names, tokens) if not is_spec_token(t)), None)  # the first arch's D
             vector_line = dump_vector(vec_arch, instr, w.a, w.b, w.c, d, op=op, scale_a=w.scale_a,
                                       scale_b=w.scale_b, expect=r.outputs)
     rec: dict[str, Any] = {"verdict": r.verdict, "models": names}

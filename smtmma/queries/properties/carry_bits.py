@@ -19,7 +19,7 @@ from .._twins import (
 from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness, replay
 from ..formula import Domain
-from .common import QueryResult, _check_nonempty, _expect_same, _result, _setup, _unknown
+from .common import QueryResult, check_nonempty, expect_same, make_result, setup_query, unknown_result
 
 
 def carry_bits(
@@ -43,7 +43,7 @@ def carry_bits(
     starts at the bound the sums' static ranges give and moves down (or up).
     """
     prop = "carry-bits"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     if model.kind not in ("t-fdpa", "st-fdpa") or model.F is None or model.L is None:
         raise InputError(f"carry-bits: {model.describe()} has no carry-bit parameter (T-FDPA and ST-FDPA models have one)")
     if K > model.L:
@@ -97,8 +97,8 @@ def carry_bits(
             return "unknown", f"do {n} carry bits change the output: {r2.reason}", smt2
         w = x.witness(r2.values)
         dn, dinf = replay([limited, unbounded], w)
-        _expect_same(f"carry-bits d (carry_bits={n})", r2.values["d_n"], dn, w)
-        _expect_same("carry-bits d (unbounded)", r2.values["d_inf"], dinf, w)
+        expect_same(f"carry-bits d (carry_bits={n})", r2.values["d_n"], dn, w)
+        expect_same("carry-bits d (unbounded)", r2.values["d_inf"], dinf, w)
         if dn == dinf:
             raise ReplayError(f"carry-bits witness {w} gives the same output with {n} carry bits and unbounded")
         return "short", (w, dn, dinf), smt2
@@ -109,8 +109,8 @@ def carry_bits(
     while True:
         verdict, info, smt2 = probe(n)
         if verdict == "unknown":
-            return _unknown(prop, name, model, K, domain, run, f"carry bits ({_known(enough, short)})", info, smt2=smt2,
-                            extra=_carry_extra(enough, short, K))
+            return unknown_result(prop, name, model, K, domain, run, f"carry bits ({_known(enough, short)})", info, smt2=smt2,
+                                  extra=_carry_extra(enough, short, K))
         if verdict == "enough":
             enough[n] = smt2
             if n == 0 or (n - 1) in short:
@@ -121,22 +121,22 @@ def carry_bits(
             if (n + 1) in enough:
                 break
             if n + 1 > limit:
-                return _unknown(prop, name, model, K, domain, run, "carry bits", f"even {limit} carry bits lose a carry",
-                                extra=_carry_extra(enough, short, K))
+                return unknown_result(prop, name, model, K, domain, run, "carry bits", f"even {limit} carry bits lose a carry",
+                                      extra=_carry_extra(enough, short, K))
             n += 1
     N = min(enough)
-    _check_nonempty(model, K, domain, run, prop)
+    check_nonempty(model, K, domain, run, prop)
     extra = _carry_extra(enough, short, K)
     extra["carry_bits"] = N
     blocks = [_proof_block(enough[N], f"{N} carry bits give the unbounded model's output on every input ({K + 1} summands)")]
     if N - 1 in short:
         w, dn, dinf = short[N - 1]
         blocks.append(_witness_block(model, K, domain, N - 1, w))
-        return _result(prop, "holds", name, model, K, domain, run, witness=w, outputs={f"d_carry{N - 1}": dn, "d_unbounded": dinf},
-                       smt2=enough[N], extra=extra, blocks=blocks,
+        return make_result(prop, "holds", name, model, K, domain, run, witness=w, outputs={f"d_carry{N - 1}": dn, "d_unbounded": dinf},
+                           smt2=enough[N], extra=extra, blocks=blocks,
                        reason=f"{N} carry bits suffice for {K + 1} summands and {N - 1} do not ({domain.describe()})")
-    return _result(prop, "holds", name, model, K, domain, run, smt2=enough[N], extra=extra, blocks=blocks,
-                   reason=f"no carry bits are needed for {K + 1} summands ({domain.describe()})")
+    return make_result(prop, "holds", name, model, K, domain, run, smt2=enough[N], extra=extra, blocks=blocks,
+                       reason=f"no carry bits are needed for {K + 1} summands ({domain.describe()})")
 
 
 def _proof_block(script: str, label: str) -> Block:

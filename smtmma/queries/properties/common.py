@@ -13,10 +13,14 @@ from .._twins import Runner, neg_pattern
 from ..distinguish import EmptyDomainError, ReplayError, Witness, domain_is_empty, replay
 from ..formula import Domain
 
-#: Seconds of a first, short solver call that looks for a witness before lemmas are proved.
-_QUICK = 5.0
+__all__ = ["FDPA_KINDS", "QUICK_TIMEOUT", "QueryResult", "check_nonempty", "expect_same", "hex_witness", "make_result",
+           "negated_witness", "pattern_text", "py_same_value", "py_value", "replay_one", "setup_query", "show_value",
+           "unknown_result"]
 
-_FDPA_KINDS = ("e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa")
+#: Seconds of a first, short solver call that looks for a witness before lemmas are proved.
+QUICK_TIMEOUT = 5.0
+
+FDPA_KINDS = ("e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa")
 
 @dataclass
 class QueryResult:
@@ -44,7 +48,7 @@ class QueryResult:
 
 def _default_K(model: Model, prop: str) -> int:
     """One FDPA (K = L) for fused models; two pairwise groups for FTZ-AddMul order questions; one FMA for error bounds."""
-    if model.L is not None and model.kind in _FDPA_KINDS:
+    if model.L is not None and model.kind in FDPA_KINDS:
         return model.L
     if model.kind == "ftz-addmul":
         assert model.P is not None
@@ -52,7 +56,7 @@ def _default_K(model: Model, prop: str) -> int:
     return 1 if prop == "error-bound" else 4
 
 
-def _setup(model: Model, name: Optional[str], K: Optional[int], domain: Optional[Domain], prop: str) -> tuple[str, int, Domain]:
+def setup_query(model: Model, name: Optional[str], K: Optional[int], domain: Optional[Domain], prop: str) -> tuple[str, int, Domain]:
     if not isinstance(model, Model):
         raise InputError(f"{prop}: expected a Model, got {type(model).__name__}")
     K = _default_K(model, prop) if K is None else int(K)
@@ -61,15 +65,15 @@ def _setup(model: Model, name: Optional[str], K: Optional[int], domain: Optional
     return (name or model.describe()), K, (domain or Domain())
 
 
-def _result(prop: str, verdict: str, name: str, model: Model, K: int, domain: Domain, run: Runner, **kw: Any) -> QueryResult:
+def make_result(prop: str, verdict: str, name: str, model: Model, K: int, domain: Domain, run: Runner, **kw: Any) -> QueryResult:
     return QueryResult(prop, verdict, name, model, K, domain, run.name, run.seconds, **kw)
 
 
-def _unknown(prop: str, name: str, model: Model, K: int, domain: Domain, run: Runner, what: str, reason: str, **kw: Any) -> QueryResult:
-    return _result(prop, "unknown", name, model, K, domain, run, reason=f"{what}: the solver gave up ({reason or 'no reason given'})", **kw)
+def unknown_result(prop: str, name: str, model: Model, K: int, domain: Domain, run: Runner, what: str, reason: str, **kw: Any) -> QueryResult:
+    return make_result(prop, "unknown", name, model, K, domain, run, reason=f"{what}: the solver gave up ({reason or 'no reason given'})", **kw)
 
 
-def _check_nonempty(model: Model, K: int, domain: Domain, run: Runner, prop: str) -> None:
+def check_nonempty(model: Model, K: int, domain: Domain, run: Runner, prop: str) -> None:
     """A proof over an empty domain proves nothing: raise EmptyDomainError when no input satisfies it."""
     if domain == Domain():
         return  # finite inputs always exist
@@ -78,16 +82,16 @@ def _check_nonempty(model: Model, K: int, domain: Domain, run: Runner, prop: str
         raise EmptyDomainError(f"{prop}: no input satisfies the domain ({domain.describe()}, K={K}); a proof over it would be vacuous")
 
 
-def _replay_one(model: Model, w: Witness) -> int:
+def replay_one(model: Model, w: Witness) -> int:
     return replay([model], w)[0]
 
 
-def _expect_same(label: str, claimed: int, got: int, w: Witness) -> None:
+def expect_same(label: str, claimed: int, got: int, w: Witness) -> None:
     if claimed != got:
         raise ReplayError(f"{label}: the solver's output {claimed:#x} disagrees with the simulator's {got:#x} on {w}")
 
 
-def _py_value(fmt: Format, bits: int) -> Union[Fraction, float, None]:
+def py_value(fmt: Format, bits: int) -> Union[Fraction, float, None]:
     """Exact value of a pattern (Fraction), +-inf as floats, None for NaN."""
     v = to_fraction(fmt, bits)
     if v == Special.NAN:
@@ -100,17 +104,17 @@ def _py_value(fmt: Format, bits: int) -> Union[Fraction, float, None]:
     return v
 
 
-def _py_same_value(fmt: Format, x: int, y: int) -> bool:
-    vx, vy = _py_value(fmt, x), _py_value(fmt, y)
+def py_same_value(fmt: Format, x: int, y: int) -> bool:
+    vx, vy = py_value(fmt, x), py_value(fmt, y)
     return vx == vy  # None == None: both NaN
 
 
-def _negated_witness(model: Model, w: Witness) -> Witness:
+def negated_witness(model: Model, w: Witness) -> Witness:
     fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
     return Witness(tuple(neg_pattern(fa, x) for x in w.a), w.b, neg_pattern(fc, w.c), w.scale_a, w.scale_b)
 
 
-def _hex_witness(model: Model, w: Witness) -> dict[str, object]:
+def hex_witness(model: Model, w: Witness) -> dict[str, object]:
     """A witness as hex strings in each operand's format (for ``extra``: JSON-friendly)."""
     out: dict[str, object] = {
         "a": [format_hex(model.a_fmt, x) for x in w.a],
@@ -122,15 +126,15 @@ def _hex_witness(model: Model, w: Witness) -> dict[str, object]:
         out["scale_b"] = [format_hex(model.scale_fmt, x) for x in w.scale_b]
     return out
 
-def _value_text(fmt: Format, bits: int) -> str:
+def pattern_text(fmt: Format, bits: int) -> str:
     """A pattern's exact value as text: decimal (``1``, ``0.0048828125``), ``inf``/``-inf`` or ``nan``."""
-    v = _py_value(fmt, bits)
+    v = py_value(fmt, bits)
     return "nan" if v is None else (str(v) if isinstance(v, float) else _dec(v))
 
 
-def _show(fmt: Format, bits: int) -> str:
+def show_value(fmt: Format, bits: int) -> str:
     """A pattern as hex and its exact value (``0x3c00 (1)``)."""
-    return f"{format_hex(fmt, bits)} ({_value_text(fmt, bits)})"
+    return f"{format_hex(fmt, bits)} ({pattern_text(fmt, bits)})"
 
 
 def _dec(v: Fraction) -> str:

@@ -16,7 +16,7 @@ from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container
 from ..distinguish import ReplayError, Witness, replay
 from ..formula import Domain
-from .common import QueryResult, _check_nonempty, _expect_same, _result, _setup, _unknown
+from .common import QueryResult, check_nonempty, expect_same, make_result, setup_query, unknown_result
 
 Predicate = Callable[[Algebra, dict, dict], Any]
 
@@ -74,7 +74,7 @@ def custom(
     the concrete interpretation before it is reported.
     """
     prop = "custom"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     if predicate is None:
         raise InputError("custom needs predicate= (a Python file defining predicate(alg, inputs, outputs))")
     fn = load_predicate(predicate)
@@ -95,19 +95,19 @@ def custom(
     script = alg.script(f"(assert (not {alg.raw_bool(holds)}))")
     r = run.check(script, x.declared + list(decl.values()))
     if r.verdict == "unknown":
-        return _unknown(prop, name, model, K, domain, run, "custom predicate", r.reason, smt2=script)
+        return unknown_result(prop, name, model, K, domain, run, "custom predicate", r.reason, smt2=script)
     if r.verdict == "unsat":
-        _check_nonempty(model, K, domain, run, prop)
-        return _result(prop, "holds", name, model, K, domain, run, smt2=script,
-                       reason=f"the predicate holds for every input ({domain.describe()}, K={K})")
+        check_nonempty(model, K, domain, run, prop)
+        return make_result(prop, "holds", name, model, K, domain, run, smt2=script,
+                           reason=f"the predicate holds for every input ({domain.describe()}, K={K})")
     w = x.witness(r.values)
     got = dict(zip(all_models, replay(list(all_models.values()), w)))
     for n in all_models:
-        _expect_same(f"custom output {n}", r.values[decl[n]], got[n], w)
+        expect_same(f"custom output {n}", r.values[decl[n]], got[n], w)
     if _eval_predicate(fn, model, x, w, got, all_models):
         raise ReplayError(f"custom: the predicate holds on the solver's witness {w} when evaluated concretely")
-    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs=got, smt2=script,
-                   reason="the predicate is false on this input")
+    return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs=got, smt2=script,
+                       reason="the predicate is false on this input")
 
 
 def _eval_predicate(fn: Predicate, model: Model, x: InputSet, w: Witness, got: dict[str, int], all_models: dict[str, Model]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
@@ -14,7 +14,6 @@ from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
 from ...simulate import run_model
-from .error_parts import prove_by_parts, prove_cdna3, supports_cdna3, supports_parts
 from .._twins import (
     InputSet,
     QueryAlgebra,
@@ -25,21 +24,47 @@ from .._twins import (
     supports_fused_parts,
     witness_pins,
 )
+from ...op_proofs import gtrfdpa, tfdpa, trfdpa
 from ...proof_kernel.chain import LemmaChain
+from ...proof_kernel.parts import PartsProof
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from .common import (
     QueryResult,
-    _QUICK,
-    _check_nonempty,
-    _expect_same,
-    _hex_witness,
-    _py_value,
-    _replay_one,
-    _result,
-    _setup,
-    _unknown,
+    QUICK_TIMEOUT,
+    check_nonempty,
+    expect_same,
+    hex_witness,
+    py_value,
+    replay_one,
+    make_result,
+    setup_query,
+    unknown_result,
 )
+
+__all__ = ["ERROR_PROVERS", "ErrorProver", "error_bound", "error_prover"]
+
+
+class ErrorProver(NamedTuple):
+    """A compositional proof of Table 9's bound for one op: whether it covers a model with K lanes, and the proof
+    (``prove(model, K, run, scale=, fused=, ulps=)``: |Phi - exact| <= scale * (fused 2**(e_max-F) + ulps ulp))."""
+
+    supports: Callable[[Model, int], bool]
+    prove: Callable[..., PartsProof]
+
+
+#: the compositional error-bound proofs of each kind, tried in order (the first that supports the model runs)
+ERROR_PROVERS: dict[str, tuple[ErrorProver, ...]] = {
+    "t-fdpa": (ErrorProver(tfdpa.supports_error_bound, tfdpa.prove_error_bound),),
+    "tr-fdpa": (ErrorProver(trfdpa.supports_error_bound, trfdpa.prove_error_bound),),
+    "gtr-fdpa": (ErrorProver(gtrfdpa.supports_error_bound, gtrfdpa.prove_error_bound),),
+}
+
+
+def error_prover(model: Model, K: int) -> Optional[Callable[..., PartsProof]]:
+    """The compositional error-bound proof that covers ``model`` with K lanes (:data:`ERROR_PROVERS`), None if none."""
+    return next((p.prove for p in ERROR_PROVERS.get(model.kind, ()) if p.supports(model, K)), None)
+
 
 @dataclass(frozen=True)
 class _Bound:
@@ -274,7 +299,7 @@ def error_bound(
     witness before any lemma is proved.
     """
     prop = "error-bound"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     bound = _table9(model, K)
     if fused is not None:
         bound = replace(bound, fused=Fraction(fused))
@@ -287,8 +312,8 @@ def error_bound(
     formulas = [_ErrorFormula(model, K, domain, bound, narrow=True)]
     chains: list[Optional[LemmaChain]] = [None]
 
-    cdna3 = supports_cdna3(model, K)
-    parts = lemmas and (supports_parts(model, K) or cdna3) and bound.fused and bound.F == model.F
+    prover = error_prover(model, K) if lemmas else None
+    parts = prover is not None and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
     scopes: dict[Fraction, str] = {}  # per scale proved: the inputs that proof covers (its formula's or its lemmas')
 
@@ -296,8 +321,8 @@ def error_bound(
         """The solver's witness replayed: (witness, d, ratio) when it breaks ``lam`` * bound; None when it only left
         the exponent range a narrow formula assumed (the full formula is queued); ReplayError when it breaks nothing."""
         w = f.x.witness(values)
-        got = _replay_one(model, w)
-        _expect_same("error-bound d", values["d"], got, w)
+        got = replay_one(model, w)
+        expect_same("error-bound d", values["d"], got, w)
         ratio = _py_ratio(model, bound, w, got)
         if ratio is not None and ratio > lam:
             return w, got, ratio
@@ -313,13 +338,10 @@ def error_bound(
             f = formulas[-1]
             script = f.script(lam)
             if parts and f.narrow:  # one T-FDPA: a short look for a witness, then the compositional proof (full domain)
-                r = run.check(script, f.x.declared + ["d"], timeout=_QUICK)
-                if r.verdict != "sat":
-                    if cdna3:  # Alg. 10 / 11: E = max(e_max, e_c) is Table 9's e_max here (_alignment_exponent)
-                        proof = prove_cdna3(model, K, run, lo_fused=lam * bound.fused, hi_fused=lam * bound.fused,
-                                            ulps=lam * bound.ulps)
-                    else:
-                        proof = prove_by_parts(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
+                r = run.check(script, f.x.declared + ["d"], timeout=QUICK_TIMEOUT)
+                if r.verdict != "sat":  # TR-/GTR-FDPA: E = max(e_max, e_c) is Table 9's e_max there (_alignment_exponent)
+                    assert prover is not None
+                    proof = prover(model, K, run, scale=lam, fused=bound.fused, ulps=bound.ulps)
                     if proof.verdict == "holds":
                         blocks[lam] = proof.blocks
                         scopes[lam] = proof.scope
@@ -330,7 +352,7 @@ def error_bound(
                     return "fails", found, script
                 continue
             # a short look for a witness first (fast when the bound is too small); proofs need the lemmas
-            r = run.check(script, f.x.declared + ["d"], timeout=_QUICK) if lemmas and chains[-1] is None else None
+            r = run.check(script, f.x.declared + ["d"], timeout=QUICK_TIMEOUT) if lemmas and chains[-1] is None else None
             if r is None or r.verdict == "unknown":
                 if lemmas and chains[-1] is None:
                     chains[-1] = f.prove_lemmas(run)
@@ -351,15 +373,15 @@ def error_bound(
     verdict, info, script = ask(scale)
     extra: dict[str, object] = {"bound": bound.describe(scale), "symbols": bound.symbols(model), "scale": str(scale)}
     if verdict == "unknown":
-        return _unknown(prop, name, model, K, domain, run, f"error bound {bound.describe(scale)}", info, smt2=script, extra=extra)
+        return unknown_result(prop, name, model, K, domain, run, f"error bound {bound.describe(scale)}", info, smt2=script, extra=extra)
     if verdict == "holds":
-        _check_nonempty(model, K, domain, run, prop)
+        check_nonempty(model, K, domain, run, prop)
     else:
         extra["ratio"] = str(info[2])
     if tight:
         seeded = _search_witness(model, K, bound, formulas, run, seed) if domain == Domain() else None
         if seeded is not None:
-            extra["attained_witness"] = _hex_witness(model, seeded[0])
+            extra["attained_witness"] = hex_witness(model, seeded[0])
             if verdict == "holds":
                 blocks.setdefault(scale, []).append(seeded[3])
         extra.update(_bisect(ask, scale, verdict, info, resolution, seeded[2] if seeded else Fraction(0)))
@@ -367,11 +389,11 @@ def error_bound(
         if scale in blocks:
             extra["proof"] = "compositional (full domain: every finite input)"
         extra["scope"] = f"{scopes[scale]}, K={K}; a NaN or infinite D is outside the bound"
-        return _result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
-                       reason=f"|Phi - exact| <= {bound.describe(scale)} for {extra['scope']}")
+        return make_result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
+                           reason=f"|Phi - exact| <= {bound.describe(scale)} for {extra['scope']}")
     w, got, ratio = info
-    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,
-                   reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")
+    return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,
+                       reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")
 
 
 def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, verdict: str, info: Any, resolution: Fraction,
@@ -448,7 +470,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
 def _py_ratio(model: Model, bound: _Bound, w: Witness, d: int) -> Optional[Fraction]:
     """|Phi - exact| / bound for a concrete witness, in exact arithmetic (None for an infinite or NaN output)."""
     out = output_container(model)
-    vd = _py_value(out, d)
+    vd = py_value(out, d)
     if vd is None or isinstance(vd, float):
         return None
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
-from ...encodings.algebra import Bool, Int
+from ...encodings.algebra import Int
 from ...encodings.fields import unpack
 from ...errors import InputError
 from ...formats import Format, get_format
@@ -15,27 +15,50 @@ from ...simulate import run_model
 from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key, witness_pins
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
+from ...op_proofs import addmul, efdpa, fma, gstfdpa, gtrfdpa, tfdpa, trfdpa
+from ...op_proofs.moves import next_moves, smallest_positive
 from ...proof_kernel.blocks import Block, pin_block
-from . import _monotone_search as _search
-from ._monotone_cdna3 import prove_cdna3_monotone, supports_cdna3_monotone
-from ._monotone_chain import prove_chain_monotone, supports_chain_monotone
-from ._monotone_efdpa import prove_efdpa_monotone, supports_efdpa_monotone
-from ._monotone_fma_proof import prove_fma_monotone, supports_fma_monotone
-from ._monotone_gst import prove_gst_monotone, supports_gst_monotone
-from ._monotone_parts import prove_monotone_parts, supports_monotone_parts
+from ...proof_kernel.parts import PartsProof
+from ._monotone_search import search as search_candidates
 from .common import (
-    _QUICK,
+    QUICK_TIMEOUT,
     QueryResult,
-    _check_nonempty,
-    _expect_same,
-    _hex_witness,
-    _py_value,
-    _replay_one,
-    _result,
-    _setup,
-    _show,
-    _unknown,
+    check_nonempty,
+    expect_same,
+    hex_witness,
+    py_value,
+    replay_one,
+    make_result,
+    setup_query,
+    show_value,
+    unknown_result,
 )
+
+__all__ = ["MONOTONE_PROVERS", "Prover", "monotone_prover", "monotone_script", "monotonicity", "raised_inputs"]
+
+
+class Prover(NamedTuple):
+    """A compositional proof of one op's property: whether it covers a model with K lanes, and the proof itself."""
+
+    supports: Callable[[Model, int], bool]
+    prove: Callable[[Model, int, Runner], PartsProof]
+
+
+#: the compositional monotonicity proofs of each kind, tried in order (the first that supports the model runs)
+MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
+    "t-fdpa": (Prover(tfdpa.supports_monotone, tfdpa.prove_monotone),),
+    "tr-fdpa": (Prover(trfdpa.supports_monotone, trfdpa.prove_monotone),),
+    "gtr-fdpa": (Prover(gtrfdpa.supports_monotone, gtrfdpa.prove_monotone),),
+    "gst-fdpa": (Prover(gstfdpa.supports_monotone, gstfdpa.prove_monotone),),
+    "e-fdpa": (Prover(efdpa.supports_monotone, efdpa.prove_monotone),),
+    "fma": (Prover(fma.supports_monotone, fma.prove_monotone),),
+    "ftz-addmul": (Prover(addmul.supports_monotone, addmul.prove_monotone),),
+}
+
+
+def monotone_prover(model: Model, K: int) -> Optional[Callable[[Model, int, Runner], PartsProof]]:
+    """The compositional monotonicity proof that covers ``model`` with K lanes (:data:`MONOTONE_PROVERS`), None if none."""
+    return next((p.prove for p in MONOTONE_PROVERS.get(model.kind, ()) if p.supports(model, K)), None)
 
 
 def _positions(x: InputSet, domain: Domain) -> list[tuple[str, Int, Format]]:
@@ -54,19 +77,6 @@ def _positions(x: InputSet, domain: Domain) -> list[tuple[str, Int, Format]]:
                 if f"{who}{j}" not in fixed:
                     out.append((f"{who}{j}", terms[j], x.scale_fmt))
     return out
-
-
-def _smallest_positive(fmt: Format, exp: Optional[tuple[int, int]], subnormals: bool) -> Optional[int]:
-    """The smallest positive pattern of ``fmt`` a domain allows (exponent range, subnormals), None if none."""
-    if not fmt.subnormals:  # ue8m0: every pattern is 2**(E - bias), exponent E - bias
-        lo = fmt.emin if exp is None else max(exp[0], -fmt.bias)
-        return None if exp is not None and lo > exp[1] else lo + fmt.bias
-    lo = fmt.emin if exp is None else exp[0]
-    if exp is not None and lo > min(exp[1], fmt.emax):
-        return None
-    if subnormals and lo <= fmt.emin:
-        return 1
-    return (max(lo, fmt.emin) + fmt.bias) << fmt.man_bits
 
 
 def monotonicity(
@@ -102,7 +112,7 @@ def monotonicity(
     ones (hex), ``outputs`` both outputs.
     """
     prop = "monotonicity"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     if any(sign == "-" for _, sign in domain.signs):
         raise InputError(f"monotonicity is a property of non-negative inputs; drop {', '.join(w + '-' for w, s in domain.signs if s == '-')}")
     full = domain == Domain() or domain == Domain(nonneg=True)
@@ -115,12 +125,12 @@ def monotonicity(
         alg = QueryAlgebra()
         x = InputSet.of(alg, model, K)
         x.restrict(domain)
-        y = _moved(alg, x, label, domain)
-        return _monotone_script(alg, model, x, y, out), x
+        y = raised_inputs(alg, x, label, domain)
+        return monotone_script(alg, model, x, y, out), x
 
     # 1. simulation: structured candidates (002 §3.1.4) checked by the NumPy simulator, then pinned in the query
     if search and full:
-        hit = _search.search(model, K, seed=seed)
+        hit = search_candidates(model, K, seed=seed)
         if hit is not None:
             label, w, w2 = hit
             script, x = build(label)
@@ -135,29 +145,18 @@ def monotonicity(
     # 2. a short solver search for a witness per input position, then 3. the proofs (every position unsat)
     reasons: dict[str, str] = {}
     proved: dict[str, str] = {}
-    quick = min(_QUICK, timeout)
+    quick = min(QUICK_TIMEOUT, timeout)
     first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
     passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
-    prove = None  # the compositional proof (one T-/TR-/GTR-/GST-FDPA, or FTZ-AddMul's tree), every position at once
-    if full and supports_cdna3_monotone(model, K):
-        prove = prove_cdna3_monotone
-    elif full and supports_monotone_parts(model, K):
-        prove = prove_monotone_parts
-    elif full and supports_chain_monotone(model, K):
-        prove = prove_chain_monotone
-    elif full and supports_gst_monotone(model, K):
-        prove = prove_gst_monotone
-    elif full and supports_fma_monotone(model, K):
-        prove = prove_fma_monotone
-    elif full and supports_efdpa_monotone(model, K):
-        prove = prove_efdpa_monotone
+    # the compositional proof (one T-/TR-/GTR-/GST-/E-FDPA, a chain of FMAs, or FTZ-AddMul's tree), every position at once
+    prove = monotone_prover(model, K) if full else None
     parts_reason = ""
     if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
         proof = prove(model, K, run)
         if proof.verdict == "holds":
-            _check_nonempty(model, K, domain, run, prop)
-            return _result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
-                           blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
+            check_nonempty(model, K, domain, run, prop)
+            return make_result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
+                               blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
                            reason=f"no single move of one input lowers the output: {len(proof.blocks)} lemmas "
                            f"({proof.summary}), each proved on its own ({domain.describe()}, K={K})")
         parts_reason = f"compositional proof: {proof.reason}; "
@@ -187,11 +186,11 @@ def monotonicity(
     blocks = [Block(f"raising {label} to its next value never lowers the output", s, "unsat") for label, s in proved.items()]
     first = next(iter(proved.values()), "")
     if reasons:
-        return _unknown(prop, name, model, K, domain, run, "monotonicity", parts_reason + "; ".join(reasons.values()), smt2=first,
-                        extra={"proved": sorted(proved)})
-    _check_nonempty(model, K, domain, run, prop)
-    return _result(prop, "holds", name, model, K, domain, run, smt2=first, blocks=blocks, extra={"queries": len(proved)},
-                   reason=f"raising any one input to the next value never lowers the output, so no larger inputs do "
+        return unknown_result(prop, name, model, K, domain, run, "monotonicity", parts_reason + "; ".join(reasons.values()), smt2=first,
+                              extra={"proved": sorted(proved)})
+    check_nonempty(model, K, domain, run, prop)
+    return make_result(prop, "holds", name, model, K, domain, run, smt2=first, blocks=blocks, extra={"queries": len(proved)},
+                       reason=f"raising any one input to the next value never lowers the output, so no larger inputs do "
                    f"({domain.describe()}, K={K})")
 
 
@@ -203,16 +202,16 @@ def _fails(prop: str, name: str, model: Model, K: int, domain: Domain, run: Runn
            values: dict[str, int], script: str, blocks: list[Block]) -> QueryResult:
     """The "fails" result of a witness pair: replayed through the simulator, re-checked in exact arithmetic."""
     w2 = _with_input(w, label, values[f"{label}_2"])
-    d1, d2 = _replay_one(model, w), _replay_one(model, w2)
-    _expect_same("monotonicity d", values["d"], d1, w)
-    _expect_same("monotonicity d_larger", values["d_larger"], d2, w2)
+    d1, d2 = replay_one(model, w), replay_one(model, w2)
+    expect_same("monotonicity d", values["d"], d1, w)
+    expect_same("monotonicity d_larger", values["d_larger"], d2, w2)
     _check_larger(model, w, w2)
-    v1, v2 = _py_value(out, d1), _py_value(out, d2)
+    v1, v2 = py_value(out, d1), py_value(out, d2)
     if v1 is None or v2 is None or not v2 < v1:
         raise ReplayError(f"monotonicity witness does not decrease: {d1:#x} -> {d2:#x} on {w} -> {w2}")
-    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": d1, "d_larger": d2}, smt2=script,
-                   blocks=blocks, extra={"larger": _hex_witness(model, w2), "raised": label},
-                   reason=f"raising {label} gives a smaller output: {_show(out, d1)} -> {_show(out, d2)}")
+    return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": d1, "d_larger": d2}, smt2=script,
+                   blocks=blocks, extra={"larger": hex_witness(model, w2), "raised": label},
+                   reason=f"raising {label} gives a smaller output: {show_value(out, d1)} -> {show_value(out, d2)}")
 
 
 def _split_label(label: str) -> tuple[str, int]:
@@ -238,7 +237,7 @@ def _with_input(w: Witness, label: str, value: int) -> Witness:
     return replace(w, **{_WITNESS_FIELD[who]: tuple(items)})
 
 
-def _moved(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputSet:
+def raised_inputs(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputSet:
     """A copy of ``x``'s inputs where input ``label`` takes the next value of the domain (``<label>_2``).
 
     The next value of a zero is the smallest positive value the domain
@@ -259,11 +258,11 @@ def _moved(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputS
     if who in ("sa", "sb"):
         alg.assert_(alg.not_(unpack(alg, fmt, v).is_nan))
         alg.assert_(alg.not_(unpack(alg, fmt, old).is_nan))
-        first = _smallest_positive(fmt, None, True)
+        first = smallest_positive(fmt, None, True)
     else:
         exp = domain.cexp if who == "c" else domain.exp
         x._restrict_value(fmt, v, domain, exp, who)
-        first = _smallest_positive(fmt, exp, domain.subnormals)
+        first = smallest_positive(fmt, exp, domain.subnormals)
         if who != "c" and domain.lanes is not None and k >= domain.lanes:
             alg.assert_(unpack(alg, fmt, v).is_zero)  # a lane the domain keeps at zero
     if lanes is None:
@@ -274,26 +273,7 @@ def _moved(alg: QueryAlgebra, x: InputSet, label: str, domain: Domain) -> InputS
     return y
 
 
-def next_moves(alg: QueryAlgebra, fmt: Format, old: Int, new: Int, first: Optional[int]) -> list[Bool]:
-    """The ways ``new`` is the next value after the non-negative pattern ``old``: [step, zero to zero, zero to ``first``].
-
-    A step is the next pattern of a non-zero value (value order is pattern
-    order for non-negative values); a zero moves to a zero of either sign,
-    or to ``first``, the smallest positive pattern the domain allows.
-    """
-    uo, uv = unpack(alg, fmt, old), unpack(alg, fmt, new)
-    step = alg.and_(alg.not_(uo.is_zero), alg.eq(new, alg.add(old, 1)))
-    if fmt.sign_mask:  # the largest positive pattern has no next one (without inf or NaN above it, +1 is -0)
-        step = alg.and_(step, alg.lt(old, fmt.sign_mask - 1))
-    moves = [step]
-    if fmt.subnormals:  # formats with a zero
-        moves.append(alg.and_(uo.is_zero, uv.is_zero))
-        if first is not None:
-            moves.append(alg.and_(uo.is_zero, alg.eq(new, first)))
-    return moves
-
-
-def _monotone_script(alg: QueryAlgebra, model: Model, x: InputSet, y: InputSet, out: Format) -> str:
+def monotone_script(alg: QueryAlgebra, model: Model, x: InputSet, y: InputSet, out: Format) -> str:
     d1 = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
     d2 = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
     declare_output(alg, "d", d1, out.bits)
@@ -311,6 +291,6 @@ def _check_larger(model: Model, w: Witness, w2: Witness) -> None:
         pairs += [(model.scale_fmt, u, v) for u, v in zip(w.scale_a + w.scale_b, w2.scale_a + w2.scale_b)]
     for fmt_name, u, v in pairs:
         fmt = get_format(fmt_name)
-        vu, vv = _py_value(fmt, u), _py_value(fmt, v)
+        vu, vv = py_value(fmt, u), py_value(fmt, v)
         if vu is None or vv is None or vu < 0 or vv < vu:
             raise ReplayError(f"monotonicity witness breaks its premise: {fmt.name} {u:#x} -> {v:#x}")

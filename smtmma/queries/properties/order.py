@@ -13,22 +13,22 @@ from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from .common import (
-    _QUICK,
+    QUICK_TIMEOUT,
     QueryResult,
-    _FDPA_KINDS,
-    _check_nonempty,
-    _expect_same,
-    _replay_one,
-    _result,
-    _setup,
-    _show,
-    _unknown,
+    FDPA_KINDS,
+    check_nonempty,
+    expect_same,
+    replay_one,
+    make_result,
+    setup_query,
+    show_value,
+    unknown_result,
 )
 
 
 def _transpositions(model: Model, K: int) -> list[int]:
     """Adjacent transpositions (k, k+1) to test, those across a boundary of the model's grouping first."""
-    size = model.L if model.L is not None and model.kind in _FDPA_KINDS else (model.P or 1)
+    size = model.L if model.L is not None and model.kind in FDPA_KINDS else (model.P or 1)
     ks = list(range(K - 1))
     if model.block:
         ks = [k for k in ks if k // model.block == (k + 1) // model.block]  # scales stay with their positions
@@ -73,7 +73,7 @@ def order_independence(
     same faithful formula.  ``smt2`` is the first block.
     """
     prop = "order-independence"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     run = Runner(solver, timeout, seed)
     out = output_container(model)
     gens = _transpositions(model, K)
@@ -102,17 +102,17 @@ def order_independence(
             continue
         w = x.witness(r.values)
         wp = Witness(tuple(w.a[i] for i in perm), tuple(w.b[i] for i in perm), w.c, w.scale_a, w.scale_b)
-        got, got_p = _replay_one(model, w), _replay_one(model, wp)
-        _expect_same("order-independence d", r.values["d"], got, w)
-        _expect_same("order-independence d_permuted", r.values["d_permuted"], got_p, wp)
+        got, got_p = replay_one(model, w), replay_one(model, wp)
+        expect_same("order-independence d", r.values["d"], got, w)
+        expect_same("order-independence d_permuted", r.values["d_permuted"], got_p, wp)
         if got == got_p:
             raise ReplayError(f"order-independence witness {w} gives the same output after swapping lanes {k} and {k + 1}")
         faithful, _, _ = _faithful(model, K, domain, perm)
         block = pin_block(f"swapping lanes {k} and {k + 1} changes the output (the witness pinned; both runs built in their own order)",
                           faithful.script("(assert (not (= d d_permuted)))"), witness_pins(model, w), "sat")
-        return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got, "d_permuted": got_p},
-                       smt2=block.text, blocks=[block], extra={"permutation": perm},
-                       reason=f"swapping lanes {k} and {k + 1} changes the output: {_show(out, got)} -> {_show(out, got_p)}")
+        return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got, "d_permuted": got_p},
+                           smt2=block.text, blocks=[block], extra={"permutation": perm},
+                       reason=f"swapping lanes {k} and {k + 1} changes the output: {show_value(out, got)} -> {show_value(out, got_p)}")
     if not reasons and certify:
         for k in gens:  # the certificate: each transposition proved on a formula where both runs are their own terms
             perm = list(range(K))
@@ -124,11 +124,11 @@ def order_independence(
             blocks.append(chain_block(f"swapping lanes {k} and {k + 1} never changes the output", text))
         first_script = blocks[0].text + "\n(check-sat)\n" if blocks else first_script
     if reasons:
-        return _unknown(prop, name, model, K, domain, run, "order independence", "; ".join(reasons), smt2=first_script)
+        return unknown_result(prop, name, model, K, domain, run, "order independence", "; ".join(reasons), smt2=first_script)
     if gens:
-        _check_nonempty(model, K, domain, run, prop)
-    return _result(prop, "holds", name, model, K, domain, run, smt2=first_script, blocks=blocks,
-                   extra={"transpositions": len(gens), "identical_terms": same_terms},
+        check_nonempty(model, K, domain, run, prop)
+    return make_result(prop, "holds", name, model, K, domain, run, smt2=first_script, blocks=blocks,
+                       extra={"transpositions": len(gens), "identical_terms": same_terms},
                    reason=(f"no permutation of the products changes the output ({domain.describe()}, K={K})" if gens
                            else f"nothing to permute (K={K})"))
 
@@ -162,7 +162,7 @@ def _certify(model: Model, K: int, domain: Domain, perm: list[int], run: Runner)
         if goal.const is not None:
             return
         raw = alg.raw_bool(goal)
-        r = run.check(alg.script(f"(assert (not {raw}))"), timeout=_QUICK)
+        r = run.check(alg.script(f"(assert (not {raw}))"), timeout=QUICK_TIMEOUT)
         if r.verdict == "unsat":
             chain.record(label, raw)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
-from ...encodings.algebra import Int
 from ...errors import InputError
 from ...formats import get_format
 from ...models import Model
@@ -20,20 +19,21 @@ from .._twins import (
     same_value,
     supports_fused_parts,
 )
+from ...op_proofs.fused_sum import negated_sum_lemmas, sum_operands
 from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError
 from ..formula import Domain
 from .common import (
     QueryResult,
-    _check_nonempty,
-    _expect_same,
-    _negated_witness,
-    _py_same_value,
-    _replay_one,
-    _result,
-    _setup,
-    _show,
-    _unknown,
+    check_nonempty,
+    expect_same,
+    negated_witness,
+    py_same_value,
+    replay_one,
+    make_result,
+    setup_query,
+    show_value,
+    unknown_result,
 )
 
 
@@ -61,7 +61,7 @@ def symmetry(
     the property (every ``check-sat`` answers unsat).
     """
     prop = "symmetry"
-    name, K, domain = _setup(model, name, K, domain, prop)
+    name, K, domain = setup_query(model, name, K, domain, prop)
     fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
     for fmt, who in ((fa, "A"), (fc, "C")):
         if not fmt.signed or fmt.sign_ignored:
@@ -88,8 +88,8 @@ def symmetry(
         groups: list[list[Optional[int]]] = []  # per group: the lemmas its summand rests on
         for g, (pd, qd) in enumerate(zip(p.dots, q.dots)):  # GST-FDPA: each group's exact dot (Alg. 9 line 3), then its term
             what = f"group {g}'s dot product"
-            _negated_sum(chain, alg, _operands(alg, pd), _operands(alg, qd), pd, qd,
-                         [[i] for i in decoded[g * G:(g + 1) * G]], operand="operand", whole=what, prefix=f"{what}: ")
+            negated_sum_lemmas(chain, alg, sum_operands(alg, pd), sum_operands(alg, qd), pd, qd,
+                               [[i] for i in decoded[g * G:(g + 1) * G]], operand="operand", whole=what, prefix=f"{what}: ")
             dot = chain.last
             chain.prove(f"group {g}'s dot product of the negated inputs has the same magnitude", alg.eq(alg.abs(qd), alg.abs(pd)),
                         uses=[dot])
@@ -102,8 +102,8 @@ def symmetry(
         lanes = [*(groups if p.dots else [[i] for i in decoded]), [decoded_c]]  # what each summand is built from, c last
         chain.prove("the negated inputs align at the same e_max", alg.eq(q.e_max, p.e_max), uses=[i for ls in lanes for i in ls])
         same_emax = chain.last
-        _negated_sum(chain, alg, p.aligned, q.aligned, p.total, q.total, [[*ls, same_emax] for ls in lanes],
-                     operand="summand", whole="the fused sum")
+        negated_sum_lemmas(chain, alg, p.aligned, q.aligned, p.total, q.total, [[*ls, same_emax] for ls in lanes],
+                           operand="summand", whole="the fused sum")
         if model.carry_bits is not None:
             assert model.F is not None
             chain.prove("the carry-limited register is negated too",
@@ -121,54 +121,17 @@ def symmetry(
     smt2 = chain.certificate(final) if chain.proven else script
     extra: dict[str, object] = {"lemmas": len(chain.proven)} if chain.proven else {}
     if r.verdict == "unknown":
-        return _unknown(prop, name, model, K, domain, run, "symmetry query", r.reason, smt2=smt2, extra=extra)
+        return unknown_result(prop, name, model, K, domain, run, "symmetry query", r.reason, smt2=smt2, extra=extra)
     if r.verdict == "unsat":
-        _check_nonempty(model, K, domain, run, prop)
-        return _result(prop, "holds", name, model, K, domain, run, smt2=smt2, extra=extra,
-                       reason=f"Phi(-A, B, -C) = -Phi(A, B, C) for every input ({domain.describe()}, K={K})")
+        check_nonempty(model, K, domain, run, prop)
+        return make_result(prop, "holds", name, model, K, domain, run, smt2=smt2, extra=extra,
+                           reason=f"Phi(-A, B, -C) = -Phi(A, B, C) for every input ({domain.describe()}, K={K})")
     w = x.witness(r.values)
-    wn = _negated_witness(model, w)
-    got, got_neg = _replay_one(model, w), _replay_one(model, wn)
-    _expect_same("symmetry d", r.values["d"], got, w)
-    _expect_same("symmetry d_neg", r.values["d_neg"], got_neg, wn)
-    if _py_same_value(out, got_neg, neg_pattern(out, got)):
+    wn = negated_witness(model, w)
+    got, got_neg = replay_one(model, w), replay_one(model, wn)
+    expect_same("symmetry d", r.values["d"], got, w)
+    expect_same("symmetry d_neg", r.values["d_neg"], got_neg, wn)
+    if py_same_value(out, got_neg, neg_pattern(out, got)):
         raise ReplayError(f"symmetry witness {w} does not break symmetry: d={got:#x}, d_neg={got_neg:#x}")
-    return _result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got, "d_neg": got_neg}, smt2=smt2,
-                   extra=extra, reason=f"Phi(-A, B, -C) = {_show(out, got_neg)} but -Phi(A, B, C) = {_show(out, neg_pattern(out, got))}")
-
-
-
-
-
-def _operands(alg: QueryAlgebra, total: Int) -> Optional[list[Int]]:
-    """The operands ``sum_all`` added up to ``total``, in its order (None when not found, or reordered: ``canonical``)."""
-    if alg.canonical:
-        return None
-    return next((list(g) for o, g in alg.nary if o.raw == total.raw), None)
-
-
-def _negated_sum(chain: LemmaChain, alg: QueryAlgebra, terms: Optional[Sequence[Int]], neg_terms: Optional[Sequence[Int]],
-                 total: Int, neg_total: Int, uses: Sequence[Sequence[Optional[int]]], *, operand: str, whole: str,
-                 prefix: str = "") -> None:
-    """Prove ``neg_total = -total`` operand by operand and running sum by running sum (left to right, as ``sum_all``).
-
-    ``uses[k]``: the lemmas operand k rests on; the running sums are rebuilt
-    from 0 by the same additions, so they are the very terms of the sum.
-    Labels: "<prefix><operand> k ...", "<prefix>running sum k ...", "<whole> ...".
-    :attr:`LemmaChain.last` is the final lemma.
-    """
-    if terms is None or neg_terms is None or len(terms) != len(neg_terms):
-        chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)),
-                    uses=[i for u in uses for i in u])
-        return
-    run = neg_run = alg.const(0)
-    last: Optional[int] = None
-    for k, (x, y) in enumerate(zip(terms, neg_terms)):
-        chain.prove(f"{prefix}{operand} {k} of the negated inputs is minus {operand} {k}", alg.eq(y, alg.neg(x)),
-                    uses=uses[k] if k < len(uses) else [])
-        this = chain.last
-        run, neg_run = alg.add(run, x), alg.add(neg_run, y)
-        chain.prove(f"{prefix}running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
-                    uses=[this, last])
-        last = chain.last
-    chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)), uses=[last])
+    return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got, "d_neg": got_neg}, smt2=smt2,
+                   extra=extra, reason=f"Phi(-A, B, -C) = {show_value(out, got_neg)} but -Phi(A, B, C) = {show_value(out, neg_pattern(out, got))}")

@@ -1,4 +1,6 @@
-"""A compositional monotonicity proof for CDNA2's FTZ-AddMul (Alg. 2): a tree of IEEE operations, each monotone.
+"""Facts about CDNA2's FTZ-AddMul (Alg. 1-2, encodings/addmul.py): FTZ-Mul and FTZ-Add monotone in each argument.
+
+:func:`prove_monotone`: a compositional proof over Alg. 2's tree of IEEE operations, each monotone.
 
 FTZ-AddMul computes D = c + ((p0 + p1) + (p2 + p3)) per group of P = 4 lanes
 (c + (p0 + p1) for P = 2), every p_k = FTZ-Mul(a_k, b_k) and every + an
@@ -19,7 +21,7 @@ pattern" (sign bit 0, at most +inf: value order is pattern order):
   y's exponent field relative to x's), plus a check that the cases cover
   every input; **add commutes**, for the other operand;
 * **mul** (Alg. 1 lines 4-5, inputs flushed, Alg. 2 lines 1-3): raising a
-  finite non-negative input to its next value (:func:`monotonicity.next_moves`)
+  finite non-negative input to its next value (:func:`~smtmma.op_proofs.moves.next_moves`)
   never lowers the product, by cases: a zero raised, a subnormal raised (it
   flushes to zero), the exponent field up; in the same binade the
   significand is s + 1 (**next pattern**), the product grows by t
@@ -32,7 +34,7 @@ pattern" (sign bit 0, at most +inf: value order is pattern order):
   at each node the raised input reaches; D of the larger input below D of
   the smaller is unsat.
 
-As in :mod:`_monotone_parts`, applying a lemma stated on fresh operands to
+As in :mod:`~smtmma.op_proofs.tfdpa`, applying a lemma stated on fresh operands to
 the model's operations is the step no solver checks (the composition names
 each application by its operands); every lemma is a check-sat of the
 certificate.
@@ -43,21 +45,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from ...encodings.addmul import add, flush_input, mul, round_product
-from ...encodings.algebra import Bool, Int
-from ...encodings.fields import Unpacked, unpack
-from ...encodings.terms import Specials, Term
-from ...formats import Format, get_format
-from ...models import Model
-from ...simulate import decode_input, flush_input_bits, nan_pattern, run_model
-from .._twins import InputSet, QueryAlgebra, Runner, value_key
-from ...proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
+from ..encodings.addmul import add, flush_input, mul, round_product
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.terms import Specials, Term
+from ..formats import Format, get_format
+from ..models import Model
+from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
+from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
+from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
+from .moves import finite_nonneg, next_value
 
-__all__ = ["supports_chain_monotone", "prove_chain_monotone"]
+__all__ = ["AddMulOps", "Node", "TreeComposition", "add_lemmas", "addmul_tree", "c_lemma", "evaluate_tree", "glue_lemma",
+           "mul_lemmas", "prove_monotone", "supports_monotone"]
 
 
-def supports_chain_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_chain_monotone` applies: FTZ-AddMul with flushed inputs, A and B of one format, FP32 C and D."""
+def supports_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_monotone` applies: FTZ-AddMul with flushed inputs, A and B of one format, FP32 C and D."""
     return (model.kind == "ftz-addmul" and model.ftz_inputs and model.via is None and model.a_fmt == model.b_fmt
             and model.c_fmt == "fp32" and model.d_fmt == "fp32" and model.P in (2, 4) and K >= 1)
 
@@ -81,7 +85,7 @@ def addmul_tree(K: int, P: int) -> Node:
 
 
 @dataclass
-class _Ops:
+class AddMulOps:
     """The model's operations on patterns: FTZ-Mul of two raw inputs, flushed c, FTZ-Add in FP32."""
 
     model: Model
@@ -90,7 +94,7 @@ class _Ops:
     f32: Format
 
     @classmethod
-    def of(cls, model: Model) -> "_Ops":
+    def of(cls, model: Model) -> "AddMulOps":
         return cls(model, get_format(model.a_fmt), get_format(model.c_fmt), get_format("fp32"))
 
     @property
@@ -111,10 +115,10 @@ class _Ops:
         return flush_input_bits(alg, self.fc, c)
 
 
-def _evaluate(alg: QueryAlgebra, ops: _Ops, tree: Node, a: list[Int], b: list[Int], c: Int) -> Int:
+def evaluate_tree(alg: QueryAlgebra, ops: AddMulOps, tree: Node, a: list[Int], b: list[Int], c: Int) -> Int:
     """The tree's D bits with the model's operations."""
     if tree[0] == "add":
-        return ops.add(alg, _evaluate(alg, ops, tree[1], a, b, c), _evaluate(alg, ops, tree[2], a, b, c))  # type: ignore[misc]
+        return ops.add(alg, evaluate_tree(alg, ops, tree[1], a, b, c), evaluate_tree(alg, ops, tree[2], a, b, c))  # type: ignore[misc]
     if tree[0] == "p":
         k = tree[1]  # type: ignore[misc]
         return ops.mul(alg, a[k], b[k])
@@ -129,27 +133,14 @@ def _nn(alg: QueryAlgebra, f32: Format, x: Int) -> Bool:
     return alg.le(x, f32.inf_bits())
 
 
-def _input(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
-    """x is a finite non-negative pattern of ``fmt``, -0 included (the monotonicity domain)."""
-    u = unpack(alg, fmt, x)
-    return alg.and_(alg.not_(alg.or_(u.is_nan, u.is_inf)), alg.or_(alg.not_(u.neg), u.is_zero))
-
-
-def _moved(alg: QueryAlgebra, fmt: Format, x: Int, x2: Int) -> Bool:
-    """x2 is x's next value in the full non-negative domain (:func:`monotonicity.next_moves`, subnormals allowed)."""
-    from .monotonicity import _smallest_positive, next_moves
-
-    return alg.any(next_moves(alg, fmt, x, x2, _smallest_positive(fmt, None, True)))
-
-
 # -- lemmas -------------------------------------------------------------------------------------------
 
 
-def _glue_lemma(model: Model, K: int, ops: _Ops) -> Part:
+def glue_lemma(model: Model, K: int, ops: AddMulOps) -> Part:
     alg = QueryAlgebra()
     x = InputSet.of(alg, model, K)
     d = run_model(alg, model, x.a, x.b, x.c)
-    t = _evaluate(alg, ops, addmul_tree(K, model.P or 0), list(x.a), list(x.b), x.c)
+    t = evaluate_tree(alg, ops, addmul_tree(K, model.P or 0), list(x.a), list(x.b), x.c)
     return Part(f"glue: the model's D is Alg. 2's tree of FTZ-Mul, FTZ-Add and flushed c (K={K}, P={model.P}, every input)",
                   negated_script(alg, alg.eq(d, t)))
 
@@ -169,7 +160,7 @@ def _in_case(alg: QueryAlgebra, d: Int, rng: tuple[Union[int, None], Union[int, 
     return alg.all(parts)
 
 
-def _add_operands(alg: QueryAlgebra, ops: _Ops) -> tuple[Int, Int, Int, list[Bool], Int, Int]:
+def _add_operands(alg: QueryAlgebra, ops: AddMulOps) -> tuple[Int, Int, Int, list[Bool], Int, Int]:
     """Fresh x <= x', y, all nn; the premise list and the exponent-field differences e(x') - e(x), e(y) - e(x)."""
     f = ops.f32
     x, x2, y = (alg.var(n, f.bits) for n in ("x", "x2", "y"))
@@ -178,13 +169,13 @@ def _add_operands(alg: QueryAlgebra, ops: _Ops) -> tuple[Int, Int, Int, list[Boo
     return x, x2, y, premise, alg.sub(e[1], e[0]), alg.sub(e[2], e[0])
 
 
-def _add_monotone(alg: QueryAlgebra, ops: _Ops, x: Int, x2: Int, y: Int) -> Bool:
+def _add_monotone(alg: QueryAlgebra, ops: AddMulOps, x: Int, x2: Int, y: Int) -> Bool:
     """The add lemma's conclusion: nn(x + y), nn(x' + y), x + y <= x' + y."""
     r1, r2 = ops.add(alg, x, y), ops.add(alg, x2, y)
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
 
 
-def _add_lemmas(ops: _Ops) -> list[Part]:
+def add_lemmas(ops: AddMulOps) -> list[Part]:
     out = []
     alg = QueryAlgebra()
     x, x2, y, premise, dx, dy = _add_operands(alg, ops)
@@ -208,18 +199,18 @@ def _show(rng: tuple[Union[int, None], Union[int, None]]) -> str:
     return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
 
 
-def _mul_operands(alg: QueryAlgebra, ops: _Ops) -> tuple[Int, Int, Int, list[Bool]]:
+def _mul_operands(alg: QueryAlgebra, ops: AddMulOps) -> tuple[Int, Int, Int, list[Bool]]:
     """Fresh raw inputs x, its next value x', and y, all finite non-negative."""
     f = ops.fin
     x, x2, y = (alg.var(n, f.bits) for n in ("x", "x2", "y"))
-    return x, x2, y, [_input(alg, f, x), _input(alg, f, x2), _input(alg, f, y), _moved(alg, f, x, x2)]
+    return x, x2, y, [finite_nonneg(alg, f, x), finite_nonneg(alg, f, x2), finite_nonneg(alg, f, y), next_value(alg, f, x, x2)]
 
 
-def _mul_monotone(alg: QueryAlgebra, ops: _Ops, r1: Int, r2: Int) -> Bool:
+def _mul_monotone(alg: QueryAlgebra, ops: AddMulOps, r1: Int, r2: Int) -> Bool:
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
 
 
-def _mul_lemmas(ops: _Ops) -> list[Part]:
+def mul_lemmas(ops: AddMulOps) -> list[Part]:
     f, f32 = ops.fin, ops.f32
     out = []
     cases: list[tuple[str, Callable[[QueryAlgebra, Int, Int], Bool]]] = [
@@ -265,31 +256,31 @@ def _mul_lemmas(ops: _Ops) -> list[Part]:
                       "than rounding P (FTZ-Mul's RNE and flush, fresh P, t, e)", negated_script(alg, _mul_monotone(alg, ops, r1, r2))))
     alg = QueryAlgebra()
     x, y = alg.var("x", f.bits), alg.var("y", f.bits)
-    ok = [_input(alg, f, x), _input(alg, f, y)]
+    ok = [finite_nonneg(alg, f, x), finite_nonneg(alg, f, y)]
     m = ops.mul(alg, x, y)
     out.append(Part("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
                       negated_script(alg, implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
     return out
 
 
-def _c_lemma(ops: _Ops) -> Part:
+def c_lemma(ops: AddMulOps) -> Part:
     alg = QueryAlgebra()
     f = ops.fc
     c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
     r1, r2 = ops.c(alg, c), ops.c(alg, c2)
-    goal = alg.all([_nn(alg, ops.f32, r1), alg.or_(alg.not_(alg.and_(_input(alg, f, c2), _moved(alg, f, c, c2))),
+    goal = alg.all([_nn(alg, ops.f32, r1), alg.or_(alg.not_(alg.and_(finite_nonneg(alg, f, c2), next_value(alg, f, c, c2))),
                                                    alg.and_(_nn(alg, ops.f32, r2), alg.le(r1, r2)))])
     return Part("c (Alg. 2 line 1): flushed c is nn, and raising c to its next value never lowers it",
-                  negated_script(alg, implies(alg, [_input(alg, f, c)], goal)))
+                negated_script(alg, implies(alg, [finite_nonneg(alg, f, c)], goal)))
 
 
 # -- composition ----------------------------------------------------------------------------------------
 
 
-class _Composition:
+class TreeComposition:
     """The tree over fresh variables: one per operation applied (named by its operands), lemma instances asserted."""
 
-    def __init__(self, model: Model, ops: _Ops, K: int) -> None:
+    def __init__(self, model: Model, ops: AddMulOps, K: int) -> None:
         self.alg = QueryAlgebra()
         self.ops, self.K = ops, K
         self.apps: dict[tuple[str, ...], Int] = {}
@@ -298,7 +289,7 @@ class _Composition:
         self.a = [alg.var(f"a{k}", f.bits) for k in range(K)]
         self.b = [alg.var(f"b{k}", f.bits) for k in range(K)]
         self.c = alg.var("c", ops.fc.bits)
-        self.premise = [_input(alg, f, v) for v in self.a + self.b] + [_input(alg, ops.fc, self.c)]
+        self.premise = [finite_nonneg(alg, f, v) for v in self.a + self.b] + [finite_nonneg(alg, ops.fc, self.c)]
         self.zero = alg.const(0)
 
     def app(self, op: str, *args: Int) -> Int:
@@ -326,18 +317,18 @@ class _Composition:
             return self.zero, self.zero
         if tree[0] == "c":
             v1, v2 = self.app("fc", c), self.app("fc", c2)
-            moved = _moved(alg, self.ops.fc, c, c2)
-            self.facts.append(implies(alg, [_input(alg, self.ops.fc, c)], alg.and_(
-                self.nn(v1), implies(alg, [_input(alg, self.ops.fc, c2), moved], alg.and_(self.nn(v2), alg.le(v1, v2))))))
+            moved = next_value(alg, self.ops.fc, c, c2)
+            self.facts.append(implies(alg, [finite_nonneg(alg, self.ops.fc, c)], alg.and_(
+                self.nn(v1), implies(alg, [finite_nonneg(alg, self.ops.fc, c2), moved], alg.and_(self.nn(v2), alg.le(v1, v2))))))
             return v1, v2
         k = tree[1]  # type: ignore[misc]
         x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
         for u, v in ((x, y), (x2, y2), (x2, y)):
-            self.facts.append(implies(alg, [_input(alg, f, u), _input(alg, f, v)],
+            self.facts.append(implies(alg, [finite_nonneg(alg, f, u), finite_nonneg(alg, f, v)],
                                        alg.and_(self.nn(self.app("fmul", u, v)), alg.eq(self.app("fmul", u, v), self.app("fmul", v, u)))))
         for u, u2, v in ((x, x2, y), (y, y2, x2)):  # raise a (b fixed), then b (a raised or not): fmul(b, a) by commutativity
             m1, m2 = self.app("fmul", u, v), self.app("fmul", u2, v)
-            self.facts.append(implies(alg, [_input(alg, f, u), _input(alg, f, u2), _input(alg, f, v), _moved(alg, f, u, u2)],
+            self.facts.append(implies(alg, [finite_nonneg(alg, f, u), finite_nonneg(alg, f, u2), finite_nonneg(alg, f, v), next_value(alg, f, u, u2)],
                                        alg.all([self.nn(m1), self.nn(m2), alg.le(m1, m2)])))
         return self.app("fmul", x, y), self.app("fmul", x2, y2)
 
@@ -355,18 +346,18 @@ class _Composition:
         who = label[0]
         if who == "c":
             c2 = alg.var("c_2", ops.fc.bits)
-            raised, moved = c2, _moved(alg, ops.fc, self.c, c2)
+            raised, moved = c2, next_value(alg, ops.fc, self.c, c2)
         else:
             k = int(label[1:])
             lanes = a2 if who == "a" else b2
             lanes[k] = alg.var(f"{label}_2", ops.fin.bits)
-            raised, moved = lanes[k], _moved(alg, ops.fin, (self.a if who == "a" else self.b)[k], lanes[k])
+            raised, moved = lanes[k], next_value(alg, ops.fin, (self.a if who == "a" else self.b)[k], lanes[k])
         fmt = ops.fc if who == "c" else ops.fin
         d1, d2 = self.walk(tree, self.a, self.b, self.c, a2, b2, c2)
         f32 = ops.f32
         u1, u2 = unpack(alg, f32, d1), unpack(alg, f32, d2)
         drop = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.lt(value_key(alg, f32, d2), value_key(alg, f32, d1))])
-        for p in self.premise + [_input(alg, fmt, raised), moved] + self.facts:
+        for p in self.premise + [finite_nonneg(alg, fmt, raised), moved] + self.facts:
             alg.assert_(p)
         return Part(f"composition: raising {label} never lowers D (the tree, each operation's lemma at each node)",
                       alg.script(f"(assert {alg.raw_bool(drop)})"))
@@ -376,15 +367,15 @@ def _positions(K: int) -> list[str]:
     return ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]
 
 
-def prove_chain_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of one input lowers FTZ-AddMul's D (all finite non-negative inputs).
 
     "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
     """
-    ops = _Ops.of(model)
+    ops = AddMulOps.of(model)
     tree = addmul_tree(K, model.P or 0)
-    lemmas = [_glue_lemma(model, K, ops), *_mul_lemmas(ops), _c_lemma(ops), *_add_lemmas(ops)]
-    lemmas += [_Composition(model, ops, K).position(tree, label) for label in _positions(K)]
+    lemmas = [glue_lemma(model, K, ops), *mul_lemmas(ops), c_lemma(ops), *add_lemmas(ops)]
+    lemmas += [TreeComposition(model, ops, K).position(tree, label) for label in _positions(K)]
     proof = run_parts(lemmas, run)
     proof.summary = "glue, each operation monotone by exponent cases, commutativity, composition over Alg. 2's tree"
     return proof

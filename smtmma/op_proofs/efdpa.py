@@ -1,4 +1,6 @@
-"""A compositional monotonicity proof of E-FDPA (Alg. 6): D = RNE(c + sum a_k b_k), the sum exact.
+"""Facts about one E-FDPA (Alg. 6, encodings/efdpa.py): its monotonicity in each argument.
+
+:func:`prove_monotone`: a compositional proof, D = RNE(c + sum a_k b_k), the sum exact.
 
 :func:`fused_sum.exact_sum` places every term at one static last place
 2**floor (:func:`fused_sum.exact_floor`), so D is RNE at a fixed place of an
@@ -16,7 +18,7 @@ check-sat expecting unsat:
 * **terms**: c and the product of a and b, finite and non-negative, are
   placed at >= 0; raising c, a or b to its next value never lowers its
   placed term (a product's s * t a fresh variable, with instances of the
-  **ring** lemmas of :mod:`_monotone_fma`; b through their commutativity);
+  **ring** lemmas of :mod:`~smtmma.op_proofs.fma`; b through their commutativity);
 * **rounding**, by ranges of M': M <= M', each sign negative only on a zero
   sum, give RNE(M) <= RNE(M') as values, neither NaN;
 * **composition**, one per input position: the sum over fresh placed terms
@@ -28,28 +30,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...encodings.algebra import Bool, Int
-from ...encodings.fields import Unpacked, unpack
-from ...encodings.fused_sum import exact_floor, placed, placed_total
-from ...encodings.rounding import round_pack
-from ...encodings.terms import input_term, product
-from ...formats import Format, get_format
-from ...models import Model
-from ...simulate import output_format, run_model
-from .._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
-from ._monotone_chain import _input, _moved
-from ._monotone_fma import OpaqueMul, ring_lemmas, step_facts
-from ._pieces import Composed, Pieces, piece_key
-from ...proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.fused_sum import exact_floor, placed, placed_total
+from ..encodings.rounding import round_pack
+from ..encodings.terms import input_term, product
+from ..formats import Format, get_format
+from ..models import Model
+from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
+from ..proof_kernel.pieces import Composed, Pieces, piece_key
+from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ..simulate import output_format, run_model
+from .fma import OpaqueMul, ring_lemmas, step_facts
+from .moves import finite_nonneg, next_value
 
-__all__ = ["supports_efdpa_monotone", "prove_efdpa_monotone", "EfdpaShape"]
+__all__ = ["EfdpaShape", "adder_lemmas", "glue_lemma", "position", "positions", "prove_monotone", "rounding_cases",
+           "rounding_lemmas", "supports_monotone", "term_lemmas"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
 _CUTS = (50, 100, 200)
 
 
-def supports_efdpa_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_efdpa_monotone` applies: one E-FDPA (K <= L) of A and B in one format, read as they are,
+def supports_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_monotone` applies: one E-FDPA (K <= L) of A and B in one format, read as they are,
     C in D's format."""
     return (model.kind == "e-fdpa" and model.L is not None and 1 <= K <= model.L and model.scale_fmt is None
             and model.a_fmt == model.b_fmt
@@ -105,7 +108,7 @@ def _rounding_premise(alg: QueryAlgebra, n1: Bool, m1: Int, n2: Bool, m2: Int) -
     return [alg.le(m1, m2), implies(alg, [n1], alg.eq(m1, 0)), implies(alg, [n2], alg.eq(m2, 0))]
 
 
-def _cases(sh: EfdpaShape) -> list[tuple[int, int | None]]:
+def rounding_cases(sh: EfdpaShape) -> list[tuple[int, int | None]]:
     """[lo, hi) bit ranges of M' (powers of two), covering [0, mag_hi]."""
     cuts = [c for c in _CUTS if (1 << c) <= sh.mag_hi]
     bounds = [0, *cuts]
@@ -140,9 +143,9 @@ def term_lemmas(sh: EfdpaShape) -> list[Part]:
     c, c2 = alg.var("c", fc.bits), alg.var("c2", fc.bits)
     (v1, _), (v2, _) = sh.placed_c(alg, unpack(alg, fc, c)), sh.placed_c(alg, unpack(alg, fc, c2))
     out.append(Part("terms, c: finite non-negative c is placed at >= 0", negated_script(alg, implies(
-        alg, [_input(alg, fc, c)], alg.le(0, v1)))))
+        alg, [finite_nonneg(alg, fc, c)], alg.le(0, v1)))))
     out.append(Part("terms, c raised: c's next value is placed no lower", negated_script(alg, implies(
-        alg, [_input(alg, fc, c), _input(alg, fc, c2), _moved(alg, fc, c, c2)], alg.le(v1, v2)))))
+        alg, [finite_nonneg(alg, fc, c), finite_nonneg(alg, fc, c2), next_value(alg, fc, c, c2)], alg.le(v1, v2)))))
     for moved in ("", "a", "b"):
         out.append(_product_lemma(sh, moved))
     return out + ring_lemmas(sh.fa.man_bits + 1)
@@ -158,7 +161,7 @@ def _product_lemma(sh: EfdpaShape, moved: str) -> Part:
     ua, ub = unpack(alg, fa, a), unpack(alg, fb, b)
     v1, _ = sh.placed_product(alg, ua, ub)
     m1 = alg.muls[piece_key(ua.sig, ub.sig)]  # type: ignore[index]
-    premise = [_input(alg, fa, a), _input(alg, fb, b)]
+    premise = [finite_nonneg(alg, fa, a), finite_nonneg(alg, fb, b)]
     if not moved:
         for fact in (implies(alg, [alg.eq(ua.sig, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(ub.sig, 0)], alg.eq(m1, 0))):
             alg.assert_(fact)  # ring: zero on either side
@@ -176,7 +179,7 @@ def _product_lemma(sh: EfdpaShape, moved: str) -> Part:
         facts = [alg.eq(m1, n1), alg.eq(m2, n2), *step_facts(alg, p, ub.sig, u2.sig, ua.sig, n1, n2)]
     for fact in facts:
         alg.assert_(fact)
-    premise += [_input(alg, fmt, x2), _moved(alg, fmt, x, x2)]
+    premise += [finite_nonneg(alg, fmt, x2), next_value(alg, fmt, x, x2)]
     return Part(f"terms, product, {moved} raised: {moved}'s next value never lowers the placed product (s * t fresh, "
                   "ring facts)", negated_script(alg, implies(alg, premise, alg.le(v1, v2))))
 
@@ -198,7 +201,7 @@ def adder_lemmas(sh: EfdpaShape) -> list[Part]:
 def rounding_lemmas(sh: EfdpaShape) -> list[Part]:
     """RNE at the static place is monotone in M, one lemma per range of M' (:data:`_CUTS`)."""
     out = []
-    for lo, hi in _cases(sh):
+    for lo, hi in rounding_cases(sh):
         alg = QueryAlgebra()
         m1, m2 = ranged_var(alg, "M1", 0, sh.mag_hi), ranged_var(alg, "M2", 0, sh.mag_hi)
         n1, n2 = alg.bvar("n1"), alg.bvar("n2")
@@ -217,7 +220,7 @@ class _Apps(Pieces):
     """E-FDPA's pieces: a placed term (value and sign) per product or c applied, an RNE pattern per sum."""
 
     def __init__(self, sh: EfdpaShape) -> None:
-        super().__init__()
+        super().__init__(QueryAlgebra())
         self.sh = sh
 
     def term(self, what: str, *ops: Int) -> tuple[Int, Bool]:
@@ -225,12 +228,12 @@ class _Apps(Pieces):
         key = ("term", what, *piece_key(*ops))
         if key not in self.memo:
             n, sh, alg = len(self.memo), self.sh, self.alg
-            v = self.memo[key] = (ranged_var(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self._bool(f"n{n}"))
+            v = self.memo[key] = (ranged_var(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self.bool_var(f"n{n}"))
             if what == "p":
                 real = lambda: sh.placed_product(alg, unpack(alg, sh.fa, ops[0]), unpack(alg, sh.fb, ops[1]))  # noqa: E731
             else:
                 real = lambda: sh.placed_c(alg, unpack(alg, sh.fc, ops[0]))  # noqa: E731
-            self._real.append(lambda: self._same(v, real()))
+            self.definers.append(lambda: self.same(v, real()))
         return self.memo[key]  # type: ignore[return-value]
 
     def rne(self, neg: Bool, mag: Int) -> Int:
@@ -238,7 +241,7 @@ class _Apps(Pieces):
         key = ("rne", *piece_key(neg, mag))
         if key not in self.memo:
             r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.out.bits)
-            self._real.append(lambda: self.alg.eq(r, self.sh.rne(self.alg, neg, mag)))
+            self.definers.append(lambda: self.alg.eq(r, self.sh.rne(self.alg, neg, mag)))
         return self.memo[key]  # type: ignore[return-value]
 
 
@@ -256,15 +259,15 @@ def position(sh: EfdpaShape, label: str) -> Composed:
     a2, b2, c2 = list(a), list(b), raised if who == "c" else c
     if who != "c":
         (a2 if who == "a" else b2)[int(label[1:])] = raised
-    ok = [_input(alg, sh.fa, v) for v in a] + [_input(alg, sh.fb, v) for v in b] + [_input(alg, sh.fc, c)]
-    premise = ok + [_input(alg, fmt, raised), _moved(alg, fmt, old, raised)]
+    ok = [finite_nonneg(alg, sh.fa, v) for v in a] + [finite_nonneg(alg, sh.fb, v) for v in b] + [finite_nonneg(alg, sh.fc, c)]
+    premise = ok + [finite_nonneg(alg, fmt, raised), next_value(alg, fmt, old, raised)]
     runs = []
     for xa, xb, xc in ((a, b, c), (a2, b2, c2)):
         terms = [ap.term("p", xa[k], xb[k]) for k in range(sh.K)] + [ap.term("c", xc)]
         for k, (v, _) in enumerate(terms):
             if runs and v.raw == runs[0][k][0].raw:
                 continue  # the same term as the first run's: its fact is asserted
-            ok_k = [_input(alg, sh.fa, xa[k]), _input(alg, sh.fb, xb[k])] if k < sh.K else [_input(alg, sh.fc, xc)]
+            ok_k = [finite_nonneg(alg, sh.fa, xa[k]), finite_nonneg(alg, sh.fb, xb[k])] if k < sh.K else [finite_nonneg(alg, sh.fc, xc)]
             ap.fact(ok_k, alg.le(0, v))  # terms, product / c
         runs.append(terms)
     k = sh.K if who == "c" else int(label[1:])
@@ -272,7 +275,7 @@ def position(sh: EfdpaShape, label: str) -> Composed:
     _partial_sums(ap, [v for v, _ in runs[0]], [v for v, _ in runs[1]])
     (n1, m1), (n2, m2) = (placed_total(alg, [v for v, _ in t], [n for _, n in t]) for t in runs)
     r1, r2 = ap.rne(n1, m1), ap.rne(n2, m2)
-    for case in _cases(sh):  # rounding
+    for case in rounding_cases(sh):  # rounding
         ap.fact(_rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, *case)], _rounds_up(alg, sh.out, r1, r2))
     return Composed(ap, premise, _rounds_up(alg, sh.out, r1, r2),
                     f"composition: raising {label} never lowers D (one placed term up, the others as they are, RNE at a fixed place)")
@@ -297,7 +300,7 @@ def positions(K: int) -> list[str]:
     return ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]
 
 
-def prove_efdpa_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of one input lowers E-FDPA's D (all finite non-negative inputs).
 
     "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.

@@ -1,9 +1,11 @@
-"""A compositional monotonicity proof for one GST-FDPA (Alg. 9): raising any one input never lowers D.
+"""Facts about one GST-FDPA (Alg. 9, encodings/gstfdpa.py): its monotonicity in each argument (scales included).
+
+:func:`prove_monotone`: raising any one input never lowers D.
 
 GST-FDPA sums one summand per group of G lanes -- the group's exact dot
 product p times its block's two scales, at the scales' exponent alone (Alg. 9
 lines 3-5) -- and c, truncated at their largest exponent (RZ_F), then rounds
-once.  That is :mod:`_monotone_parts`'s shape with group summands in place of
+once.  That is :mod:`~smtmma.op_proofs.tfdpa`'s shape with group summands in place of
 products, so the proof reuses its lemmas (exponents, re-alignment, c's gain,
 distributivity, composition in slack form, value, rounding) and adds the
 group's own (every check a check-sat on fresh variables, expecting unsat):
@@ -23,7 +25,7 @@ group's own (every check a check-sat on fresh variables, expecting unsat):
 
 A block scale raises one group's summand only when the block is the group
 (``block == G``: nvf4, one UE4M3 scale per 16 lanes); mxf4's 32-lane scale
-reaches two groups and is not covered.  As in :mod:`_monotone_parts`,
+reaches two groups and is not covered.  As in :mod:`~smtmma.op_proofs.tfdpa`,
 applying a lemma stated on fresh variables to each of the model's groups is
 the step no solver checks.
 """
@@ -32,50 +34,48 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...encodings.algebra import Bool, Int
-from ...encodings.fields import Unpacked, unpack
-from ...encodings.fused_sum import aligned
-from ...encodings.gstfdpa import group_dot, gst_terms, scaled_group
-from ...encodings.terms import Term, input_term, product
-from ...formats import get_format
-from ...models import Model
-from ...simulate import decode_input, run_model
-from .._twins import InputSet, QueryAlgebra, Runner
-from ._monotone_parts import (
-    _composition_lemmas,
-    _distributivity_lemma,
-    _exponent_step_lemma,
-    _exponents_lemma,
-    _gain_goal,
-    _gain_lemma,
-    _gain_setup,
-    _move,
-    _pattern,
-    _realign_lemma,
-    _rounding_lemma,
-    _Shape,
-    _value_lemma,
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.fused_sum import aligned
+from ..encodings.gstfdpa import group_dot, gst_terms, scaled_group
+from ..encodings.terms import Term, input_term, product
+from ..formats import get_format
+from ..models import Model
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
+from ..queries._twins import InputSet, QueryAlgebra, Runner
+from ..simulate import decode_input, run_model
+from .moves import nonneg_pattern, raised_pattern
+from .rounding import monotone_rounding_lemma, truncated_rounding
+from .tfdpa import (
+    MonotoneShape,
+    composition_lemmas,
+    distributivity_lemma,
+    exponent_step_lemma,
+    exponents_lemma,
+    gain_goal,
+    gain_lemma,
+    gain_setup,
+    realign_lemma,
+    value_lemma,
 )
-from .error_parts import truncated_rounding
-from ...proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 
-__all__ = ["supports_gst_monotone", "prove_gst_monotone"]
+__all__ = ["GstShape", "dot_chain_lemma", "monotone_lemmas", "prove_monotone", "supports_monotone"]
 
 
-def supports_gst_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_gst_monotone` applies: one GST-FDPA of K = L lanes, one block scale per group, C inside."""
+def supports_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_monotone` applies: one GST-FDPA of K = L lanes, one block scale per group, C inside."""
     return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
             and model.L % model.G == 0 and model.block == model.G and model.scale_fmt is not None
             and model.carry_bits is None and not model.c_after and model.via is None and not model.ftz_inputs)
 
 
-class _Gst:
-    """The proof's shape: :class:`_Shape` with the group summand's ranges in place of a product's."""
+class GstShape:
+    """The proof's shape: :class:`MonotoneShape` with the group summand's ranges in place of a product's."""
 
     def __init__(self, model: Model, K: int) -> None:
         assert model.G is not None and model.scale_fmt is not None
         self.G, self.groups = model.G, K // model.G
-        self.sh = _Shape(model, K, n=self.groups + 1)
+        self.sh = MonotoneShape(model, K, n=self.groups + 1)
         plan = self.sh.plan
         self.fs = get_format(model.scale_fmt)
         probe = QueryAlgebra()
@@ -109,7 +109,7 @@ class _Gst:
         return self.group(alg, ranged_var(alg, "p", 0, self.p_hi), self.scale(alg, "sa")[1], self.scale(alg, "sb")[1])
 
 
-def _glue_lemma(g: _Gst) -> tuple[Part, tuple[int, int]]:
+def _glue_lemma(g: GstShape) -> tuple[Part, tuple[int, int]]:
     """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E."""
     sh, plan = g.sh, g.sh.plan
     model = sh.model
@@ -136,20 +136,20 @@ def _glue_lemma(g: _Gst) -> tuple[Part, tuple[int, int]]:
     return Part(label, negated_script(alg, goal)), (total.lo, total.hi)
 
 
-def _lane_step_lemma(g: _Gst, who: str) -> Part:
+def _lane_step_lemma(g: GstShape, who: str) -> Part:
     """One lane's contribution to its group's dot (Alg. 9 line 3, one product) is >= 0 and grows when ``who`` is raised."""
     plan = g.sh.plan
     alg = QueryAlgebra()
     fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
-    _, u, _, u2 = _move(alg, fmt, who)
-    uo = _pattern(alg, "b" if who == "a" else "a", other)[1]
+    _, u, _, u2 = raised_pattern(alg, fmt, who)
+    uo = nonneg_pattern(alg, "b" if who == "a" else "a", other)[1]
     pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
     d, d2 = (group_dot(alg, [product(alg, *pair(x))[0]])[0] for x in (u, u2))
     return Part(f"lane step (raising {who}): a lane's contribution to its group's exact dot (Alg. 9 line 3) is "
                   "non-negative and does not fall", negated_script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
 
 
-def _add_step_lemmas(g: _Gst) -> list[Part]:
+def _add_step_lemmas(g: GstShape) -> list[Part]:
     """One add of the dot's running sum (Alg. 9 line 3 adds lane by lane): operands >= 0 give a sum >= 0, and
     raising either operand never lowers it (fresh partial sum a in [0, G d_hi], contribution b in [0, d_hi])."""
     out = []
@@ -168,7 +168,7 @@ def _add_step_lemmas(g: _Gst) -> list[Part]:
     return out
 
 
-def _dot_chain_lemma(g: _Gst, k: int, *, steps: bool = True) -> Part:
+def dot_chain_lemma(g: GstShape, k: int, *, steps: bool = True) -> Part:
     """Raising lane k's contribution never lowers the dot: the running sum over fresh variables (one per add, named by
     its operands), each add step asserted as an instance; a drop of the last running sum is unsat."""
     alg = QueryAlgebra()
@@ -210,7 +210,7 @@ def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bo
     return alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), keep))
 
 
-def _dot_moves(g: _Gst, alg: QueryAlgebra) -> tuple[Term, Term]:
+def _dot_moves(g: GstShape, alg: QueryAlgebra) -> tuple[Term, Term]:
     """Fresh 0 <= p <= p' with fresh scales: the group summand before and after its dot grows."""
     p, p2 = ranged_var(alg, "p", 0, g.p_hi), ranged_var(alg, "p2", 0, g.p_hi)
     alg.assert_(alg.le(p, p2))
@@ -218,16 +218,16 @@ def _dot_moves(g: _Gst, alg: QueryAlgebra) -> tuple[Term, Term]:
     return g.group(alg, p, sa, sb), g.group(alg, p2, sa, sb)
 
 
-def _scale_moves(g: _Gst, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
+def _scale_moves(g: GstShape, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
     """Fresh p >= 0 and scales, scale ``who`` (sa or sb) moved to its next value: the summand before and after."""
     p = ranged_var(alg, "p", 0, g.p_hi)
-    _, u, _, u2 = _move(alg, g.fs, who)
+    _, u, _, u2 = raised_pattern(alg, g.fs, who)
     other = g.scale(alg, "sb" if who == "sa" else "sa")[1]
     pair: Callable[[Unpacked], tuple[Unpacked, Unpacked]] = (lambda s: (s, other)) if who == "sa" else (lambda s: (other, s))
     return g.group(alg, p, *pair(u)), g.group(alg, p, *pair(u2)), u, u2
 
 
-def _group_gain_lemma(g: _Gst, move: str, case: str) -> Part:
+def _group_gain_lemma(g: GstShape, move: str, case: str) -> Part:
     """The raised group summand's gain, 2**D A(t', E') >= A(t, E) + n w, for one ``move`` (dot, sa, sb) and ``case``.
 
     ``case``: "zero" (the summand was 0) for a dot move; "far" (a zero scale raised, or E' > E), "cross" (E' = E, the
@@ -240,7 +240,7 @@ def _group_gain_lemma(g: _Gst, move: str, case: str) -> Part:
         t, t2 = _dot_moves(g, alg)
     else:
         t, t2, u, u2 = _scale_moves(g, alg, move)
-    E, E2, D, w = _gain_setup(alg, sh, t, t2)
+    E, E2, D, w = gain_setup(alg, sh, t, t2)
     conds = {"zero": [alg.eq(t.sig, 0)]} if move == "dot" else {
         "far": [alg.or_(u.is_zero, alg.ne(E2, E))],
         "cross": [alg.eq(E2, E), alg.not_(u.is_zero), alg.ne(u2.exp, u.exp)],
@@ -250,21 +250,21 @@ def _group_gain_lemma(g: _Gst, move: str, case: str) -> Part:
     what = {"zero": "the summand was 0", "far": "a zero scale raised, or E' > E", "cross": "E' = E, the exponent field up"}[case]
     raised = "dot grows" if move == "dot" else f"{move} is raised"
     return Part(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                  negated_script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
+                negated_script(alg, gain_goal(alg, sh, t, t2, E, E2, D, w)))
 
 
-def _scale_next_lemma(g: _Gst) -> Part:
+def _scale_next_lemma(g: GstShape) -> Part:
     """A non-zero scale raised to its next value keeps its exponent and gains 1 in its significand, or gains 1 in its
     exponent field."""
     alg = QueryAlgebra()
-    _, u, _, u2 = _move(alg, g.fs, "s")
+    _, u, _, u2 = raised_pattern(alg, g.fs, "s")
     same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
     goal = alg.or_(u.is_zero, alg.or_(same, alg.ne(u2.exp, u.exp)))
     return Part(f"next pattern (a {g.fs.name} scale raised): a non-zero scale keeps its exponent and gains 1 in its "
                   "significand, or its exponent changes", negated_script(alg, goal))
 
 
-def _scaling_lemmas(g: _Gst) -> list[Part]:
+def _scaling_lemmas(g: GstShape) -> list[Part]:
     """The group summand's significand (|p| * sa) * sb (Alg. 9 line 4) grows with each factor: x <= x' gives
     x * y <= x' * y, for both factors of both products (one scale's significand is 4 bits: a small multiplier)."""
     probe = QueryAlgebra()
@@ -287,7 +287,7 @@ def _scaling_lemmas(g: _Gst) -> list[Part]:
     return out
 
 
-def _group_aligned_step_lemma(g: _Gst) -> Part:
+def _group_aligned_step_lemma(g: GstShape) -> Part:
     """Aligning a group summand is monotone in its significand: m <= m' gives A(m, E) <= A(m', E) at one exponent."""
     sh = g.sh
     alg = QueryAlgebra()
@@ -303,7 +303,7 @@ def _group_aligned_step_lemma(g: _Gst) -> Part:
                   negated_script(alg, alg.le(lo, hi)))
 
 
-def _group_lemmas(g: _Gst) -> list[Part]:
+def _group_lemmas(g: GstShape) -> list[Part]:
     out = []
     alg = QueryAlgebra()
     t, t2 = _dot_moves(g, alg)
@@ -319,24 +319,24 @@ def _group_lemmas(g: _Gst) -> list[Part]:
     return out + [_scale_next_lemma(g), *_scaling_lemmas(g), _group_aligned_step_lemma(g)]
 
 
-def gst_monotone_lemmas(model: Model, K: int) -> list[Part]:
+def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
-    g = _Gst(model, K)
+    g = GstShape(model, K)
     sh = g.sh
     glue, s_rng = _glue_lemma(g)
-    lemmas = [glue, _exponents_lemma(sh), _realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
-              _realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
-              *_add_step_lemmas(g), *(_dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), _exponent_step_lemma(sh, "c"),
-              _gain_lemma(sh, "c", "all"), _distributivity_lemma(sh, s_rng), *_composition_lemmas(sh, g.a_hi),
-              _value_lemma(sh, s_rng), _rounding_lemma(sh, s_rng)]
+    lemmas = [glue, exponents_lemma(sh), realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
+              realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
+              *_add_step_lemmas(g), *(dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), exponent_step_lemma(sh, "c"),
+              gain_lemma(sh, "c", "all"), distributivity_lemma(sh, s_rng), *composition_lemmas(sh, g.a_hi),
+              value_lemma(sh, s_rng), monotone_rounding_lemma(sh.plan, s_rng, sh.F)]
     return lemmas
 
 
-def prove_gst_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input (or non-NaN scale) lowers GST-FDPA's D.
 
     "holds" with every lemma's block (expecting unsat), or "unknown" naming the first lemma a solver did not prove.
     """
-    proof = run_parts(gst_monotone_lemmas(model, K), run)
+    proof = run_parts(monotone_lemmas(model, K), run)
     proof.summary = "glue, dot steps, group summands' exponents and gains, re-alignment, composition, rounding"
     return proof

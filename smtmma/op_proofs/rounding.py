@@ -1,6 +1,17 @@
-"""Composed monotonicity proofs for one-FDPA models whose fused sum is rounded once at the end.
+"""Facts about the final rounding rho (encodings/rounding.py): its error and its monotonicity, for every FDPA.
 
-A single move (one input raised to its next value, :func:`monotonicity._moved`)
+* :func:`truncated_rounding`: (e_max, S, D) as one FDPA sums and rounds
+  (Alg. 7-9), the glue lemmas' view of the model;
+* error part: :func:`conversion_lemma`, rho(S * 2**(E-F)) is within 1 ulp
+  (RZ) or 1/2 ulp (RNE) of S * 2**(E-F) when finite (Table 9);
+* monotonicity: :func:`monotone_rounding_lemma`, rho is monotone on
+  non-negative fixed-point values; :func:`value_le` compares two
+  pre-rounding values :class:`PreRounding` exactly; :func:`final_rounding`
+  is the model's own rounding call;
+* a chain-based proof of one FDPA, :func:`composed_position`, for models
+  whose fused sum is rounded once at the end (not used by the property).
+
+A single move (one input raised to its next value, :func:`monotonicity.raised_inputs`)
 never lowers D when (1) the value the final rounding receives does not
 decrease, and (2) the final rounding is monotone.  Bit-blasting both runs
 and both roundings at once leaves a solver lost (the 300 s of issue 8); as a
@@ -27,9 +38,9 @@ lemma 1 is proved for raising c (~20 s for gfx942 f16f32, ~2 s for a
 small TR-FDPA), but not within 60 s for raising a lane's a_k or b_k (the two
 runs then align every summand at different e_max: the "gain of the raised
 product exceeds the truncation loss" argument needs its own per-summand
-lemmas).  :func:`monotonicity.monotonicity` does not call this; it uses
-:mod:`_monotone_parts` (one T-FDPA) and :mod:`_monotone_cdna3` (one TR- or
-GTR-FDPA), which have those per-summand lemmas.
+lemmas).  :func:`monotonicity.monotonicity` does not call this; it uses the proofs
+by parts of :mod:`~smtmma.op_proofs.tfdpa` (one T-FDPA), :mod:`~smtmma.op_proofs.trfdpa`
+and :mod:`~smtmma.op_proofs.gtrfdpa`, which have those per-summand lemmas.
 """
 
 from __future__ import annotations
@@ -37,18 +48,88 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...encodings.algebra import Bool, Int
-from ...encodings.fields import unpack
-from ...encodings.rounding import convert_fixed, round_pack
-from ...formats import Format, get_format
-from ...models import Model
-from ...proof_kernel.blocks import Block, chain_block
-from ...proof_kernel.chain import chain_text
-from ...simulate import output_format, run_model
-from .._twins import InputSet, QueryAlgebra, Runner, declare_output, value_key
-from ..formula import Domain
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import unpack
+from ..encodings.fused_sum import signed, truncated_sum
+from ..encodings.rounding import convert_fixed, round_pack
+from ..encodings.terms import Term
+from ..formats import Format, get_format
+from ..models import Model
+from ..proof_kernel.blocks import Block, chain_block
+from ..proof_kernel.chain import chain_text
+from ..proof_kernel.parts import Part, all_finite, negated_script, ranged_var
+from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, value_key
+from ..queries.formula import Domain
+from ..simulate import output_format, run_model
+from .fused_sum import Plan
 
-__all__ = ["composed_position", "supports_composed"]
+__all__ = ["PreRounding", "composed_position", "conversion_lemma", "final_rounding", "monotone_rounding_lemma",
+           "supports_composed", "truncated_rounding", "value_le"]
+
+
+def truncated_rounding(alg: QueryAlgebra, plan: Plan, terms: list[Term]) -> tuple[Int, Int, Int]:
+    """(e_max, S, D) of summands ``terms`` as one FDPA sums and rounds them (Alg. 7-9): e_max the largest non-zero
+    summand's exponent (or the model's floor), S their sum aligned at e_max (RZ_F, units 2**(e_max - F)), D = rho(S)."""
+    F = plan.model.F
+    assert F is not None
+    total, e_max = truncated_sum(alg, terms, F, emax_floor=plan.model.emax_floor)
+    return e_max, total, convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(e_max, F))
+
+
+def conversion_lemma(plan: Plan, S_range: tuple[int, int], e_range: tuple[int, int], F: int) -> tuple[Part, dict[str, tuple[int, int]]]:
+    """rho(S * u), u = 2**(E-F), when finite: its value D in units u is within ulps * W of S, W = ulp / u
+    (W = 0 where the output's last place is below u: then the output is S * u exactly)."""
+    alg = QueryAlgebra()
+    S = ranged_var(alg, "S", *S_range)
+    E = ranged_var(alg, "E", *e_range)
+    d = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, F))
+    ud = unpack(alg, plan.out, d)
+    alg.assert_(all_finite(alg, ud))
+    m, emin = plan.rfmt.man_bits, plan.rfmt.emin
+    # k: the output pattern's last place (its container's: FP32 bits for E8M13) relative to u; w: ulp(d) relative to u
+    k = alg.sub(alg.sub(ud.exp, ud.frac), alg.sub(E, F))
+    w = alg.sub(alg.sub(alg.max(ud.exp, emin), m), alg.sub(E, F))
+    sbits = max(S.hi, -S.lo).bit_length()
+    # a finite output is below 2 |S| u; its last place is at most the larger of that and the subnormals' (underflow)
+    top_k = max(0, sbits - ud.frac + 1, emin - ud.frac - (e_range[0] - F))
+    top_w = max(0, ud.exp.hi - m - (e_range[0] - F), emin - m - (e_range[0] - F))  # an underflow to 0 has ulp >> u
+    sd = signed(alg, ud.neg, ud.sig)
+    # D: d in units u, exact whenever ulp(d) >= u (then d is a multiple of u: checked below)
+    D_full = alg.shift(sd, k, max_left=top_k, max_right=ud.frac + 2)
+    lim = 1 << (sbits + 1)
+    D = alg.clamp(D_full, -lim, lim)  # keeps the composition narrow; near checks nothing was clamped
+    W = alg.ite(alg.lt(w, 0), 0, alg.shl(1, alg.clamp(w, 0, top_w)))
+    u = plan.ulps
+    err = alg.abs(alg.sub(D, S))
+    whole = alg.or_(alg.le(0, k), alg.eq(alg.shift(D, alg.neg(k), max_left=ud.frac + 2, max_right=0), sd))
+    near = alg.all([alg.or_(alg.eq(sd, 0), alg.le(k, top_k)), alg.le(w, top_w), alg.eq(D, D_full), alg.le(0, w), whole,
+                    alg.le(alg.mul(err, u.denominator), alg.mul(W, u.numerator))])
+    exact = alg.all([alg.lt(w, 0), alg.lt(k, 0), alg.eq(alg.shl(S, alg.clamp(alg.neg(k), 0, ud.frac + 2)), sd),
+                     alg.eq(D, S)])
+    goal = alg.or_(near, exact)
+    label = f"rounding to {plan.rfmt.name} ({plan.mode}) of S*2^(E-{F}), when finite: within {u} ulp, exact where ulp < 2^(E-{F})"
+    rng = {"D": (min(D.lo, S.lo), max(D.hi, S.hi)), "W": (0, W.hi)}
+    return Part(label, negated_script(alg, goal)), rng
+
+
+def monotone_rounding_lemma(plan: Plan, s_rng: tuple[int, int], fbits: int) -> Part:
+    """rho (the model's own final rounding) is monotone on S 2**(E - fbits), S in [0, s_rng[1]], E in the plan's range."""
+    p = plan
+    alg = QueryAlgebra()
+    f = fbits
+    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
+    E, E2 = ranged_var(alg, "E", p.e_lo, p.e_hi), ranged_var(alg, "E2", p.e_lo, p.e_hi)
+    alg.assert_(value_le(alg, PreRounding(S, alg.sub(E, f), None), PreRounding(S2, alg.sub(E2, f), None)))
+    r1 = final_rounding(alg, p.model, PreRounding(S, alg.sub(E, f), None))  # the model's own final rounding call
+    r2 = final_rounding(alg, p.model, PreRounding(S2, alg.sub(E2, f), None))
+    u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
+    goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
+    return Part(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",
+                  negated_script(alg, goal))
+
+
+# -- monotonicity: pre-rounding values compared; the chain-based proof ------------------------------------
+
 
 #: the label under which each kind's encoding notes the value its final rounding receives
 _PRE = {
@@ -80,7 +161,7 @@ class _NotingAlgebra(QueryAlgebra):
 
 
 @dataclass
-class _Pre:
+class PreRounding:
     """A pre-rounding value (-1)**neg * mag * 2**exp (neg None: ``mag`` is a signed integer)."""
 
     mag: Int
@@ -109,11 +190,11 @@ def _in_range(alg: QueryAlgebra, x: Int) -> Bool:
     return alg.and_(alg.le(x.lo, h), alg.le(h, x.hi))
 
 
-def _nonneg(alg: QueryAlgebra, p: _Pre) -> Bool:
+def _nonneg(alg: QueryAlgebra, p: PreRounding) -> Bool:
     return alg.le(0, _honest(alg, p.mag)) if p.neg is None else alg.or_(alg.not_(p.neg), alg.eq(p.mag, 0))
 
 
-def _value_le(alg: QueryAlgebra, p: _Pre, q: _Pre) -> Bool:
+def value_le(alg: QueryAlgebra, p: PreRounding, q: PreRounding) -> Bool:
     """|p| <= |q| as exact values mag * 2**exp (magnitudes >= 0), compared by leading-bit exponent, then bits."""
     mp, mq = (alg.abs(p.mag), alg.abs(q.mag)) if p.neg is None else (p.mag, q.mag)
     width = max(mp.hi.bit_length(), mq.hi.bit_length(), 1)
@@ -124,7 +205,7 @@ def _value_le(alg: QueryAlgebra, p: _Pre, q: _Pre) -> Bool:
     return alg.or_(alg.eq(mp, 0), alg.and_(alg.ne(mq, 0), bigger))
 
 
-def _rounding(alg: QueryAlgebra, model: Model, p: _Pre) -> Int:
+def final_rounding(alg: QueryAlgebra, model: Model, p: PreRounding) -> Int:
     """The model's own final rounding of ``p`` (the call its encoding makes): bits in the output's container."""
     if model.kind == "e-fdpa":
         assert p.neg is not None
@@ -133,11 +214,11 @@ def _rounding(alg: QueryAlgebra, model: Model, p: _Pre) -> Int:
     return convert_fixed(alg, get_format(conv.fmt), conv.mode, p.mag, p.exp)
 
 
-def _pre_of(model: Model, notes: list[tuple[str, Int | None, Any, int, Any]], alg: QueryAlgebra) -> list[_Pre]:
+def _pre_of(model: Model, notes: list[tuple[str, Int | None, Any, int, Any]], alg: QueryAlgebra) -> list[PreRounding]:
     out = []
     for label, x, exp, shift, neg in notes:
         if label == _PRE[model.kind] and x is not None:
-            out.append(_Pre(x, alg.add(alg.lift(exp), shift), neg))
+            out.append(PreRounding(x, alg.add(alg.lift(exp), shift), neg))
     return out
 
 
@@ -145,7 +226,7 @@ def composed_position(model: Model, K: int, domain: Domain, label: str, run: Run
                       moved: Any, out: Format) -> tuple[str, Block | None, str]:
     """Prove that raising input ``label`` never lowers D: ("unsat", block, "") or ("unknown"/"sat", None, why).
 
-    ``moved``: :func:`monotonicity._moved`; ``out``: D's container format.
+    ``moved``: :func:`monotonicity.raised_inputs`; ``out``: D's container format.
     """
     alg = _NotingAlgebra()
     x = InputSet.of(alg, model, K)
@@ -166,17 +247,17 @@ def composed_position(model: Model, K: int, domain: Domain, label: str, run: Run
 
     # 1. the pre-rounding value grows (in range, non-negative), in the model's own formula
     grows = alg.all([_in_range(alg, p.mag), _in_range(alg, q.mag), _in_range(alg, p.exp), _in_range(alg, q.exp),
-                     _nonneg(alg, p), _nonneg(alg, q), _value_le(alg, p, q)])
+                     _nonneg(alg, p), _nonneg(alg, q), value_le(alg, p, q)])
     # 2. the final rounding is monotone, on fresh variables of the same ranges
     fresh = []
     for tag, pre in (("1", p), ("2", q)):
         neg = alg.bvar(f"mono_neg{tag}") if pre.neg is not None else None
-        fresh.append(_Pre(_fresh_int(alg, f"mono_mag{tag}", pre.mag), _fresh_int(alg, f"mono_exp{tag}", pre.exp), neg))
+        fresh.append(PreRounding(_fresh_int(alg, f"mono_mag{tag}", pre.mag), _fresh_int(alg, f"mono_exp{tag}", pre.exp), neg))
     f1, f2 = fresh
     premise = alg.all([_in_range(alg, f1.mag), _in_range(alg, f2.mag), _in_range(alg, f1.exp), _in_range(alg, f2.exp),
-                       _nonneg(alg, f1), _nonneg(alg, f2), _value_le(alg, f1, f2)])
+                       _nonneg(alg, f1), _nonneg(alg, f2), value_le(alg, f1, f2)])
     cf = out
-    r1, r2 = _rounding(alg, model, f1), _rounding(alg, model, f2)
+    r1, r2 = final_rounding(alg, model, f1), final_rounding(alg, model, f2)
     k1, k2 = value_key(alg, cf, r1), value_key(alg, cf, r2)
     ru1, ru2 = unpack(alg, cf, r1), unpack(alg, cf, r2)
     monotone = alg.or_(alg.not_(premise), alg.all([alg.not_(ru1.is_nan), alg.not_(ru2.is_nan), alg.le(k1, k2)]))

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...encodings.algebra import Bool, Int
-from .._twins import QueryAlgebra
-from ...proof_kernel.parts import Part, implies, negated_script
+from ..encodings.algebra import Bool, Int
+from ..encodings.symbolic import SmtAlgebra
+from .parts import Part, implies, negated_script
 
 __all__ = ["Pieces", "Composed", "piece_key"]
 
@@ -27,16 +27,17 @@ def piece_key(*xs: object) -> tuple[str, ...]:
 
 class Pieces:
     """One fresh variable (or tuple) per piece applied to distinct operands (:attr:`memo`); the facts (lemma
-    instances) asserted about them; the input patterns declared."""
+    instances) asserted about them; the input patterns declared.  ``alg``: the algebra they are all built in."""
 
-    def __init__(self) -> None:
-        self.alg = QueryAlgebra()
+    def __init__(self, alg: SmtAlgebra) -> None:
+        self.alg = alg
         self.memo: dict[tuple[str, ...], object] = {}
         self.facts: list[Bool] = []
         self.inputs: dict[str, Int] = {}
-        self._real: list[Callable[[], Bool]] = []  # per piece applied: "its variables equal the piece itself"
+        self.definers: list[Callable[[], Bool]] = []  # per piece applied: "its variables equal the piece itself"
 
-    def _bool(self, name: str) -> Bool:
+    def bool_var(self, name: str) -> Bool:
+        """A fresh boolean piece (a 1-bit variable equal to 1)."""
         return self.alg.eq(self.alg.var(name, 1), 1)
 
     def input(self, name: str, bits: int) -> Int:
@@ -47,14 +48,16 @@ class Pieces:
     def definitions(self) -> list[Bool]:
         """For every piece applied, "its fresh variables equal the piece computed by the encoding on its operands":
         built only when asked (a test pins the inputs and checks every fact under these), never part of a proof."""
-        return [real() for real in self._real]
+        return [define() for define in self.definers]
 
-    def _same(self, xs: tuple[object, ...], ys: tuple[object, ...]) -> Bool:
+    def same(self, xs: tuple[object, ...], ys: tuple[object, ...]) -> Bool:
+        """Each of ``xs`` equals its counterpart in ``ys`` (booleans as bits)."""
         alg = self.alg
         return alg.all([alg.eq(alg.b2i(x), alg.b2i(y)) if isinstance(x, Bool) else alg.eq(x, y)  # type: ignore[arg-type]
                         for x, y in zip(xs, ys)])
 
     def fact(self, premise: list[Bool], goal: Bool) -> None:
+        """Assert a lemma instance: ``premise`` implies ``goal``."""
         self.facts.append(implies(self.alg, premise, goal))
 
 

@@ -1,4 +1,7 @@
-"""Lemmas of the monotonicity proof of a chain of standard FMAs (Alg. 4; Alg. 3 each step), on fresh variables.
+"""Facts about the FMA (Alg. 3, encodings/fma.py) and chains of FMAs (Alg. 4): monotonicity in each argument.
+
+:func:`prove_monotone`: raising one input never lowers a chain's D.  First the
+lemmas, on fresh variables.
 
 One fma is one RNE of the exact a*b + c (:func:`encodings.fma.fma`:
 :func:`fused_sum.exact_sum2`'s window adder, then :func:`rounding.round_pack`).
@@ -7,7 +10,7 @@ bitwuzla no answer in 60 s (issue 8: FP64's 162-bit window with its 106-bit
 product).  The lemmas here split the FMA at the window adder's own pieces
 (:func:`fused_sum.window_lead`: a term as (lead, top), top * 2**(lead -
 window) with top's leading bit at the window's top, or (low, 0) for a zero)
-and state each piece on fresh variables; :mod:`_monotone_fma_proof` composes
+and state each piece on fresh variables; the compositions below compose
 them.  With "lex" the value order of (lead, top) and "rep" the order of
 (mag, sticky) at one last place (mag < mag', or equal and no sticky lost):
 
@@ -32,24 +35,56 @@ them.  With "lex" the value order of (lead, top) and "rep" the order of
   algebra's clamped terms gives bitwuzla and z3 no answer in 60 s), is well
   formed, and a's next value (a zero raised, the same exponent with s + 1,
   or the exponent up from s = 2**p - 1) gives a lex-larger one.
+
+Then the proof of a chain of standard FMAs (Alg. 4, every step Alg. 3): those lemmas composed, first into
+one FMA, then along the chain.
+
+D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)).  Raising one input raises one
+operand of one FMA, and the later FMAs read its result as their c; so the
+chain is monotone if one FMA is.  The lemmas (each a check-sat expecting unsat):
+
+* **glue**: the model's D is the chain of :func:`encodings.fma.fma`; **split**:
+  one fma of finite non-negative a, b and non-negative c (+inf and -0
+  included) is +inf for c = +inf, else RNE of :func:`fused_sum.window_sum` of
+  the product's and c's leads (:func:`fused_sum.window_lead`); **commutes**:
+  fma(a, b, c) = fma(b, a, c);
+* the window, rounding and term lemmas above;
+* **FMA in c** and **FMA in a** (compositions): the split fma over fresh
+  variables, one per piece applied (a lead, a placement, a window sum, an
+  RNE), named by its operands, with every lemma's instance asserted: raising
+  c (to any larger value, +inf included) or a (to its next value) never
+  lowers the result, and results are not NaN and not below zero;
+* **chain** (one composition per input position): the chain over fresh
+  variables, one per FMA applied, with the FMA lemmas' instances at each
+  FMA the raised input reaches (b through commutativity).
+
+As in :mod:`~smtmma.op_proofs.addmul`, applying a lemma stated on fresh operands to the
+pieces named in a composition is the one step no solver checks in the proof;
+:meth:`~smtmma.proof_kernel.pieces.Pieces.definitions` (each fresh variable defined as its piece) lets a
+test check every asserted fact at pinned inputs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...encodings.algebra import Bool, Int, IntLike
-from ...encodings.fields import unpack
-from ...encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
-from ...encodings.rounding import round_pack
-from ...encodings.terms import Term, input_term, product
-from ...formats import Format, get_format
-from ...models import Model
-from .._twins import QueryAlgebra, value_key
-from ._monotone_chain import _input, _moved
-from ...proof_kernel.parts import Part, implies, negated_script, ranged_var
+from ..encodings.algebra import Bool, Int, IntLike
+from ..encodings.fields import unpack
+from ..encodings.fma import fma
+from ..encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
+from ..encodings.rounding import round_pack
+from ..encodings.terms import Term, input_term, product
+from ..formats import Format, get_format
+from ..models import Model
+from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
+from ..proof_kernel.pieces import Composed, Pieces, piece_key
+from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
+from ..simulate import run_model
+from .moves import finite_nonneg, next_value
 
-__all__ = ["window_lemmas", "rounding_lemmas", "term_lemmas", "ring_lemmas", "step_facts", "OpaqueMul", "FmaShape"]
+__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "nonneg", "prove_monotone",
+           "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
+           "term_lemmas", "up_by_one", "window_lemmas"]
 
 
 # -- the window: leads and sums on fresh variables ------------------------------------------------------
@@ -117,7 +152,7 @@ def _lex(alg: QueryAlgebra, x: _Lead, y: _Lead) -> Bool:
     return alg.or_(alg.lt(x.lead, y.lead), alg.and_(alg.eq(x.lead, y.lead), alg.le(x.top, y.top)))
 
 
-def _rep(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
+def rep_le(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
     """(m1 + t1) <= (m2 + t2) as far as rounding can tell: m1 < m2, or m1 = m2 and no sticky lost."""
     return alg.or_(alg.lt(m1, m2), alg.and_(alg.eq(m1, m2), alg.or_(s2, alg.not_(s1))))
 
@@ -189,7 +224,7 @@ def structure(alg: QueryAlgebra, sh: FmaShape, total: tuple[Bool, Int, Int, Bool
 def up_by_one(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
     """The lmax-up-by-one lemma's conclusion: (m1, s1) is rep-ordered with (2 m2 + s2, s2), the second sum at the
     first's lsb."""
-    return _rep(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)
+    return rep_le(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)
 
 
 class _Raise:
@@ -229,7 +264,7 @@ def _adder_lemma(sh: FmaShape) -> Part:
     alg = QueryAlgebra()
     kx, k1, k2 = (ranged_var(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
     cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
-    goal = _rep(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
+    goal = rep_le(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
     return Part("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
                   negated_script(alg, implies(alg, [_kept_order(alg, k1, c1, k2, c2)], goal)))
 
@@ -270,7 +305,7 @@ def rounding_lemmas(sh: FmaShape) -> list[Part]:
         ms.append((alg.eq(alg.var(f"{name}_neg", 1), 1), m, alg.eq(alg.var(f"{name}_sticky", 1), 1)))
     lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
     (n1, m1, s1), (n2, m2, s2) = ms
-    premise = [_rep(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)]
+    premise = [rep_le(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)]
     goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
     out = [Part("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
                   negated_script(alg, implies(alg, premise, goal)))]
@@ -306,7 +341,7 @@ def term_lemmas(sh: FmaShape) -> list[Part]:
     alg = QueryAlgebra()
     c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
     y, y2 = (_lead_of(alg, sh, input_term(unpack(alg, f, v))) for v in (c, c2))
-    premise = [_input(alg, f, c), _input(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
+    premise = [finite_nonneg(alg, f, c), finite_nonneg(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
     goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
     out.append(Part("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", negated_script(alg, implies(alg, premise, goal))))
     out += ring_lemmas(sh.sig_bits)
@@ -381,11 +416,286 @@ def _product_lemma(sh: FmaShape, moved: bool) -> Part:
     m1, m2 = alg.muls.values()
     for fact in step_facts(alg, p, ua.sig, ua2.sig, ub.sig, m1, m2):
         alg.assert_(fact)
-    premise = [_input(alg, f, a), _input(alg, f, b)]
+    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)]
     if not moved:
         return Part("terms, product lead: finite non-negative a, b give a well-formed lead (s * t fresh, ring facts)",
                       negated_script(alg, implies(alg, premise, _well_formed(alg, sh, x, sh.prod_lead))))
-    premise += [_input(alg, f, a2), _moved(alg, f, a, a2)]
+    premise += [finite_nonneg(alg, f, a2), next_value(alg, f, a, a2)]
     goal = alg.all([_well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
     return Part("terms, product lead, a raised: a's next value gives a well-formed, lex-larger lead (s * t fresh, ring facts)",
                   negated_script(alg, implies(alg, premise, goal)))
+
+
+# -- the proof: one FMA composed, then the chain -----------------------------------------------------------
+
+
+def supports_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is."""
+    if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt or K < 1:
+        return False
+    f = get_format(model.c_fmt)
+    return model.via in (None, f.name) and not model.ftz_inputs and f.nan == "ieee" and f.subnormals and f.signed
+
+
+# -- fresh variables for the pieces ---------------------------------------------------------------------
+
+
+class _Apps(Pieces):
+    """The FMA's pieces: leads, placements, window sums, RNE, whole FMAs (one fresh variable or tuple each)."""
+
+    def __init__(self, sh: FmaShape) -> None:
+        super().__init__(QueryAlgebra())
+        self.sh = sh
+        probe = QueryAlgebra()  # the static intervals of window_sum's outputs
+        hi = _union(sh)[1]
+        t = [(probe.bconst(False), ranged_var(probe, f"l{i}", sh.low, hi), ranged_var(probe, f"t{i}", 0, (1 << sh.window) - 1))
+             for i in (0, 1)]
+        _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
+        self.mag, self.lsb = (m.lo, m.hi), (l.lo, l.hi)
+
+    def var(self, name: str) -> Int:
+        """An input pattern of the format (kept in :attr:`inputs`)."""
+        return self.input(name, self.sh.fmt.bits)
+
+    def lead(self, what: str, *ops: Int) -> _Lead:
+        """The (neg, lead, top) of the product of ``ops`` (what="p") or of c (what="c")."""
+        key = ("lead", what, *piece_key(*ops))
+        if key not in self.memo:
+            n = len(self.memo)
+            x = self.memo[key] = _Lead(self.bool_var(f"ln{n}"), ranged_var(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
+                                       ranged_var(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
+            alg, f = self.alg, self.sh.fmt
+            term = (lambda: product(alg, unpack(alg, f, ops[0]), unpack(alg, f, ops[1]))[0]) if what == "p" else \
+                (lambda: input_term(unpack(alg, f, ops[0])))
+            self.definers.append(lambda: self.same(x.triple(), _lead_of(alg, self.sh, term()).triple()))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def place(self, lmax: Int, t: _Lead) -> tuple[Int, Bool]:
+        """(kept, cut) of :func:`window_place` for term t at lmax."""
+        key = ("place", *piece_key(lmax, *t.triple()))
+        if key not in self.memo:
+            n = len(self.memo)
+            v = self.memo[key] = (ranged_var(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self.bool_var(f"pc{n}"))
+            def real() -> Bool:
+                kept, _, cut = window_place(self.alg, self.sh.window, lmax, *t.triple())
+                return self.same(v, (kept, cut))
+
+            self.definers.append(real)
+        return self.memo[key]  # type: ignore[return-value]
+
+    def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
+        """(neg, mag, lsb, sticky) of :func:`window_sum` of x and y."""
+        key = ("sum", *piece_key(*x.triple(), *y.triple()))
+        if key not in self.memo:
+            n = len(self.memo)
+            v = self.memo[key] = (self.bool_var(f"sn{n}"), ranged_var(self.alg, f"sm{n}", *self.mag),
+                                  ranged_var(self.alg, f"sl{n}", *self.lsb), self.bool_var(f"ss{n}"))
+            self.definers.append(lambda: self.same(v, window_sum(self.alg, self.sh.window, x.triple(), y.triple())))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def rne(self, n: Bool, m: Int, l: Int, s: Bool) -> Int:
+        """The pattern :func:`rounding.round_pack` (RNE) makes of (neg, mag, lsb, sticky)."""
+        key = ("rne", *piece_key(n, m, l, s))
+        if key not in self.memo:
+            r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
+            self.definers.append(lambda: self.alg.eq(r, round_pack(self.alg, self.sh.fmt, "rne", n, m, l, s)))
+        return self.memo[key]  # type: ignore[return-value]
+
+    def fma(self, a: Int, b: Int, c: Int) -> Int:
+        """The pattern fma(a, b, c) (the chain's step)."""
+        key = ("fma", *piece_key(a, b, c))
+        if key not in self.memo:
+            d = self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
+            alg, f = self.alg, self.sh.fmt
+            self.definers.append(lambda: alg.eq(d, fma(alg, *(unpack(alg, f, v) for v in (a, b, c)), out=f)))
+        return self.memo[key]  # type: ignore[return-value]
+
+
+# -- the window: one term raised, the other fixed -------------------------------------------------------
+
+
+def _window(ap: _Apps, F: _Lead, G1: _Lead, G2: _Lead, raised_first: bool) -> tuple[Int, Int]:
+    """RNE of window_sum with term G1, then G2 (G1 <=lex G2), beside the fixed F (F second, or first with
+    ``raised_first`` False): every window and rounding lemma's instance asserted; the two RNE patterns."""
+    alg, sh = ap.alg, ap.sh
+    w = sh.window
+    f_ = alg.bconst(False)
+    sums, lmaxes, fixed, raised = [], [], [], []
+    wf = [_well_formed(alg, sh, t, _union(sh)) for t in (F, G1, G2)]
+    for G in (G1, G2):
+        X, Y = (G, F) if raised_first else (F, G)
+        lmax = alg.max(X.lead, Y.lead)
+        kf, kg = ap.place(lmax, F), ap.place(lmax, G)
+        total = ap.wsum(X, Y)
+        ap.fact([_well_formed(alg, sh, X, _union(sh)), _well_formed(alg, sh, Y, _union(sh))],  # structure
+                structure(alg, sh, total, lmax, *((kg, kf) if raised_first else (kf, kg))))
+        sums.append(total)
+        lmaxes.append(lmax)
+        fixed.append(kf)
+        raised.append(kg)
+    (n1, m1, l1, s1), (n2, m2, l2, s2) = sums
+    L1, L2 = lmaxes
+    (kf1, cf1), (kf2, cf2) = fixed
+    (kg1, cg1), (kg2, cg2) = raised
+    r1, r2 = ap.rne(*sums[0]), ap.rne(*sums[1])
+    order = _lex(alg, G1, G2)
+    k1, c1, k2, c2 = alg.add(kf1, kg1), alg.or_(cf1, cg1), alg.add(kf2, kg2), alg.or_(cf2, cg2)
+    zin1, zin2 = _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)
+    big = w + 2
+    # the same lmax: place, the fixed term placed alike, adder, rounding at one lsb
+    same = alg.eq(L1, L2)
+    ap.fact(wf + [order, alg.le(G1.lead, L1), alg.le(G2.lead, L1), same], _kept_order(alg, kg1, cg1, kg2, cg2))
+    ap.fact([same], alg.and_(alg.eq(kf1, kf2), alg.eq(alg.b2i(cf1), alg.b2i(cf2))))
+    ap.fact([_kept_order(alg, kg1, cg1, kg2, cg2)], rep_le(alg, k1, c1, alg.add(kf1, kg2), alg.or_(cf1, cg2)))
+    ap.fact([rep_le(alg, m1, s1, m2, s2), zin1, zin2, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, m2, big), alg.eq(l1, l2)],
+            _vle(alg, sh, r1, r2))
+    # lmax up by one: the second sum at one lsb lower, then rounding at one lsb
+    ap.fact(wf + [order, alg.eq(L2, alg.add(L1, 1))], up_by_one(alg, k1, c1, k2, c2))
+    wide = alg.add(alg.shl(m2, 1), alg.b2i(s2))
+    rb = ap.rne(f_, wide, l1, s2)
+    ap.fact([alg.le(1 << (w - 1), m2), alg.lt(m2, 1 << (w + 1)), alg.not_(n2), alg.eq(l2, alg.add(l1, 1))], alg.eq(r2, rb))
+    ap.fact([rep_le(alg, m1, s1, wide, s2), zin1, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, wide, big)],
+            _vle(alg, sh, r1, rb))
+    # lmax up by two or more
+    ap.fact(wf + [order, alg.le(alg.add(L1, 2), L2), _zero_if_neg(alg, n1, k1, c1), alg.eq(m1, k1), alg.eq(alg.b2i(s1), alg.b2i(c1)),
+                  alg.eq(l1, alg.sub(L1, w)), alg.eq(m2, k2), alg.eq(alg.b2i(s2), alg.b2i(c2)), alg.eq(l2, alg.sub(L2, w)), alg.not_(n2)],
+            _vle(alg, sh, r1, r2))
+    for (n, m, _, s), r in zip(sums, (r1, r2)):  # rounding, sign
+        ap.fact([_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)], nonneg(alg, sh.fmt, r))
+    return r1, r2
+
+
+def _finish(ap: _Apps, c: Int, r: Int) -> Int:
+    """The split fma: +inf for c = +inf, else the RNE pattern r."""
+    return ap.alg.ite(unpack(ap.alg, ap.sh.fmt, c).is_inf, ap.sh.fmt.inf_bits(), r)
+
+
+def fma_in_c(sh: FmaShape) -> Composed:
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a, b, c, c2 = (ap.var(n) for n in ("a", "b", "c", "c2"))
+    X, Y1, Y2 = ap.lead("p", a, b), ap.lead("c", c), ap.lead("c", c2)
+    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], _well_formed(alg, sh, X, sh.prod_lead))  # terms, product
+    ap.fact([finite_nonneg(alg, f, c), finite_nonneg(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))],  # terms, c
+            alg.all([_well_formed(alg, sh, Y1, sh.c_lead), _well_formed(alg, sh, Y2, sh.c_lead), _lex(alg, Y1, Y2)]))
+    for Y, v in ((Y1, c), (Y2, c2)):  # terms, c (c' = c)
+        ap.fact([finite_nonneg(alg, f, v)], _well_formed(alg, sh, Y, sh.c_lead))
+    r1, r2 = _window(ap, X, Y1, Y2, raised_first=False)
+    d1, d2 = _finish(ap, c, r1), _finish(ap, c2, r2)
+    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b), nonneg(alg, f, c), nonneg(alg, f, c2),
+               alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
+    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
+    return Composed(ap, premise, goal, "FMA in c (composition): finite non-negative a, b and c <= c' (not below zero, +inf "
+                    "included) give fma(a, b, c) <= fma(a, b, c'), neither NaN nor below zero")
+
+
+def fma_in_a(sh: FmaShape) -> Composed:
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a, a2, b, c = (ap.var(n) for n in ("a", "a2", "b", "c"))
+    X1, X2, Y = ap.lead("p", a, b), ap.lead("p", a2, b), ap.lead("c", c)
+    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], _well_formed(alg, sh, X1, sh.prod_lead))  # terms, product
+    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, a2), finite_nonneg(alg, f, b), next_value(alg, f, a, a2)],  # terms, product (moved)
+            alg.and_(_well_formed(alg, sh, X2, sh.prod_lead), _lex(alg, X1, X2)))
+    ap.fact([finite_nonneg(alg, f, c)], _well_formed(alg, sh, Y, sh.c_lead))  # terms, c (c' = c)
+    r1, r2 = _window(ap, Y, X1, X2, raised_first=True)
+    d1, d2 = _finish(ap, c, r1), _finish(ap, c, r2)
+    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, a2), finite_nonneg(alg, f, b), next_value(alg, f, a, a2), nonneg(alg, f, c)]
+    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
+    return Composed(ap, premise, goal, "FMA in a (composition): raising a to its next value never lowers fma(a, b, c) "
+                    "(finite non-negative a, b; c not below zero, +inf included)")
+
+
+# -- one FMA: split and commutativity; the model: the chain ---------------------------------------------
+
+
+def split_lemmas(sh: FmaShape) -> list[Part]:
+    f = sh.fmt
+    alg = QueryAlgebra()
+    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
+    ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
+    x, y = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, input_term(uc))
+    r = round_pack(alg, f, "rne", *window_sum(alg, sh.window, x.triple(), y.triple()))
+    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b), nonneg(alg, f, c)]
+    split = alg.eq(fma(alg, ua, ub, uc, out=f), alg.ite(uc.is_inf, f.inf_bits(), r))
+    out = [Part("split (Alg. 3): fma of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
+                  "the window sum of the product's and c's leads", negated_script(alg, implies(alg, premise, split)))]
+    alg = QueryAlgebra()
+    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
+    ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
+    out.append(Part("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", negated_script(alg, implies(
+        alg, [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], alg.eq(fma(alg, ua, ub, uc, out=f), fma(alg, ub, ua, uc, out=f))))))
+    return out
+
+
+def glue_lemma(model: Model, K: int, sh: FmaShape) -> Part:
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, K)
+    d = x.c
+    for a, b in zip(x.a, x.b):
+        d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt)
+    return Part(f"glue (Alg. 4): the model's D is the chain of {K} FMAs, c first (every input)",
+                  negated_script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
+
+
+def chain_position(sh: FmaShape, K: int, label: str) -> Composed:
+    """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the chain over fresh FMA results, the FMA lemmas' instances."""
+    ap = _Apps(sh)
+    alg, f = ap.alg, sh.fmt
+    a = [ap.var(f"a{k}") for k in range(K)]
+    b = [ap.var(f"b{k}") for k in range(K)]
+    c = ap.var("c")
+    a2, b2, c2 = list(a), list(b), c
+    raised = ap.var(f"{label}_2")
+    if label == "c":
+        c2, moved = raised, next_value(alg, f, c, raised)
+    else:
+        k = int(label[1:])
+        (a2 if label[0] == "a" else b2)[k] = raised
+        moved = next_value(alg, f, (a if label[0] == "a" else b)[k], raised)
+    ok = lambda v: finite_nonneg(alg, f, v)  # noqa: E731
+    nn = lambda v: nonneg(alg, f, v)  # noqa: E731
+
+    def in_c(x: Int, y: Int, d: Int, d2: Int) -> Int:  # FMA in c
+        r1, r2 = ap.fma(x, y, d), ap.fma(x, y, d2)
+        ap.fact([ok(x), ok(y), nn(d), nn(d2), alg.le(value_key(alg, f, d), value_key(alg, f, d2))],
+                alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
+        return r2
+
+    def in_a(x: Int, x2: Int, y: Int, d: Int) -> Int:  # FMA in a
+        r1, r2 = ap.fma(x, y, d), ap.fma(x2, y, d)
+        ap.fact([ok(x), ok(x2), ok(y), next_value(alg, f, x, x2), nn(d)], alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
+        return r2
+
+    d, d2 = c, c2
+    for k in range(K):
+        x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
+        in_c(x, y, d, d)  # the first run's result is not below zero
+        if x2 is not x:  # the raised input's FMA (d2 is d there)
+            next2 = in_a(x, x2, y, d)
+        elif y2 is not y:  # b through commutativity
+            for v in (y, y2):
+                ap.fact([ok(x), ok(v)], alg.eq(ap.fma(x, v, d), ap.fma(v, x, d)))
+            in_a(y, y2, x, d)
+            next2 = ap.fma(x, y2, d)
+        else:
+            next2 = in_c(x, y, d, d2)
+        d, d2 = ap.fma(x, y, d), next2
+    premise = [ok(v) for v in a + b + [c, raised]] + [moved]
+    goal = alg.all([nn(d), nn(d2), _vle(alg, sh, d, d2)])
+    return Composed(ap, premise, goal, f"chain (composition): raising {label} never lowers D (the FMA lemmas at each FMA it reaches)")
+
+
+def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+    """Prove that no single move of one input lowers the FMA chain's D (all finite non-negative inputs).
+
+    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    """
+    sh = FmaShape.of(model)
+    lemmas = [glue_lemma(model, K, sh), *split_lemmas(sh), *term_lemmas(sh), *window_lemmas(sh), *rounding_lemmas(sh),
+              fma_in_c(sh).lemma(), fma_in_a(sh).lemma()]
+    lemmas += [chain_position(sh, K, label).lemma() for label in ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]]
+    proof = run_parts(lemmas, run)
+    proof.summary = ("glue, the FMA split at its window adder, term, ring, window and rounding lemmas composed into the "
+                     "FMA in c and in a, composed along the chain")
+    return proof

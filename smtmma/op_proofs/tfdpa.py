@@ -1,4 +1,38 @@
-"""A compositional monotonicity proof for one T-FDPA (Alg. 7): raising any one input never lowers D.
+"""Facts about one T-FDPA (Alg. 7, encodings/tfdpa.py): its error parts and its monotonicity in each argument.
+
+**Error bound**, :func:`prove_error_bound`: Table 9's bound (MMA-Sim, 000 §6.1) on every finite input of one FDPA.
+
+The monolithic query (the exact sum against the model's output, ~100-bit
+alignments, all in one formula) is out of a solver's reach on the full
+domain.  The error of a truncated fused sum splits into steps (Table 9: "the
+errors are additive"), each a small lemma about one step function on *its own
+variables only*:
+
+* **summand** (one lemma per distinct summand: the products of A x B lanes,
+  and c): for every finite a, b and every alignment exponent E >= the
+  summand's exponent, the summand aligned at E with F fraction bits (RZ_F,
+  or RD_F) is within one unit 2**(E - F) of its exact value (RZ: on either
+  side; RD: never above it);
+* **sum**: putting the aligned sum in a common scale distributes over the
+  summands (shl(sum, s) = sum of shl);
+* **conversion**: rho's output is within 1 ulp (RZ) or 1/2 ulp (RNE) of the
+  fixed-point sum it converts, when finite;
+* **glue** (the model itself, all inputs): the model's output bits are those
+  step functions composed on the inputs (its e_max is at least every
+  non-zero summand's exponent), so every lemma applies to the model;
+* **composition**: over the values the lemmas talk about (cut points: the
+  exact summands X_k, the aligned ones Y_k, units, the sum, the output value
+  and its ulp), the lemmas imply ``|Phi - exact| <= scale * bound``: a small
+  linear check.
+
+Every value is an integer in units of 2**R, R below every last place of the
+domain.  Each step is a check-sat expecting unsat (a :class:`Block`); the
+proof is the lemmas, instantiated at the model's own terms (the glue), plus
+the composition.  Only for one FDPA (K <= L) with C inside the sum and no
+carry limit: see :func:`supports_error_bound`.  The summand, accumulation
+and conversion lemmas are shared (:mod:`~smtmma.op_proofs.fused_sum`, :mod:`~smtmma.op_proofs.rounding`).
+
+**Monotonicity**, :func:`prove_monotone`: raising any one input never lowers D.
 
 The whole-model query (two runs, each a fused sum of K + 1 summands and a
 rounding) gives a bit-blasting solver no answer in minutes.  Bit-blasting
@@ -7,7 +41,7 @@ when a factor grows, and adding up inequalities -- so the proof keeps both
 out of every check: products grow by an *equality* the rewriter proves
 ((x + 1) * y = x * y + y), and inequalities are added as equalities with a
 non-negative slack.  A single move raises one input (a lane's a or b, or c)
-to its next value (:func:`monotonicity.next_moves`).  With E, E' the two
+to its next value (:func:`~smtmma.op_proofs.moves.next_moves`).  With E, E' the two
 runs' alignment exponents, D = min(E' - E, Dc) and w = 2**D - 1, the lemmas
 (each a check-sat on its own variables, expecting unsat) are:
 
@@ -29,53 +63,150 @@ runs' alignment exponents, D = min(E' - E, Dc) and w = 2**D - 1, the lemmas
 * **value**: S <= 2**D * S' gives S * 2**(E-F) <= S' * 2**(E'-F);
 * **rounding**: rho is monotone.
 
-As in the error-bound proofs (:mod:`error_parts`), applying a lemma stated on
+As in the error-bound proof (above), applying a lemma stated on
 one generic summand (or one node of the sum) to each of the model's is the
 step no solver checks; every lemma itself is a check-sat of the certificate.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Callable, Optional
 
-from ...encodings.algebra import Bool, Int
-from ...encodings.fields import Unpacked, unpack
-from ...encodings.fused_sum import aligned, max_exponent
-from ...encodings.terms import Term, input_term, product
-from ...formats import Format
-from ...models import Model
-from ...simulate import decode_input
-from .._twins import QueryAlgebra, Runner, value_key
-from ._monotone_proof import _Pre, _rounding, _value_le
-from .error_parts import (
-    _Plan,
-    supports_parts,
-    tfdpa_glue,
-)
-from ...proof_kernel.parts import Part, PartsProof, negated_script, ranged_var, run_parts
+from ..encodings.algebra import Bool, Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.fused_sum import aligned, max_exponent
+from ..encodings.terms import Term, input_term, product
+from ..models import Model
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
+from ..queries._twins import QueryAlgebra, Runner
+from ..simulate import decode_input
+from .fused_sum import Plan, accumulate_lemma, glue_inputs, summand_lemma
+from .moves import nonneg_pattern, raised_pattern
+from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, truncated_rounding, value_le
 
-__all__ = ["supports_monotone_parts", "prove_monotone_parts"]
-
-
-def supports_monotone_parts(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone_parts` applies: one T-FDPA as :func:`error_parts.supports_parts` takes it."""
-    return supports_parts(model, K)
+__all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "composition_lemmas", "distributivity_lemma",
+           "error_composition_lemma", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
+           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "product_step_lemma",
+           "prove_error_bound", "prove_monotone", "realign_lemma", "supports_error_bound", "supports_monotone", "value_lemma"]
 
 
-class _Shape:
+# -- the error bound (Table 9) ---------------------------------------------------------------------------
+
+
+def supports_error_bound(model: Model, K: int) -> bool:
+    """Whether :func:`prove_error_bound` covers the model: one T-FDPA (K <= L, C inside the sum, no carry limit).
+
+    TR-FDPA / GTR-FDPA (two alignment exponents, round-down steps) and
+    E-FDPA are not decomposed yet: they keep the monolithic query.
+    """
+    if model.scale_fmt is not None or model.c_after or model.via or model.ftz_inputs or model.carry_bits is not None:
+        return False
+    if model.zero_emax or model.ieee_zero or model.L is None or K > model.L:
+        return False
+    return model.kind == "t-fdpa"
+
+
+def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
+    """The glue lemma of a one-FDPA T-FDPA and the static range of its sum S (units 2**(e_max - F)).
+
+    Proves, in the model's own formula: on finite inputs the output is
+    rho(S * 2**(e_max - F)), S the sum of the summands aligned at e_max
+    (RZ_F), e_max = the largest non-zero summand's exponent (Alg. 7 lines 5-11).
+    """
+    g, x, ua, ub, uc, d = glue_inputs(plan)
+    terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
+    e_max, total, composed = truncated_rounding(g, plan, terms)
+    g.assert_(all_finite(g, *ua, *ub, uc))
+    glue = g.all([between(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), between(g, total, total.lo, total.hi),
+                  *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])
+    lemma = Part(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {len(terms)} "
+                   "summands aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent", negated_script(g, glue))
+    return lemma, (total.lo, total.hi)
+
+
+def error_composition_lemma(plan: Plan, n: int, s_rng: tuple[int, int], n_rng: tuple[int, int], rv: dict[str, tuple[int, int]],
+                            scale: Fraction, fused: Fraction, ulps: Optional[Fraction] = None) -> Part:
+    """In units u = 2**(e_max-F): exact/u = N + T, T in [0, cnt) (0 when cnt = 0); 0 <= S - N <= cnt;
+    |D - S| <= ulps * W; then |D - exact/u| <= scale * (fused + ulps * W) for every such T."""
+    alg = QueryAlgebra()
+    S, N = ranged_var(alg, "S", *s_rng), ranged_var(alg, "N", *n_rng)
+    cnt = ranged_var(alg, "cnt", 0, n)
+    D, W = ranged_var(alg, "D", *rv["D"]), ranged_var(alg, "W", *rv["W"])
+    u = plan.ulps
+    alg.assert_(alg.and_(alg.le(0, alg.sub(S, N)), alg.le(alg.sub(S, N), cnt)))
+    alg.assert_(alg.le(alg.mul(alg.abs(alg.sub(D, S)), u.denominator), alg.mul(W, u.numerator)))
+    u = plan.ulps if ulps is None else ulps  # the bound's ulps (the conversion lemma above proves the natural one)
+    f, wu = scale * fused, scale * u
+    den = f.denominator * wu.denominator
+    rhs = alg.add(int(f * den), alg.mul(W, int(wu * den)))
+    goal = alg.and_(alg.le(alg.mul(alg.sub(D, N), den), rhs), alg.le(alg.neg(rhs), alg.mul(alg.sub(alg.sub(D, N), cnt), den)))
+    F = plan.model.F
+    return Part(f"composition (units 2^(e_max-{F})): |Phi - exact| <= {scale} * ({fused}*2^(e_max-{F}) + {u} ulp)",
+                  negated_script(alg, goal))
+
+
+def _error_parts(plan: Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[Part], Callable[[], Part]]:
+    model, K = plan.model, plan.K
+    F = model.F
+    assert F is not None
+    prod, rp = summand_lemma(plan, "ab")
+    cl, rc = summand_lemma(plan, "c")
+    n = K + 1
+    glue_l, total = glue_lemma(plan)
+    conv, rv = conversion_lemma(plan, total, (plan.e_lo, plan.e_hi), F)
+
+    lo_q = rp["Q"][0] * K + rc["Q"][0]
+    hi_q = rp["Q"][1] * K + rc["Q"][1]
+    lo_a = rp["A"][0] * K + rc["A"][0]
+    hi_a = rp["A"][1] * K + rc["A"][1]
+    acc = accumulate_lemma(n, (min(rp["A"][0], rc["A"][0]), max(rp["A"][1], rc["A"][1])),
+                           (min(rp["Q"][0], rc["Q"][0]), max(rp["Q"][1], rc["Q"][1])), (lo_a, hi_a), (lo_q, hi_q))
+
+    def composition() -> Part:
+        return error_composition_lemma(plan, n, (lo_a, hi_a), (lo_q, hi_q), rv, scale, fused, ulps)
+
+    return [prod, cl, conv, glue_l, acc], composition
+
+
+def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fraction(1),
+                      fused: Optional[Fraction] = None, ulps: Optional[Fraction] = None) -> PartsProof:
+    """Prove ``|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))`` on every finite input with a
+    finite output, step by step; every step's script (expecting unsat) is in ``blocks``, seconds per step in ``seconds``.
+
+    ``fused`` defaults to K + 1 (Table 9's L + 1), ``ulps`` to the conversion's (1 RZ, 1/2 RNE).
+    """
+    if not supports_error_bound(model, K):
+        raise ValueError(f"no compositional error-bound proof for {model.describe()} with K={K}")
+    plan = Plan(model, K)
+    if fused is None:
+        fused = Fraction(K + 1)
+    lemmas, composition = _error_parts(plan, scale, fused, ulps)
+    return run_parts([*lemmas, composition()], run)
+
+
+# -- monotonicity ----------------------------------------------------------------------------------------
+
+
+def supports_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_monotone` applies: one T-FDPA as :func:`supports_error_bound` takes it."""
+    return supports_error_bound(model, K)
+
+
+class MonotoneShape:
     """What every lemma shares: the plan (formats, exponent ranges), the summands of the sum, the shift cap Dc.
 
     ``with_c``: c is one of the n summands (T-FDPA: K products and c; TR-FDPA:
     the L products only, c joins in a second stage).  ``margin``: how many
     w's the raised summand gains beyond covering the n - 1 others (the
-    second stage's losses, :mod:`_monotone_cdna3`).  ``zeros_at_floor``: zero
+    second stage's losses, :mod:`~smtmma.op_proofs.trfdpa`).  ``zeros_at_floor``: zero
     summands give e_max the floor below every summand (TR-FDPA's Alg. 10 step
     2), not the model's own rule.  ``Dc``: the shift cap, F + 3 by default.
     """
 
     def __init__(self, model: Model, K: int, *, n: Optional[int] = None, with_c: bool = True, margin: int = 0,
                  zeros_at_floor: bool = False, Dc: Optional[int] = None) -> None:
-        self.plan = _Plan(model, K)
+        self.plan = Plan(model, K)
         self.model, self.K = model, K
         F = model.F
         assert F is not None
@@ -90,38 +221,29 @@ class _Shape:
         self.e_lo, self.e_hi = p.e_lo, (p.e_hi if with_c else max(p.tp.exp.hi, p.e_lo))
 
 
-def _pattern(alg: QueryAlgebra, name: str, fmt: Format) -> tuple[Int, Unpacked]:
-    """A finite non-negative pattern of ``fmt`` (-0 included, as the monotonicity domain has it) and its fields."""
-    v = alg.var(name, fmt.bits)
-    u = unpack(alg, fmt, v)
-    alg.assert_(alg.not_(alg.or_(u.is_nan, u.is_inf)))
-    alg.assert_(alg.or_(alg.not_(u.neg), u.is_zero))
-    return v, u
-
-
-def _summand(alg: QueryAlgebra, sh: _Shape, which: str) -> Term:
+def fresh_summand(alg: QueryAlgebra, sh: MonotoneShape, which: str) -> Term:
     """A fresh summand: a lane's product a*b (``which`` "ab") or c (``"c"``), finite and non-negative."""
     p = sh.plan
     if which == "c":
-        return input_term(decode_input(alg, p.fc, _pattern(alg, "c", p.fc)[0], p.fd.name))
-    ua, ub = _pattern(alg, "a", p.fa)[1], _pattern(alg, "b", p.fb)[1]
+        return input_term(decode_input(alg, p.fc, nonneg_pattern(alg, "c", p.fc)[0], p.fd.name))
+    ua, ub = nonneg_pattern(alg, "a", p.fa)[1], nonneg_pattern(alg, "b", p.fb)[1]
     return product(alg, ua, ub)[0]
 
 
-def largest_aligned(sh: _Shape) -> int:
+def largest_aligned(sh: MonotoneShape) -> int:
     """The largest summand (a product, and c when it is one) aligned at any E >= its exponent, in units 2**(E - F)."""
     probe = QueryAlgebra()
     E = ranged_var(probe, "E", sh.e_lo, sh.e_hi)
-    return max(aligned(probe, _summand(probe, sh, w), E, sh.F).hi for w in (("ab", "c") if sh.with_c else ("ab",)))
+    return max(aligned(probe, fresh_summand(probe, sh, w), E, sh.F).hi for w in (("ab", "c") if sh.with_c else ("ab",)))
 
 
-def _shift(alg: QueryAlgebra, sh: _Shape, E: Int, E2: Int) -> tuple[Int, Int]:
+def capped_shift(alg: QueryAlgebra, sh: MonotoneShape, E: Int, E2: Int) -> tuple[Int, Int]:
     """(D, w): D = min(E' - E, Dc) (E <= E'), w = 2**D - 1."""
     D = alg.clamp(alg.sub(E2, E), 0, sh.Dc)
     return D, alg.sub(alg.shl(1, D), 1)
 
 
-def _exponents(alg: QueryAlgebra, sh: _Shape) -> tuple[Int, Int]:
+def fresh_exponents(alg: QueryAlgebra, sh: MonotoneShape) -> tuple[Int, Int]:
     """Fresh alignment exponents E <= E' of the two runs."""
     E, E2 = ranged_var(alg, "E", sh.e_lo, sh.e_hi), ranged_var(alg, "E2", sh.e_lo, sh.e_hi)
     alg.assert_(alg.le(E, E2))
@@ -132,16 +254,16 @@ def _below(alg: QueryAlgebra, t: Term, E: Int) -> Bool:
     return alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E))
 
 
-def _realign_lemma(sh: _Shape, which: str, summand: Optional[Callable[[QueryAlgebra], Term]] = None,
-                   what: str = "") -> Part:
+def realign_lemma(sh: MonotoneShape, which: str, summand: Optional[Callable[[QueryAlgebra], Term]] = None,
+                  what: str = "") -> Part:
     """Another summand t, aligned at E and at E' >= E: s = 2**D * A(t, E') + w - A(t, E) is in [0, w], A(t, E) >= 0.
 
-    ``summand``: builds t on fresh variables (default: :func:`_summand` of ``which``); ``what`` names it."""
+    ``summand``: builds t on fresh variables (default: :func:`fresh_summand` of ``which``); ``what`` names it."""
     alg = QueryAlgebra()
-    t = summand(alg) if summand is not None else _summand(alg, sh, which)
-    E, E2 = _exponents(alg, sh)
+    t = summand(alg) if summand is not None else fresh_summand(alg, sh, which)
+    E, E2 = fresh_exponents(alg, sh)
     alg.assert_(_below(alg, t, E))
-    D, w = _shift(alg, sh, E, E2)
+    D, w = capped_shift(alg, sh, E, E2)
     A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t, E2, sh.F)
     s = alg.sub(alg.add(alg.shl(A2, D), w), A)
     what = what or ("c" if which == "c" else "a*b")
@@ -149,48 +271,38 @@ def _realign_lemma(sh: _Shape, which: str, summand: Optional[Callable[[QueryAlge
                   f"D = min(E'-E, {sh.Dc})", negated_script(alg, alg.all([alg.le(0, A), alg.le(0, A2), alg.le(0, s), alg.le(s, w)])))
 
 
-def _move(alg: QueryAlgebra, fmt: Format, name: str) -> tuple[Int, Unpacked, Int, Unpacked]:
-    """A pattern and its next value (:func:`monotonicity.next_moves`), both finite and non-negative."""
-    from .monotonicity import _smallest_positive, next_moves
-
-    v, u = _pattern(alg, name, fmt)
-    v2, u2 = _pattern(alg, name + "_2", fmt)
-    alg.assert_(alg.any(next_moves(alg, fmt, v, v2, _smallest_positive(fmt, None, True))))
-    return v, u, v2, u2
-
-
-def _raised(alg: QueryAlgebra, sh: _Shape, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
+def _raised(alg: QueryAlgebra, sh: MonotoneShape, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
     """(t, t') of a summand whose input ``who`` (a, b or c) moves to its next value, with the moved input's fields."""
     p = sh.plan
     if who == "c":
-        v, u, v2, u2 = _move(alg, p.fc, "c")
+        v, u, v2, u2 = raised_pattern(alg, p.fc, "c")
         t = input_term(decode_input(alg, p.fc, v, p.fd.name))
         t2 = input_term(decode_input(alg, p.fc, v2, p.fd.name))
         return t, t2, u, u2
     fmt, other = (p.fa, p.fb) if who == "a" else (p.fb, p.fa)
-    _, u, _, u2 = _move(alg, fmt, who)
-    uo = _pattern(alg, "b" if who == "a" else "a", other)[1]
+    _, u, _, u2 = raised_pattern(alg, fmt, who)
+    uo = nonneg_pattern(alg, "b" if who == "a" else "a", other)[1]
     pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
     return product(alg, *pair(u))[0], product(alg, *pair(u2))[0], u, u2
 
 
-def _gain_setup(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term) -> tuple[Int, Int, Int, Int]:
+def gain_setup(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term) -> tuple[Int, Int, Int, Int]:
     """(E, E', D, w) as the exponents lemma leaves them: E bounds t, E' is E or t''s exponent and bounds t'."""
-    E, E2 = _exponents(alg, sh)
+    E, E2 = fresh_exponents(alg, sh)
     alg.assert_(_below(alg, t, E))
     alg.assert_(_below(alg, t2, E2))
     alg.assert_(alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))
-    D, w = _shift(alg, sh, E, E2)
+    D, w = capped_shift(alg, sh, E, E2)
     return E, E2, D, w
 
 
-def _gain_goal(alg: QueryAlgebra, sh: _Shape, t: Term, t2: Term, E: Int, E2: Int, D: Int, w: Int) -> Bool:
+def gain_goal(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term, E: Int, E2: Int, D: Int, w: Int) -> Bool:
     A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t2, E2, sh.F)
     s = alg.sub(alg.sub(alg.shl(A2, D), A), alg.mul(sh.gain_k, w))
     return alg.all([alg.le(0, A), alg.le(0, s)])
 
 
-def _gain_lemma(sh: _Shape, who: str, case: str) -> Part:
+def gain_lemma(sh: MonotoneShape, who: str, case: str) -> Part:
     """The raised summand's gain, 2**D * A(t', E') >= A(t, E) + K * w, in one case of the move.
 
     ``case``: "far" (a zero raised, or E' > E), "cross" (E' = E, the exponent
@@ -198,7 +310,7 @@ def _gain_lemma(sh: _Shape, who: str, case: str) -> Part:
     """
     alg = QueryAlgebra()
     t, t2, u, u2 = _raised(alg, sh, who)
-    E, E2, D, w = _gain_setup(alg, sh, t, t2)
+    E, E2, D, w = gain_setup(alg, sh, t, t2)
     if case == "far":
         alg.assert_(alg.or_(u.is_zero, alg.ne(E2, E)))
     elif case == "cross":
@@ -207,10 +319,10 @@ def _gain_lemma(sh: _Shape, who: str, case: str) -> Part:
     what = {"far": "a zero raised, or E' > E", "cross": "E' = E, the exponent field up by one",
             "all": "every move"}[case]
     return Part(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                  negated_script(alg, _gain_goal(alg, sh, t, t2, E, E2, D, w)))
+                negated_script(alg, gain_goal(alg, sh, t, t2, E, E2, D, w)))
 
 
-def _exponent_step_lemma(sh: _Shape, who: str) -> Part:
+def exponent_step_lemma(sh: MonotoneShape, who: str) -> Part:
     """Raising input ``who`` by one move: the summand was zero, or is non-zero with an exponent not smaller; and a
     non-zero step keeps the exponent field and adds 1 to the significand, or adds 1 to the exponent field."""
     alg = QueryAlgebra()
@@ -224,7 +336,7 @@ def _exponent_step_lemma(sh: _Shape, who: str) -> Part:
                   negated_script(alg, goal))
 
 
-def _product_step_lemma(sh: _Shape, who: str) -> Part:
+def product_step_lemma(sh: MonotoneShape, who: str) -> Part:
     """The encoding's product of significands when the raised one is x + 1: (x + 1) * y = x * y + y (or x * (y + 1))."""
     p = sh.plan
     alg = QueryAlgebra()
@@ -241,7 +353,7 @@ def _product_step_lemma(sh: _Shape, who: str) -> Part:
     return Part(f"product step (raising {who} in its binade): {text} for the significands' widths", negated_script(alg, goal))
 
 
-def _aligned_step_lemma(sh: _Shape) -> Part:
+def aligned_step_lemma(sh: MonotoneShape) -> Part:
     """Aligning is monotone in the significand: A(m + y, E) >= A(m, E) for one exponent (a product's ranges)."""
     p = sh.plan
     alg = QueryAlgebra()
@@ -261,7 +373,7 @@ def _aligned_step_lemma(sh: _Shape) -> Part:
                   negated_script(alg, alg.le(lo, hi)))
 
 
-def _exponents_lemma(sh: _Shape) -> Part:
+def exponents_lemma(sh: MonotoneShape) -> Part:
     """On n fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
     p, model = sh.plan, sh.model
     alg = QueryAlgebra()
@@ -286,7 +398,7 @@ def _exponents_lemma(sh: _Shape) -> Part:
                   "E' = E or E' = the raised summand's exponent (the encoding's e_max)", negated_script(alg, goal))
 
 
-def _distributivity_lemma(sh: _Shape, s_rng: tuple[int, int]) -> Part:
+def distributivity_lemma(sh: MonotoneShape, s_rng: tuple[int, int]) -> Part:
     alg = QueryAlgebra()
     P, Q = ranged_var(alg, "P", 0, s_rng[1]), ranged_var(alg, "Q", 0, s_rng[1])
     alg.assert_(alg.le(alg.add(P, Q), s_rng[1]))
@@ -296,7 +408,7 @@ def _distributivity_lemma(sh: _Shape, s_rng: tuple[int, int]) -> Part:
                   negated_script(alg, goal))
 
 
-def _composition_lemmas(sh: _Shape, a_hi: int) -> list[Part]:
+def composition_lemmas(sh: MonotoneShape, a_hi: int) -> list[Part]:
     """With B_i = A_i + s_i - w (s_i >= 0, the other summands) and B_0 = A_0 + K w + s_0: sum A <= sum B.
 
     Written at one bit-width W with every variable bounded far below 2**(W-2)
@@ -337,9 +449,9 @@ def _composition_lemmas(sh: _Shape, a_hi: int) -> list[Part]:
                    "\n".join(lines + [f"(assert {identity})", goal]) + "\n")]
 
 
-def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> Part:
+def value_lemma(sh: MonotoneShape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> Part:
     """S <= 2**D S' gives S 2**(E-fbits) <= S' 2**(E'-fbits); ``fbits`` F by default (``stage``: the label's tag,
-    with E over the plan's whole range, as the second stage of :mod:`_monotone_cdna3` has it)."""
+    with E over the plan's whole range, as the second stage of :mod:`~smtmma.op_proofs.trfdpa` has it)."""
     alg = QueryAlgebra()
     S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
     f = sh.F if fbits is None else fbits
@@ -347,47 +459,31 @@ def _value_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None
         E, E2 = ranged_var(alg, "E", sh.plan.e_lo, sh.plan.e_hi), ranged_var(alg, "E2", sh.plan.e_lo, sh.plan.e_hi)
         alg.assert_(alg.le(E, E2))
     else:
-        E, E2 = _exponents(alg, sh)
-    D, _ = _shift(alg, sh, E, E2)
+        E, E2 = fresh_exponents(alg, sh)
+    D, _ = capped_shift(alg, sh, E, E2)
     alg.assert_(alg.le(S, alg.shl(S2, D)))
-    goal = _value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None))
+    goal = value_le(alg, PreRounding(S, alg.sub(E, f), None), PreRounding(S2, alg.sub(E2, f), None))
     name = "F" if fbits is None else f"F2={fbits}"
     return Part(f"value{stage}: S <= 2^D S' (S, S' >= 0) gives S 2^(E-{name}) <= S' 2^(E'-{name})",
                   negated_script(alg, goal))
 
 
-def _rounding_lemma(sh: _Shape, s_rng: tuple[int, int], fbits: Optional[int] = None) -> Part:
-    """rho (the model's own final rounding) is monotone on S 2**(E - fbits), S >= 0 (``fbits``: F by default)."""
-    p = sh.plan
-    alg = QueryAlgebra()
-    f = sh.F if fbits is None else fbits
-    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
-    E, E2 = ranged_var(alg, "E", p.e_lo, p.e_hi), ranged_var(alg, "E2", p.e_lo, p.e_hi)
-    alg.assert_(_value_le(alg, _Pre(S, alg.sub(E, f), None), _Pre(S2, alg.sub(E2, f), None)))
-    r1 = _rounding(alg, sh.model, _Pre(S, alg.sub(E, f), None))  # the model's own final rounding call
-    r2 = _rounding(alg, sh.model, _Pre(S2, alg.sub(E2, f), None))
-    u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
-    goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
-    return Part(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",
-                  negated_script(alg, goal))
-
-
 def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
-    sh = _Shape(model, K)
-    glue, s_rng = tfdpa_glue(sh.plan)
+    sh = MonotoneShape(model, K)
+    glue, s_rng = glue_lemma(sh.plan)
     a_hi = largest_aligned(sh)
-    lemmas = [glue, _exponents_lemma(sh), _realign_lemma(sh, "ab"), _realign_lemma(sh, "c")]
+    lemmas = [glue, exponents_lemma(sh), realign_lemma(sh, "ab"), realign_lemma(sh, "c")]
     for who in ("a", "b"):
-        lemmas += [_exponent_step_lemma(sh, who), _gain_lemma(sh, who, "far"), _gain_lemma(sh, who, "cross"),
-                   _product_step_lemma(sh, who)]
-    lemmas += [_aligned_step_lemma(sh), _exponent_step_lemma(sh, "c"), _gain_lemma(sh, "c", "all"),
-               _distributivity_lemma(sh, s_rng), *_composition_lemmas(sh, a_hi), _value_lemma(sh, s_rng),
-               _rounding_lemma(sh, s_rng)]
+        lemmas += [exponent_step_lemma(sh, who), gain_lemma(sh, who, "far"), gain_lemma(sh, who, "cross"),
+                   product_step_lemma(sh, who)]
+    lemmas += [aligned_step_lemma(sh), exponent_step_lemma(sh, "c"), gain_lemma(sh, "c", "all"),
+               distributivity_lemma(sh, s_rng), *composition_lemmas(sh, a_hi), value_lemma(sh, s_rng),
+               monotone_rounding_lemma(sh.plan, s_rng, sh.F)]
     return lemmas
 
 
-def prove_monotone_parts(model: Model, K: int, run: Runner) -> PartsProof:
+def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
     return run_parts(monotone_lemmas(model, K), run)

@@ -1,0 +1,34 @@
+"""The facts a proof needs about each elementary op, one module per op, named as in :mod:`smtmma.encodings`.
+
+* :mod:`~smtmma.op_proofs.tfdpa` (T-FDPA, Alg. 7): error parts (Table 9) and
+  monotonicity in each argument;
+* :mod:`~smtmma.op_proofs.trfdpa` (TR-FDPA, Alg. 10) and
+  :mod:`~smtmma.op_proofs.gtrfdpa` (GTR-FDPA, Alg. 11: TR-FDPA's proofs with
+  the group merge plugged in): error parts and monotonicity;
+* :mod:`~smtmma.op_proofs.gstfdpa` (GST-FDPA, Alg. 9): monotonicity, scales
+  included;
+* :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity;
+* :mod:`~smtmma.op_proofs.fma` (FMA, Alg. 3, and its chains, Alg. 4):
+  monotonicity;
+* :mod:`~smtmma.op_proofs.addmul` (FTZ-AddMul, Alg. 1-2): monotonicity;
+* :mod:`~smtmma.op_proofs.fused_sum`: what every FDPA's sum shares (the
+  plan, summand and accumulation error parts, the sign lemmas of symmetry);
+* :mod:`~smtmma.op_proofs.rounding`: the final rounding's error and
+  monotonicity;
+* :mod:`~smtmma.op_proofs.moves`: the monotonicity domain, finite
+  non-negative inputs and their single moves.
+
+Each op module that proves a property exposes ``supports_<property>(model,
+K)`` and ``prove_<property>(model, K, run, ...)``; the property queries pick
+them from a table keyed by the model's kind
+(:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
+:data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`).  The lemmas are
+built over the query algebra (:mod:`smtmma.queries._twins`) and the proof
+kernel (:mod:`smtmma.proof_kernel`).
+"""
+
+# The op proofs are stated in the query algebra (smtmma.queries._twins), and the property queries import them: the
+# queries package loads first, whichever of the two is imported first, so neither meets the other half-initialised.
+from .. import queries
+
+del queries

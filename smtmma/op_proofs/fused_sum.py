@@ -1,0 +1,188 @@
+"""Facts about the fused sum (encodings/fused_sum.py) every FDPA shares: its plan, summands, accumulation, sign.
+
+* :class:`Plan`: a one-FDPA model's shape -- formats, the exponent range of
+  the alignment, the common scale R every value is an integer of, the
+  ranges of the summands (products of A x B lanes, and c);
+* error parts (Table 9 of MMA-Sim, 000 §6.1: "the errors are additive"),
+  each a check-sat on its own variables expecting unsat:
+  :func:`summand_lemma` (one summand aligned at any E >= its exponent is
+  within one unit 2**(E - F) of its value: RZ_F on either side, RD_F never
+  above) and :func:`accumulate_lemma` (the running sums of aligned and of
+  floored summands stay within the count of inexact ones);
+  :func:`glue_inputs` starts every glue lemma (the model's own formula);
+* sign lemmas of symmetry (Phi(-A, B, -C) = -Phi(A, B, C)):
+  :func:`negated_sum_lemmas` proves a sum of negated operands is the negated
+  sum, operand by operand and running sum by running sum (the operands from
+  :func:`sum_operands`).
+
+The ops' proofs (:mod:`~smtmma.op_proofs.tfdpa`, :mod:`~smtmma.op_proofs.trfdpa`,
+:mod:`~smtmma.op_proofs.gtrfdpa`, :mod:`~smtmma.op_proofs.gstfdpa`) build
+on these; applying a lemma stated on one generic summand to each of the
+model's is the step no solver checks.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional, Sequence
+
+from ..encodings.algebra import Int
+from ..encodings.fields import Unpacked, unpack
+from ..encodings.fused_sum import aligned, signed
+from ..encodings.terms import Term, input_term, product
+from ..formats import get_format
+from ..models import Model
+from ..proof_kernel.chain import LemmaChain
+from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
+from ..queries._twins import InputSet, QueryAlgebra, container_format
+from ..simulate import decode_input, output_format, run_model
+
+__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "negated_sum_lemmas", "sum_operands", "summand_lemma"]
+
+
+class Plan:
+    """The model's shape: formats, exponent ranges, the common scale R, and the ranges of every cut point."""
+
+    def __init__(self, model: Model, K: int) -> None:
+        self.model, self.K = model, K
+        self.fa, self.fb, self.fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+        fd = output_format(model)
+        self.fd = get_format(fd.container or fd.name)  # the format C is widened to (run_model)
+        if model.kind == "e-fdpa":
+            self.rfmt, self.mode, self.ulps = fd, "rne", Fraction(1, 2)
+        else:
+            conv = model.conversion
+            self.rfmt, self.mode = get_format(conv.fmt), conv.mode
+            self.ulps = Fraction(1) if conv.mode in ("rz", "rd", "ru") else Fraction(1, 2)
+        self.out = container_format(self.rfmt)
+        # static ranges of the summands (built once on scratch variables)
+        alg = QueryAlgebra()
+        ua, ub = unpack(alg, self.fa, alg.var("a", self.fa.bits)), unpack(alg, self.fb, alg.var("b", self.fb.bits))
+        uc = decode_input(alg, self.fc, alg.var("c", self.fc.bits), self.fd.name)
+        self.tc = input_term(uc)
+        self.use_summand(product(alg, ua, ub)[0])
+
+    def use_summand(self, tp: Term) -> None:
+        """Take ``tp`` (a product, or GST-FDPA's group summand) as the non-c summand: its ranges set e_lo, e_hi, R."""
+        model, F = self.model, self.model.F or 0
+        self.tp = tp
+        lsb = min(tp.exp.lo - tp.frac, self.tc.exp.lo - self.tc.frac)
+        self.e_lo = min(tp.exp.lo, self.tc.exp.lo) - 1  # the floor zero summands take
+        self.e_hi = max(tp.exp.hi, self.tc.exp.hi)
+        if model.emax_floor is not None:
+            self.e_lo, self.e_hi = max(self.e_lo, model.emax_floor), max(self.e_hi, model.emax_floor)
+        F2 = model.F2 or F
+        self.R = min(lsb, self.e_lo - max(F, F2) - 1, self.rfmt.emin - self.rfmt.man_bits)
+
+
+def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:
+    """(algebra, inputs, decoded a's, decoded b's, decoded c, the model's output term) of the glue lemma's query."""
+    g = QueryAlgebra()
+    x = InputSet.of(g, plan.model, plan.K)
+    ua = [unpack(g, plan.fa, v) for v in x.a]
+    ub = [unpack(g, plan.fb, v) for v in x.b]
+    uc = decode_input(g, plan.fc, x.c, plan.fd.name)
+    return g, x, ua, ub, uc, run_model(g, plan.model, x.a, x.b, x.c)
+
+
+def summand_lemma(plan: Plan, which: str, *, floor: bool = False) -> tuple[Part, dict[str, tuple[int, int]]]:
+    """One summand aligned at any E >= its exponent, in units u = 2**(E-F) (the summand's own variables and E).
+
+    Proves: Q (its exact value floored to units u) is the floor, in the
+    summand's own scale (Q * 2**d <= s < (Q + 1) * 2**d, d = E - F - lsb, d
+    clamped where Q is 0 or -1; exact when d <= 0, sticky when not), and the
+    aligned summand A (RZ_F, or RD_F when ``floor``) is Q or, only when the
+    value is inexact and negative (RZ), Q + 1.
+    """
+    model = plan.model
+    F = model.F
+    assert F is not None
+    alg = QueryAlgebra()
+    if which == "c":
+        uc = decode_input(alg, plan.fc, alg.var("c", plan.fc.bits), plan.fd.name)
+        t, hyp = input_term(uc), all_finite(alg, uc)
+    else:
+        ua, ub = unpack(alg, plan.fa, alg.var("a", plan.fa.bits)), unpack(alg, plan.fb, alg.var("b", plan.fb.bits))
+        t, hyp = product(alg, ua, ub)[0], all_finite(alg, ua, ub)
+    E = ranged_var(alg, "E", plan.e_lo, plan.e_hi)
+    alg.assert_(hyp)
+    alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E)))
+    A = aligned(alg, t, E, F, floor=floor)
+    Q = aligned(alg, t, E, F, floor=True)
+    s = signed(alg, t.neg, t.sig)
+    d = alg.sub(alg.sub(E, F), alg.sub(t.exp, t.frac))  # right shift from the summand's last place to u
+    span = t.sig.hi.bit_length() + 1
+    dr = alg.clamp(d, 0, span)
+    left = alg.clamp(alg.neg(d), 0, max(0, F - t.frac))
+    rem = alg.sub(s, alg.shl(Q, dr))
+    exact_case = alg.and_(alg.le(d, 0), alg.eq(Q, alg.shl(s, left)))
+    floor_case = alg.all([alg.lt(0, d), alg.le(0, rem), alg.lt(rem, alg.shl(1, dr)),
+                          alg.or_(alg.le(d, span), alg.or_(alg.eq(Q, 0), alg.eq(Q, -1)))])
+    sticky = alg.and_(alg.lt(0, d), alg.ne(rem, 0))
+    step = alg.sub(A, Q)
+    if floor:
+        link = alg.eq(step, 0)
+    else:
+        link = alg.eq(step, alg.ite(alg.and_(t.neg, sticky), 1, 0))
+    goal = alg.all([alg.or_(exact_case, floor_case), link, between(alg, A, A.lo, A.hi), between(alg, Q, Q.lo, Q.hi)])
+    what = "c" if which == "c" else f"a*b ({plan.fa.name} x {plan.fb.name})"
+    side = "RD_F: A = Q" if floor else "RZ_F: A = Q + (1 if negative and inexact)"
+    label = f"summand {what} at any E >= its exponent, F={F}: Q = floor(x / 2^(E-F)) exactly; {side}"
+    return Part(label, negated_script(alg, goal)), {"A": (A.lo, A.hi), "Q": (Q.lo, Q.hi)}
+
+
+def accumulate_lemma(n: int, a_rng: tuple[int, int], q_rng: tuple[int, int], s_rng: tuple[int, int],
+                     n_rng: tuple[int, int]) -> Part:
+    """Adding one summand to the running sums: 0 <= P - M <= C stays true (P: aligned, M: floored, C: inexact count).
+
+    Applied once per summand (from P = M = C = 0), it gives 0 <= S - N <= #inexact
+    for the model's sum S of aligned summands and N the sum of their floors.
+    """
+    alg = QueryAlgebra()
+    P = ranged_var(alg, "P", min(0, s_rng[0]), max(0, s_rng[1]))
+    M = ranged_var(alg, "M", min(0, n_rng[0]), max(0, n_rng[1]))
+    C = ranged_var(alg, "C", 0, n)
+    a, q, st = ranged_var(alg, "A", *a_rng), ranged_var(alg, "Q", *q_rng), alg.bvar("inexact")
+    alg.assert_(alg.and_(alg.le(0, alg.sub(P, M)), alg.le(alg.sub(P, M), C)))
+    alg.assert_(alg.or_(alg.eq(a, q), alg.and_(st, alg.eq(a, alg.add(q, 1)))))
+    diff = alg.sub(alg.add(P, a), alg.add(M, q))
+    goal = alg.and_(alg.le(0, diff), alg.le(diff, alg.add(C, alg.b2i(st))))
+    return Part("accumulate: if 0 <= P - M <= C and A - Q is 0, or 1 when inexact, then "
+                  "0 <= (P + A) - (M + Q) <= C + inexact (once per summand, from 0)", negated_script(alg, goal))
+
+
+# -- symmetry: a sum of negated operands ----------------------------------------------------------------
+
+
+def sum_operands(alg: QueryAlgebra, total: Int) -> Optional[list[Int]]:
+    """The operands ``sum_all`` added up to ``total``, in its order (None when not found, or reordered: ``canonical``)."""
+    if alg.canonical:
+        return None
+    return next((list(g) for o, g in alg.nary if o.raw == total.raw), None)
+
+
+def negated_sum_lemmas(chain: LemmaChain, alg: QueryAlgebra, terms: Optional[Sequence[Int]], neg_terms: Optional[Sequence[Int]],
+                       total: Int, neg_total: Int, uses: Sequence[Sequence[Optional[int]]], *, operand: str, whole: str,
+                 prefix: str = "") -> None:
+    """Prove ``neg_total = -total`` operand by operand and running sum by running sum (left to right, as ``sum_all``).
+
+    ``uses[k]``: the lemmas operand k rests on; the running sums are rebuilt
+    from 0 by the same additions, so they are the very terms of the sum.
+    Labels: "<prefix><operand> k ...", "<prefix>running sum k ...", "<whole> ...".
+    :attr:`LemmaChain.last` is the final lemma.
+    """
+    if terms is None or neg_terms is None or len(terms) != len(neg_terms):
+        chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)),
+                    uses=[i for u in uses for i in u])
+        return
+    run = neg_run = alg.const(0)
+    last: Optional[int] = None
+    for k, (x, y) in enumerate(zip(terms, neg_terms)):
+        chain.prove(f"{prefix}{operand} {k} of the negated inputs is minus {operand} {k}", alg.eq(y, alg.neg(x)),
+                    uses=uses[k] if k < len(uses) else [])
+        this = chain.last
+        run, neg_run = alg.add(run, x), alg.add(neg_run, y)
+        chain.prove(f"{prefix}running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
+                    uses=[this, last])
+        last = chain.last
+    chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)), uses=[last])

@@ -75,6 +75,7 @@ def test_uncovered_error_bound_is_unknown_with_the_missing_part() -> None:
     out = decide_cell(st, "bound", CTX)
     assert out.verdict == "unknown" and out.certificate is None
     assert out.extra["cell"].startswith("unknown: not covered: no Table 9 bound is implemented for st-fdpa")
+    assert out.extra["cell"].endswith("the error parts of ST-FDPA's block-scaled summands (Alg. 8) are missing")
 
 
 def test_spec_model_takes_the_rows_formats() -> None:

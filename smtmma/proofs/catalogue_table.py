@@ -110,7 +110,7 @@ def decide_cell(tm: TableModel, key: str, ctx: Context) -> Outcome:
         out.extra["timeout"] = ctx.timeout
         return out
     except InputError as e:  # the query refuses the model: the property does not apply, or no prover covers it
-        why = str(e).split(": ", 1)[-1]
+        why = re.sub(r" \(supported: [^)]*\)$", "", str(e).split(": ", 1)[-1])  # the list of what is covered: --help
         if prop in _NOT_APPLICABLE:
             return _outcome(key, "n/a", why, tm)
         return _outcome(key, "unknown", f"not covered: {why}", tm)

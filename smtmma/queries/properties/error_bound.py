@@ -99,10 +99,26 @@ class _Bound:
         return "; ".join(out)
 
 
+def _missing_error_parts(model: Model) -> str:
+    """What the error-bound proof lacks for ``model`` (the op whose error parts are not written), or ""."""
+    if model.kind == "gst-fdpa":
+        return "the error parts of GST-FDPA's scaled group sums (Alg. 9) are missing"
+    if model.kind == "ftz-addmul":
+        return "the error parts of FTZ-AddMul's pairwise roundings (Alg. 1-2) are missing"
+    if model.scale_fmt is not None:
+        return f"the error parts of {model.kind.upper()}'s block-scaled summands (Alg. 8) are missing"
+    if model.c_after:
+        return "the error parts of adding C after the rounded fused sum (a second rounding) are missing"
+    if model.via:
+        return f"the error parts of converting the inputs to {model.via} first are missing"
+    return ""
+
+
 def _table9(model: Model, K: int) -> _Bound:
     kind = model.kind
-    if model.scale_fmt is not None or kind in ("gst-fdpa", "ftz-addmul") or model.c_after or model.via:
-        raise InputError(f"error-bound: no Table 9 bound is implemented for {model.describe()} "
+    missing = _missing_error_parts(model)
+    if missing:
+        raise InputError(f"error-bound: no Table 9 bound is implemented for {model.describe()}: {missing} "
                          "(supported: one T-FDPA, TR-FDPA, GTR-FDPA or E-FDPA with K <= L, or a single FMA)")
     if kind == "fma":
         if K != 1:

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import InputError
 from ..proofs.certificate import CHECK_MEMORY, MAX_CHECKS, MAX_COMMANDS, MAX_NESTING, MAX_SCOPES, MAX_TEXT_BYTES, byte_size
@@ -265,19 +265,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
                              "or save to another folder")
     _check_solver(args.solver)
     status = Status()
-    n = len(claims)
-    done = [0]
-
-    def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
-        if rec is None:
-            if args.jobs == 1:
-                status(f"[{done[0] + 1}/{n}] {c.name}")
-            return
-        done[0] += 1
-        status(f"[{done[0]}/{n}] done: {c.name}")
-        if not args.json:
-            status.close()
-            _print_record(rec)
+    progress = _progress(status, len(claims), args.jobs, None if args.json else _print_record)
 
     with status:
         records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress, jobs=args.jobs,
@@ -343,20 +331,13 @@ def _catalogue(args: argparse.Namespace) -> int:
         if existing:
             raise InputError(f"{existing[0]} exists; --save would replace it: add --force, or save to another folder")
     status = Status()
-    n = len(claims)
-    done = [0]
 
-    def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
-        if rec is None:
-            if args.jobs == 1:
-                status(f"[{done[0] + 1}/{n}] {c.name}")
-            return
-        done[0] += 1
-        status(f"[{done[0]}/{n}] done: {c.name}")
-        status.close()
-        ex = rec.get("extra") or {}
-        print(f"{c.name:<48} {ex.get('cell', rec['verdict'])}  ({rec['solver'] or '-'}, {rec['seconds']:.1f} s)",
-              file=sys.stderr if args.json else sys.stdout, flush=True)  # with --json: a log on stderr (hours of cells)
+    def cell_line(rec: dict[str, Any]) -> None:  # with --json: a log on stderr (an hour of cells)
+        cell = (rec.get("extra") or {}).get("cell", rec["verdict"])
+        print(f"{rec['name']:<48} {cell}  ({rec['solver'] or '-'}, {rec['seconds']:.1f} s)",
+              file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    progress = _progress(status, len(claims), args.jobs, cell_line)
 
     with status:
         records = prove(claims, Context(args.solver, args.timeout, args.seed), save=args.save, progress=progress,
@@ -375,6 +356,26 @@ def _catalogue(args: argparse.Namespace) -> int:
     if broken:
         return EXIT_INTERNAL
     return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
+
+
+def _progress(status: Status, n: int, jobs: int,
+              show: Optional[Callable[[dict[str, Any]], None]]) -> Callable[[Claim, Optional[dict[str, Any]]], None]:
+    """The ``progress`` callback of :func:`smtmma.proofs.runner.prove`: a status line (which claim, how many of ``n``
+    are done; the claim under way only with one job) and ``show(record)`` as each claim ends."""
+    done = [0]
+
+    def progress(c: Claim, rec: Optional[dict[str, Any]]) -> None:
+        if rec is None:
+            if jobs == 1:
+                status(f"[{done[0] + 1}/{n}] {c.name}")
+            return
+        done[0] += 1
+        status(f"[{done[0]}/{n}] done: {c.name}")
+        if show is not None:
+            status.close()
+            show(rec)
+
+    return progress
 
 
 def _check_solver(solver: Optional[str]) -> None:

@@ -53,7 +53,7 @@ def _shipped(name: str) -> Optional[Path]:
 
 def load_table(path: str) -> list[dict[str, Any]]:
     """The cell records of a saved ``smtmma prove --catalogue --json`` file; InputError (one line) when it is not one."""
-    data = _json_object(path, "the JSON of 'smtmma prove --catalogue --json'")
+    data = _json_object(path, "property table file", "smtmma prove --catalogue --json")
     if not isinstance(data.get("cells"), list):
         raise InputError(f"{path}: expected an object {{\"cells\": [...]}} as 'smtmma prove --catalogue --json' prints")
     cells = [_checked(r, path, i) for i, r in enumerate(data["cells"])]
@@ -65,37 +65,28 @@ def load_table(path: str) -> list[dict[str, Any]]:
     return cells
 
 
-def _json_object(path: str, what: str) -> dict[str, Any]:
+def _json_object(path: str, noun: str, command: str) -> dict[str, Any]:
+    """The JSON object in file ``path`` (a ``noun`` such as "claims file" that ``command`` writes); InputError if not."""
     if not isinstance(path, (str, os.PathLike)):
-        raise InputTypeError(f"the file is a path, got {type(path).__name__}")
+        raise InputTypeError(f"the {noun} is a path, got {type(path).__name__}")
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{path}: no such file (expected {what})")
+        raise InputError(f"{path}: no such {noun} (save one with '{command} > FILE.json')")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (expected {what})") from None
+        raise InputError(f"{path}: not a text file (expected the JSON of '{command}')") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a JSON object ({what})")
+        raise InputError(f"{path}: expected an object as '{command}' prints")
     return data
 
 
 def load_records(path: str) -> list[dict[str, Any]]:
     """The claim records of a saved ``smtmma prove --json`` file; InputError (one line) when it is not one."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise InputTypeError(f"the claims file is a path, got {type(path).__name__}")
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such claims file (save one with 'smtmma prove --all --json > FILE.json')")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (expected the JSON of 'smtmma prove --json')") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+    data = _json_object(path, "claims file", "smtmma prove --all --json")
+    if not isinstance(data.get("claims"), list):
         raise InputError(f"{path}: expected an object {{\"claims\": [...]}} as 'smtmma prove --json' prints")
     return [_checked(r, path, i) for i, r in enumerate(data["claims"])]
 

@@ -82,9 +82,9 @@ COMPRESS_OVER = 200_000
 
 
 def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = False,
-                     compress_over: int = COMPRESS_OVER) -> Optional[str]:
+                     compress_over: Optional[int] = None) -> Optional[str]:
     """Write the outcome's certificate to ``folder/<claim>.smt2`` (``.smt2.gz`` when ``compress`` and over
-    ``compress_over`` bytes); its path, or None when it has none."""
+    ``compress_over`` bytes, default :data:`COMPRESS_OVER`); its path, or None when it has none."""
     if out.certificate is None:
         return None
     os.makedirs(folder, exist_ok=True)
@@ -102,7 +102,7 @@ def save_certificate(out: Outcome, c: Claim, folder: str, *, compress: bool = Fa
     for stale in (path, path + ".gz"):  # one file per claim, whichever form it takes now
         if os.path.exists(stale):
             os.remove(stale)
-    if compress and len(text) > compress_over:
+    if compress and len(text) > (COMPRESS_OVER if compress_over is None else compress_over):
         path += ".gz"
         with gzip.open(path, "wt", encoding="utf-8") as gz:
             gz.write(text)
@@ -139,14 +139,14 @@ def _check_by_name(name: str, ctx: Context) -> Outcome:
 
 def prove(claims: Iterable[Claim], ctx: Context, *, save: Optional[str] = None,
           progress: Optional[Callable[[Claim, Optional[dict[str, Any]]], None]] = None, jobs: int = 1,
-          compress: bool = False, compress_over: int = COMPRESS_OVER) -> list[dict[str, Any]]:
+          compress: bool = False, compress_over: Optional[int] = None) -> list[dict[str, Any]]:
     """Run ``claims``; their records (see :func:`record`), in the order given.
 
     ``save``: a folder for the certificates; ``progress(claim, None)`` is
     called when a claim starts and ``progress(claim, record)`` when it ends.
     ``jobs``: claims run at once, each in a process of its own (their
     ``seconds`` are then wall times on a shared machine).  ``compress``:
-    certificates over ``compress_over`` bytes are saved gzipped.
+    certificates over ``compress_over`` bytes (default :data:`COMPRESS_OVER`) are saved gzipped.
     """
     todo = list(claims)
     records: dict[str, dict[str, Any]] = {}

@@ -282,12 +282,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
               + (f", {len(unknown)} unknown ({', '.join(unknown)})" if unknown else ""))
         if args.save:
             print(f"certificates: {os.path.join(args.save, '')}")
-    broken = [r for r in records if r["verdict"] == "error"]
-    for r in broken:
-        _print_error(f"{r['name']}: {r['detail']}")
-    if broken:
-        return EXIT_INTERNAL
-    return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
+    return _exit_status(records)
 
 
 def _print_record(r: dict[str, Any]) -> None:
@@ -350,12 +345,7 @@ def _catalogue(args: argparse.Namespace) -> int:
               + f"; {sum(r['seconds'] for r in records):.1f} s")
         if args.save:
             print(f"certificates: {os.path.join(args.save, '')}")
-    broken = [r for r in records if r["verdict"] == "error"]
-    for r in broken:
-        _print_error(f"{r['name']}: {r['detail']}")
-    if broken:
-        return EXIT_INTERNAL
-    return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
+    return _exit_status(records)
 
 
 def _progress(status: Status, n: int, jobs: int,
@@ -376,6 +366,16 @@ def _progress(status: Status, n: int, jobs: int,
             show(rec)
 
     return progress
+
+
+def _exit_status(records: list[dict[str, Any]]) -> int:
+    """70 when a claim hit a bug (each printed), 3 when a solver gave up on one, else 0."""
+    broken = [r for r in records if r["verdict"] == "error"]
+    for r in broken:
+        _print_error(f"{r['name']}: {r['detail']}")
+    if broken:
+        return EXIT_INTERNAL
+    return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK
 
 
 def _check_solver(solver: Optional[str]) -> None:

@@ -186,8 +186,8 @@ class Model:
             raise InputError("nan=propagate (a NaN operand's payload carried to D) is a choice of fma models whose "
                              f"operands and D share one format; {self.kind} {self.a_fmt}/{self.b_fmt}/{self.c_fmt}/{self.d_fmt} has none")
         if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
-            raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 9: UE8M0); {self.scale_fmt} scales have a "
-                             "significand: use gst-fdpa (Alg. 10), as the catalogue's nvf4 rows do")
+            raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 8: UE8M0); {self.scale_fmt} scales have a "
+                             "significand: use gst-fdpa (Alg. 9), as the catalogue's nvf4 rows do")
         for flag in ("zero_emax", "ieee_zero"):
             if getattr(self, flag) and self.kind not in ("t-fdpa", "st-fdpa"):
                 raise InputError(f"{flag} is a hypothesis about T-FDPA and ST-FDPA sums; {self.kind} has no such choice")

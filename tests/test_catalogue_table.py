@@ -71,11 +71,11 @@ def test_carry_bits_cell_and_not_applicable() -> None:
 
 
 def test_uncovered_error_bound_is_unknown_with_the_missing_part() -> None:
-    st = next(tm for tm in table_models("sm100") if tm.model.kind == "st-fdpa")
-    out = decide_cell(st, "bound", CTX)
+    cdna2 = next(tm for tm in table_models("gfx90a") if tm.model.kind == "ftz-addmul")
+    out = decide_cell(cdna2, "bound", CTX)
     assert out.verdict == "unknown" and out.certificate is None
-    assert out.extra["cell"].startswith("unknown: not covered: no Table 9 bound is implemented for st-fdpa")
-    assert out.extra["cell"].endswith("the error parts of ST-FDPA's block-scaled summands (Alg. 8) are missing")
+    assert out.extra["cell"].startswith("unknown: not covered: no Table 9 bound is implemented for ftz-addmul")
+    assert out.extra["cell"].endswith("the error parts of FTZ-AddMul's pairwise roundings (Alg. 1-2) are missing")
 
 
 def test_spec_model_takes_the_rows_formats() -> None:

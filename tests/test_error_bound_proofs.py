@@ -50,6 +50,42 @@ def test_too_small_bound_gives_replayed_witness() -> None:
     assert ratio is not None and ratio > Fraction(1, 8)
 
 
+def test_block_scaled_witness_counts_the_scales() -> None:
+    """ST-FDPA (Alg. 8): a too-small bound fails with a witness whose error, recomputed here from the patterns
+    (each product times 2^(e_sa + e_sb), ue8m0 bias 127), exceeds it; Table 9's e_max includes the scales."""
+    from smtmma.formats import get_format, to_fraction
+
+    model = model_of("sm100", "mxe4m3f32")
+    r = error_bound(model, K=2, scale=Fraction(1, 2), timeout=60)
+    assert r.verdict == "fails" and r.witness is not None and r.witness.scale_a is not None
+    w, e4, f32 = r.witness, get_format("e4m3"), get_format("fp32")
+    ea, eb = w.scale_a[0] - 127, w.scale_b[0] - 127
+    exact = sum(to_fraction(e4, x) * to_fraction(e4, y) for x, y in zip(w.a, w.b)) * Fraction(2) ** (ea + eb)
+    exact += to_fraction(f32, w.c)
+    err = abs(to_fraction(f32, r.outputs["d"]) - exact)
+    exps = [e for x, y in zip(w.a, w.b) if to_fraction(e4, x) * to_fraction(e4, y) != 0
+            for e in [_exponent(to_fraction(e4, x) * to_fraction(e4, y)) + ea + eb]]
+    e_max = max(exps + ([_exponent(to_fraction(f32, w.c))] if to_fraction(f32, w.c) else []))
+    d = to_fraction(f32, r.outputs["d"])
+    ulp = Fraction(2) ** (max(_exponent(d) if d else -126, -126) - 23)
+    assert err > Fraction(1, 2) * (3 * Fraction(2) ** (e_max - 25) + ulp)
+    assert _py_ratio(model, _table9(model, 2), w, r.outputs["d"]) == err / (3 * Fraction(2) ** (e_max - 25) + ulp)
+
+
+def _exponent(x: Fraction) -> int:
+    """floor(log2 |x|) of a non-zero rational."""
+    x = abs(x)
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    return e if Fraction(2) ** e <= x else e - 1
+
+
+@pytest.mark.slow
+def test_block_scaled_bound_holds_compositionally() -> None:
+    r = error_bound(model_of("sm100", "mxe4m3f32"), K=2, timeout=120)
+    assert r.verdict == "holds" and r.extra.get("proof", "").startswith("compositional")
+    assert any("scaled by 2^(e_sa + e_sb) (ue8m0)" in b.label for b in r.blocks)
+
+
 def test_claims_registered() -> None:
     load_claims()
     for name in ("error-bound-sm70-f16f32", "error-bound-sm90-f16f32", "error-bound-gfx942-f16f32",
@@ -137,3 +173,58 @@ def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pyte
     assert [(b.label, b.expect) for b in out.certificate.blocks] == [
         ("gfx942 f16f32: a lemma", "unsat"), ("gfx942 fp8fp8f32: a lemma", "unsat")]
     assert [a.got for a in recheck(out.certificate, solver="z3", timeout=30)] == ["unsat", "unsat"]
+
+
+@pytest.mark.parametrize("arch,instr", [("sm100", "nvf4f32"), ("sm100", "mxe4m3f32")])
+def test_block_scaled_ratio_of_simulated_outputs(arch: str, instr: str) -> None:
+    """On random block-scaled inputs (ue4m3 scales with their significands, zero and subnormals; ue8m0 scales), the
+    simulated D is within the proved Table 9 bound, and ``_py_ratio`` is the ratio recomputed here from the paper:
+    exact = sum a_k b_k s_a s_b + c; e_max over the non-zero summands -- a GST-FDPA group at the sum of its scales'
+    exponents (Alg. 9 line 5), an ST-FDPA product at e_a + e_b + its scales' (Alg. 8 line 4) -- and c."""
+    import numpy as np
+
+    from smtmma.formats import decode_scalar, get_format, to_fraction
+    from smtmma.queries.distinguish import Witness
+
+    model = model_of(arch, instr)
+    fa, fs, f32 = get_format(model.a_fmt), get_format(model.scale_fmt), get_format("fp32")
+    K, block, G = model.L, model.block, model.G or 1
+    rng = np.random.default_rng(7)
+    n = 60
+    finite = [x for x in range(1 << fa.bits) if isinstance(to_fraction(fa, x), Fraction)]
+    scales = [x for x in range(1 << fs.bits) if isinstance(to_fraction(fs, x), Fraction)]
+    a = rng.choice(finite, size=(n, K)).astype(np.uint64)
+    b = rng.choice(finite, size=(n, K)).astype(np.uint64)
+    sa = rng.choice(scales, size=(n, K // block)).astype(np.uint64)
+    sb = rng.choice(scales, size=(n, K // block)).astype(np.uint64)
+    if fs.name == "ue8m0":  # keep the products near 1 so that D stays finite
+        sa, sb = (127 + rng.integers(-20, 20, size=(n, K // block))).astype(np.uint64), (127 + rng.integers(-20, 20, size=(n, K // block))).astype(np.uint64)
+    c = (rng.integers(0x3000_0000, 0x4800_0000, size=n) | (rng.integers(0, 2, size=n) << 31)).astype(np.uint64)
+    d = simulate_dot(model, None, a, b, c, scale_a=sa, scale_b=sb)
+    bound = _table9(model, K)
+    worst = Fraction(0)
+    for i in range(n):
+        s_of = lambda k: to_fraction(fs, int(sa[i, k // block])) * to_fraction(fs, int(sb[i, k // block]))  # noqa: E731
+        e_of = lambda k: decode_scalar(fs, int(sa[i, k // block]))[1] + decode_scalar(fs, int(sb[i, k // block]))[1]  # noqa: E731
+        prods = [to_fraction(fa, int(a[i, k])) * to_fraction(fa, int(b[i, k])) for k in range(K)]
+        exact = sum(p * s_of(k) for k, p in enumerate(prods)) + to_fraction(f32, int(c[i]))
+        exps = [decode_scalar(f32, int(c[i]))[1]] if to_fraction(f32, int(c[i])) else []
+        for g0 in range(0, K, G):
+            group = sum(prods[g0:g0 + G]) * s_of(g0)
+            if group and G > 1:
+                exps.append(e_of(g0))
+            elif G == 1 and group:
+                _, ea, _ = decode_scalar(fa, int(a[i, g0]))
+                _, eb, _ = decode_scalar(fa, int(b[i, g0]))
+                exps.append(ea + eb + e_of(g0))
+        vd = to_fraction(f32, int(d[i]))
+        if not isinstance(vd, Fraction):
+            continue
+        ulp = Fraction(2) ** (max(decode_scalar(f32, int(d[i]))[1], -126) - 23)
+        total = bound.fused * Fraction(2) ** (max(exps) - model.F) + ulp if exps else ulp
+        ratio = abs(vd - exact) / total
+        w = Witness(tuple(map(int, a[i])), tuple(map(int, b[i])), int(c[i]), tuple(map(int, sa[i])), tuple(map(int, sb[i])))
+        assert _py_ratio(model, bound, w, int(d[i])) == ratio
+        assert ratio <= 1
+        worst = max(worst, ratio)
+    assert worst > 0  # some input rounds

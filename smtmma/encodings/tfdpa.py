@@ -11,7 +11,19 @@ from .fused_sum import truncated_sum
 from .rounding import convert_fixed, convert_fixed_zero, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["tfdpa", "tfdpa_terms"]
+__all__ = ["scaled_product", "tfdpa", "tfdpa_terms"]
+
+
+def scaled_product(
+    alg: Algebra, x: Unpacked, y: Unpacked, sa: Optional[Unpacked] = None, sb: Optional[Unpacked] = None
+) -> tuple[Term, Specials]:
+    """The exact product x*y of one lane and its special state; with scales ``sa``/``sb`` (E8M0/UE4M3, the
+    lane's block), their exponents join the product's and a NaN scale makes it NaN (Alg. 8 line 4)."""
+    t, s = product(alg, x, y)
+    if sa is None or sb is None:
+        return t, s
+    t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
+    return t, Specials(alg.any([s.nan, sa.is_nan, sb.is_nan]), s.pos_inf, s.neg_inf)
 
 
 def tfdpa_terms(
@@ -30,11 +42,8 @@ def tfdpa_terms(
     terms: list[Term] = []
     specials: list[Specials] = [value_specials(alg, c)]
     for k, (x, y) in enumerate(zip(a, b)):  # Alg. 7 step 1: exact products
-        t, s = product(alg, x, y)
-        if scale_a is not None and scale_b is not None:  # Alg. 8 line 4
-            sa, sb = scale_a[k], scale_b[k]
-            t = Term(t.neg, t.sig, alg.add(t.exp, alg.add(sa.exp, sb.exp)), t.frac)
-            s = Specials(alg.any([s.nan, sa.is_nan, sb.is_nan]), s.pos_inf, s.neg_inf)
+        scaled = scale_a is not None and scale_b is not None
+        t, s = scaled_product(alg, x, y, scale_a[k] if scaled else None, scale_b[k] if scaled else None)  # type: ignore[index]
         terms.append(t)
         specials.append(s)
     terms.append(input_term(c))  # Alg. 7 lines 6-7

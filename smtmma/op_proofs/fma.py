@@ -430,8 +430,11 @@ def _product_lemma(sh: FmaShape, moved: bool) -> Part:
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is."""
+    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is, IEEE
+    NaNs (the glue equates the model with the chain of IEEE FMAs on every input, NaNs included)."""
     if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt or K < 1:
+        return False
+    if model.nan == "propagate":  # Hopper's f64 NaN payloads differ from the IEEE FMA's: the glue would be false
         return False
     f = get_format(model.c_fmt)
     return model.via in (None, f.name) and not model.ftz_inputs and f.nan == "ieee" and f.subnormals and f.signed

@@ -24,12 +24,13 @@ model's is the step no solver checks.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from ..encodings.algebra import Int
+from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, signed
-from ..encodings.terms import Term, input_term, product
+from ..encodings.terms import Term, input_term
+from ..encodings.tfdpa import scaled_product
 from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
@@ -37,7 +38,7 @@ from ..proof_kernel.parts import Part, all_finite, between, negated_script, rang
 from ..queries._twins import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "negated_sum_lemmas", "sum_operands", "summand_lemma"]
+__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_scales", "lane_summand", "negated_sum_lemmas", "sum_operands", "summand_lemma"]
 
 
 class Plan:
@@ -55,12 +56,13 @@ class Plan:
             self.rfmt, self.mode = get_format(conv.fmt), conv.mode
             self.ulps = Fraction(1) if conv.mode in ("rz", "rd", "ru") else Fraction(1, 2)
         self.out = container_format(self.rfmt)
+        #: block-scaled products (ST-FDPA, Alg. 8 line 4): each lane's scales join its product's exponent
+        self.fs = get_format(model.scale_fmt) if model.scale_fmt is not None and model.kind == "st-fdpa" else None
         # static ranges of the summands (built once on scratch variables)
         alg = QueryAlgebra()
-        ua, ub = unpack(alg, self.fa, alg.var("a", self.fa.bits)), unpack(alg, self.fb, alg.var("b", self.fb.bits))
         uc = decode_input(alg, self.fc, alg.var("c", self.fc.bits), self.fd.name)
         self.tc = input_term(uc)
-        self.use_summand(product(alg, ua, ub)[0])
+        self.use_summand(lane_summand(alg, self)[0])
 
     def use_summand(self, tp: Term) -> None:
         """Take ``tp`` (a product, or GST-FDPA's group summand) as the non-c summand: its ranges set e_lo, e_hi, R."""
@@ -75,6 +77,31 @@ class Plan:
         self.R = min(lsb, self.e_lo - max(F, F2) - 1, self.rfmt.emin - self.rfmt.man_bits)
 
 
+def lane_summand(alg: QueryAlgebra, plan: Plan, suffix: str = "") -> tuple[Term, Bool]:
+    """One lane's summand on fresh patterns ``a``, ``b`` (and scales ``sa``, ``sb`` when block-scaled), and the
+    premise that they are finite (a scale not NaN): the product as the model forms it (Alg. 7 step 1, Alg. 8 line 4)."""
+    ua = unpack(alg, plan.fa, alg.var(f"a{suffix}", plan.fa.bits))
+    ub = unpack(alg, plan.fb, alg.var(f"b{suffix}", plan.fb.bits))
+    if plan.fs is None:
+        return scaled_product(alg, ua, ub)[0], all_finite(alg, ua, ub)
+    sa = unpack(alg, plan.fs, alg.var(f"sa{suffix}", plan.fs.bits))
+    sb = unpack(alg, plan.fs, alg.var(f"sb{suffix}", plan.fs.bits))
+    return scaled_product(alg, ua, ub, sa, sb)[0], alg.and_(all_finite(alg, ua, ub), alg.not_(alg.or_(sa.is_nan, sb.is_nan)))
+
+
+def lane_scales(alg: QueryAlgebra, plan: Plan, x: InputSet) -> tuple[Optional[list[Unpacked]], Optional[list[Unpacked]], Bool]:
+    """Each lane's decoded scales (its block's: lane k reads scale k // block) and the premise that none is NaN;
+    (None, None, true) when the plan is not block-scaled."""
+    if plan.fs is None or x.scale_a is None or x.scale_b is None:
+        return None, None, alg.bconst(True)
+    block = plan.model.block or plan.K
+    da = [unpack(alg, plan.fs, v) for v in x.scale_a]
+    db = [unpack(alg, plan.fs, v) for v in x.scale_b]
+    lane = lambda ds, k: ds[min(k // block, len(ds) - 1)]  # noqa: E731
+    ok = alg.all(alg.not_(u.is_nan) for u in da + db)
+    return [lane(da, k) for k in range(plan.K)], [lane(db, k) for k in range(plan.K)], ok
+
+
 def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:
     """(algebra, inputs, decoded a's, decoded b's, decoded c, the model's output term) of the glue lemma's query."""
     g = QueryAlgebra()
@@ -82,17 +109,21 @@ def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], lis
     ua = [unpack(g, plan.fa, v) for v in x.a]
     ub = [unpack(g, plan.fb, v) for v in x.b]
     uc = decode_input(g, plan.fc, x.c, plan.fd.name)
-    return g, x, ua, ub, uc, run_model(g, plan.model, x.a, x.b, x.c)
+    return g, x, ua, ub, uc, run_model(g, plan.model, x.a, x.b, x.c, x.scale_a, x.scale_b)
 
 
-def summand_lemma(plan: Plan, which: str, *, floor: bool = False) -> tuple[Part, dict[str, tuple[int, int]]]:
+def summand_lemma(plan: Plan, which: str, *, floor: bool = False,
+                  summand: Optional[Callable[[QueryAlgebra], tuple[Term, Bool]]] = None,
+                  what: str = "") -> tuple[Part, dict[str, tuple[int, int]]]:
     """One summand aligned at any E >= its exponent, in units u = 2**(E-F) (the summand's own variables and E).
 
     Proves: Q (its exact value floored to units u) is the floor, in the
     summand's own scale (Q * 2**d <= s < (Q + 1) * 2**d, d = E - F - lsb, d
     clamped where Q is 0 or -1; exact when d <= 0, sticky when not), and the
     aligned summand A (RZ_F, or RD_F when ``floor``) is Q or, only when the
-    value is inexact and negative (RZ), Q + 1.
+    value is inexact and negative (RZ), Q + 1.  ``summand``: builds another
+    non-c summand on fresh variables (the term and its premise; GST-FDPA's
+    group summand), ``what`` names it.
     """
     model = plan.model
     F = model.F
@@ -102,8 +133,7 @@ def summand_lemma(plan: Plan, which: str, *, floor: bool = False) -> tuple[Part,
         uc = decode_input(alg, plan.fc, alg.var("c", plan.fc.bits), plan.fd.name)
         t, hyp = input_term(uc), all_finite(alg, uc)
     else:
-        ua, ub = unpack(alg, plan.fa, alg.var("a", plan.fa.bits)), unpack(alg, plan.fb, alg.var("b", plan.fb.bits))
-        t, hyp = product(alg, ua, ub)[0], all_finite(alg, ua, ub)
+        t, hyp = (summand or (lambda a: lane_summand(a, plan)))(alg)
     E = ranged_var(alg, "E", plan.e_lo, plan.e_hi)
     alg.assert_(hyp)
     alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E)))
@@ -125,7 +155,8 @@ def summand_lemma(plan: Plan, which: str, *, floor: bool = False) -> tuple[Part,
     else:
         link = alg.eq(step, alg.ite(alg.and_(t.neg, sticky), 1, 0))
     goal = alg.all([alg.or_(exact_case, floor_case), link, between(alg, A, A.lo, A.hi), between(alg, Q, Q.lo, Q.hi)])
-    what = "c" if which == "c" else f"a*b ({plan.fa.name} x {plan.fb.name})"
+    scales = "" if plan.fs is None else f", scaled by 2^(e_sa + e_sb) ({plan.fs.name})"
+    what = "c" if which == "c" else what or f"a*b ({plan.fa.name} x {plan.fb.name}{scales})"
     side = "RD_F: A = Q" if floor else "RZ_F: A = Q + (1 if negative and inexact)"
     label = f"summand {what} at any E >= its exponent, F={F}: Q = floor(x / 2^(E-F)) exactly; {side}"
     return Part(label, negated_script(alg, goal)), {"A": (A.lo, A.hi), "Q": (Q.lo, Q.hi)}

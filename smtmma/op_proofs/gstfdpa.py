@@ -32,7 +32,8 @@ the step no solver checks.
 
 from __future__ import annotations
 
-from typing import Callable
+from fractions import Fraction
+from typing import Callable, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -45,9 +46,11 @@ from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_
 from ..queries._twins import InputSet, QueryAlgebra, Runner
 from ..simulate import decode_input, run_model
 from .moves import nonneg_pattern, raised_pattern
+from .fused_sum import Plan, summand_lemma
 from .rounding import monotone_rounding_lemma, truncated_rounding
 from .tfdpa import (
     MonotoneShape,
+    error_parts,
     composition_lemmas,
     distributivity_lemma,
     exponent_step_lemma,
@@ -59,7 +62,8 @@ from .tfdpa import (
     value_lemma,
 )
 
-__all__ = ["GstShape", "dot_chain_lemma", "monotone_lemmas", "prove_monotone", "supports_monotone"]
+__all__ = ["GroupSummand", "GstShape", "dot_chain_lemma", "glue_lemma", "monotone_lemmas", "prove_error_bound", "prove_monotone",
+           "supports_error_bound", "supports_monotone"]
 
 
 def supports_monotone(model: Model, K: int) -> bool:
@@ -67,6 +71,63 @@ def supports_monotone(model: Model, K: int) -> bool:
     return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
             and model.L % model.G == 0 and model.block == model.G and model.scale_fmt is not None
             and model.carry_bits is None and not model.c_after and model.via is None and not model.ftz_inputs)
+
+
+def supports_error_bound(model: Model, K: int) -> bool:
+    """Whether :func:`prove_error_bound` covers the model: one GST-FDPA of K = L lanes (whole groups, each inside one
+    block of scales), C inside the sum, no carry limit."""
+    return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
+            and model.L % model.G == 0 and model.block is not None and model.block % model.G == 0
+            and model.scale_fmt is not None and model.carry_bits is None and not model.c_after and model.via is None
+            and not model.ftz_inputs)
+
+
+class GroupSummand:
+    """A group's summand on fresh variables (Alg. 9 lines 3-5): its exact dot p (any value G lanes' products can
+    sum to, units 2**lsb) times two non-NaN scales; ``plan`` takes its ranges as the non-c summand's."""
+
+    def __init__(self, model: Model, K: int) -> None:
+        assert model.G is not None and model.scale_fmt is not None
+        self.plan = plan = Plan(model, K)
+        self.fs = get_format(model.scale_fmt)
+        probe = QueryAlgebra()
+        lanes = [(unpack(probe, plan.fa, probe.var(f"a{j}", plan.fa.bits)), unpack(probe, plan.fb, probe.var(f"b{j}", plan.fb.bits)))
+                 for j in range(model.G)]
+        p, self.lsb = group_dot(probe, [product(probe, x, y)[0] for x, y in lanes])
+        self.p_lo, self.p_hi = p.lo, p.hi
+        plan.use_summand(self.fresh(probe)[0])
+
+    def fresh(self, alg: QueryAlgebra) -> tuple[Term, Bool]:
+        """The summand of a fresh dot ``p`` and fresh scales ``sa``, ``sb``, and the premise that no scale is NaN."""
+        p = ranged_var(alg, "p", self.p_lo, self.p_hi)
+        sa = unpack(alg, self.fs, alg.var("sa", self.fs.bits))
+        sb = unpack(alg, self.fs, alg.var("sb", self.fs.bits))
+        return scaled_group(alg, p, self.lsb, sa, sb), alg.not_(alg.or_(sa.is_nan, sb.is_nan))
+
+
+def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fraction(1),
+                      fused: Optional[Fraction] = None, ulps: Optional[Fraction] = None) -> PartsProof:
+    """Table 9's bound for one GST-FDPA: ``|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))`` on
+    every finite input (scales not NaN) with a finite output; ``fused`` defaults to L + 1 (Table 9's).
+
+    The group dots are exact (Alg. 9 line 3), so only the K / G group
+    summands and c are aligned and truncated: T-FDPA's error parts
+    (:func:`~smtmma.op_proofs.tfdpa.error_parts`) with the group summand's
+    lemma in place of a product's -- the composition needs only K / G + 1
+    units, so Table 9's L + 1 holds with room to spare.
+    """
+    if not supports_error_bound(model, K):
+        raise ValueError(f"no compositional error-bound proof for {model.describe()} with K={K}")
+    gs = GroupSummand(model, K)
+    assert model.G is not None
+    summand = summand_lemma(gs.plan, "ab", summand=gs.fresh, what=f"a group's scaled dot ({model.G} exact products, "
+                            f"{gs.fs.name} scales)")
+    parts = error_parts(gs.plan, glue_lemma(gs.plan), summand, K // model.G, scale,
+                        Fraction(K + 1) if fused is None else fused, ulps)
+    proof = run_parts(parts, run)
+    proof.summary = "group summand, c, rounding, glue, accumulation, composition"
+    proof.scope = "every finite input (scales not NaN) whose D is finite"
+    return proof
 
 
 class GstShape:
@@ -109,22 +170,24 @@ class GstShape:
         return self.group(alg, ranged_var(alg, "p", 0, self.p_hi), self.scale(alg, "sa")[1], self.scale(alg, "sb")[1])
 
 
-def _glue_lemma(g: GstShape) -> tuple[Part, tuple[int, int]]:
-    """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E."""
-    sh, plan = g.sh, g.sh.plan
-    model = sh.model
+def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
+    """On finite inputs with non-NaN scales, D = rho(S 2**(E-F)) of the group summands and c aligned at E; and the
+    static range of S (units 2**(E-F)).  Lane k reads its block's scales (k // block), as the model does."""
+    model, K = plan.model, plan.K
+    assert model.G is not None and model.scale_fmt is not None and model.block is not None
+    G, fs = model.G, get_format(model.scale_fmt)
     alg = QueryAlgebra()
-    x = InputSet.of(alg, model, sh.K)
+    x = InputSet.of(alg, model, K)
     assert x.scale_a is not None and x.scale_b is not None
     d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
     ua = [unpack(alg, plan.fa, v) for v in x.a]
     ub = [unpack(alg, plan.fb, v) for v in x.b]
     uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
-    sa = [unpack(alg, g.fs, v) for v in x.scale_a]
-    sb = [unpack(alg, g.fs, v) for v in x.scale_b]
-    lane_sa = [sa[k // g.G] for k in range(sh.K)]
-    lane_sb = [sb[k // g.G] for k in range(sh.K)]
-    terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, g.G)[0]
+    sa = [unpack(alg, fs, v) for v in x.scale_a]
+    sb = [unpack(alg, fs, v) for v in x.scale_b]
+    lane_sa = [sa[min(k // model.block, len(sa) - 1)] for k in range(K)]
+    lane_sb = [sb[min(k // model.block, len(sb) - 1)] for k in range(K)]
+    terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, G)[0]
     e_max, total, composed = truncated_rounding(alg, plan, terms)
     alg.assert_(all_finite(alg, *ua, *ub, uc))
     for u in sa + sb:
@@ -132,7 +195,7 @@ def _glue_lemma(g: GstShape) -> tuple[Part, tuple[int, int]]:
     goal = alg.all([between(alg, e_max, plan.e_lo, plan.e_hi), alg.eq(d, composed),
                     *(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, e_max)) for t in terms)])
     label = (f"glue: on finite inputs (scales not NaN) the model's output is rho(S * 2^(e_max-F)), S the sum of the "
-             f"{g.groups} group summands (Alg. 9 lines 3-5) and c aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent")
+             f"{K // G} group summands (Alg. 9 lines 3-5) and c aligned at e_max (RZ_F), e_max >= every non-zero summand's exponent")
     return Part(label, negated_script(alg, goal)), (total.lo, total.hi)
 
 
@@ -323,7 +386,7 @@ def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
     g = GstShape(model, K)
     sh = g.sh
-    glue, s_rng = _glue_lemma(g)
+    glue, s_rng = glue_lemma(sh.plan)
     lemmas = [glue, exponents_lemma(sh), realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
               realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
               *_add_step_lemmas(g), *(dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), exponent_step_lemma(sh, "c"),

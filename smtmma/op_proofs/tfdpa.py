@@ -77,16 +77,17 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
+from ..encodings.tfdpa import tfdpa_terms
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries._twins import QueryAlgebra, Runner
 from ..simulate import decode_input
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, summand_lemma
+from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, summand_lemma
 from .moves import nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "composition_lemmas", "distributivity_lemma",
-           "error_composition_lemma", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
+           "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "product_step_lemma",
            "prove_error_bound", "prove_monotone", "realign_lemma", "supports_error_bound", "supports_monotone", "value_lemma"]
 
@@ -100,11 +101,13 @@ def supports_error_bound(model: Model, K: int) -> bool:
     TR-FDPA / GTR-FDPA (two alignment exponents, round-down steps) and
     E-FDPA are not decomposed yet: they keep the monolithic query.
     """
-    if model.scale_fmt is not None or model.c_after or model.via or model.ftz_inputs or model.carry_bits is not None:
+    if model.c_after or model.via or model.ftz_inputs or model.carry_bits is not None:
         return False
     if model.zero_emax or model.ieee_zero or model.L is None or K > model.L:
         return False
-    return model.kind == "t-fdpa"
+    if model.kind == "st-fdpa":  # Alg. 8: T-FDPA on block-scaled products (every lane's scales in its summand)
+        return model.scale_fmt is not None and model.block is not None
+    return model.kind == "t-fdpa" and model.scale_fmt is None
 
 
 def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
@@ -115,9 +118,10 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
     (RZ_F), e_max = the largest non-zero summand's exponent (Alg. 7 lines 5-11).
     """
     g, x, ua, ub, uc, d = glue_inputs(plan)
-    terms = [product(g, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
+    sa, sb, scales_finite = lane_scales(g, plan, x)
+    terms = tfdpa_terms(g, ua, ub, uc, sa, sb)[0]
     e_max, total, composed = truncated_rounding(g, plan, terms)
-    g.assert_(all_finite(g, *ua, *ub, uc))
+    g.assert_(g.and_(all_finite(g, *ua, *ub, uc), scales_finite))
     glue = g.all([between(g, e_max, plan.e_lo, plan.e_hi), g.eq(d, composed), between(g, total, total.lo, total.hi),
                   *(g.or_(g.eq(t.sig, 0), g.le(t.exp, e_max)) for t in terms)])
     lemma = Part(f"glue: on finite inputs the model's output is rho(S * 2^(e_max-F)), S the sum of the {len(terms)} "
@@ -146,27 +150,23 @@ def error_composition_lemma(plan: Plan, n: int, s_rng: tuple[int, int], n_rng: t
                   negated_script(alg, goal))
 
 
-def _error_parts(plan: Plan, scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> tuple[list[Part], Callable[[], Part]]:
-    model, K = plan.model, plan.K
-    F = model.F
+def error_parts(plan: Plan, glue: tuple[Part, tuple[int, int]], summand: tuple[Part, dict[str, tuple[int, int]]], count: int,
+                scale: Fraction, fused: Fraction, ulps: Optional[Fraction]) -> list[Part]:
+    """The error parts of one truncated fused sum (Alg. 7-9) of ``count`` summands stated by ``summand`` (its lemma
+    and the ranges of A and Q) and c: both summand lemmas, the rounding's, the model's ``glue`` (its lemma and the
+    range of S), the accumulation and the composition into ``scale * (fused * 2**(e_max-F) + ulps ulp)``."""
+    F = plan.model.F
     assert F is not None
-    prod, rp = summand_lemma(plan, "ab")
+    prod, rp = summand
     cl, rc = summand_lemma(plan, "c")
-    n = K + 1
-    glue_l, total = glue_lemma(plan)
+    n = count + 1
+    glue_l, total = glue
     conv, rv = conversion_lemma(plan, total, (plan.e_lo, plan.e_hi), F)
-
-    lo_q = rp["Q"][0] * K + rc["Q"][0]
-    hi_q = rp["Q"][1] * K + rc["Q"][1]
-    lo_a = rp["A"][0] * K + rc["A"][0]
-    hi_a = rp["A"][1] * K + rc["A"][1]
+    lo_q, hi_q = rp["Q"][0] * count + rc["Q"][0], rp["Q"][1] * count + rc["Q"][1]
+    lo_a, hi_a = rp["A"][0] * count + rc["A"][0], rp["A"][1] * count + rc["A"][1]
     acc = accumulate_lemma(n, (min(rp["A"][0], rc["A"][0]), max(rp["A"][1], rc["A"][1])),
                            (min(rp["Q"][0], rc["Q"][0]), max(rp["Q"][1], rc["Q"][1])), (lo_a, hi_a), (lo_q, hi_q))
-
-    def composition() -> Part:
-        return error_composition_lemma(plan, n, (lo_a, hi_a), (lo_q, hi_q), rv, scale, fused, ulps)
-
-    return [prod, cl, conv, glue_l, acc], composition
+    return [prod, cl, conv, glue_l, acc, error_composition_lemma(plan, n, (lo_a, hi_a), (lo_q, hi_q), rv, scale, fused, ulps)]
 
 
 def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fraction(1),
@@ -181,16 +181,18 @@ def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fr
     plan = Plan(model, K)
     if fused is None:
         fused = Fraction(K + 1)
-    lemmas, composition = _error_parts(plan, scale, fused, ulps)
-    return run_parts([*lemmas, composition()], run)
+    proof = run_parts(error_parts(plan, glue_lemma(plan), summand_lemma(plan, "ab"), K, scale, fused, ulps), run)
+    if plan.fs is not None:
+        proof.scope = "every finite input (scales not NaN) whose D is finite"
+    return proof
 
 
 # -- monotonicity ----------------------------------------------------------------------------------------
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one T-FDPA as :func:`supports_error_bound` takes it."""
-    return supports_error_bound(model, K)
+    """Whether :func:`prove_monotone` applies: one T-FDPA (not block-scaled) as :func:`supports_error_bound` takes it."""
+    return model.kind == "t-fdpa" and supports_error_bound(model, K)
 
 
 class MonotoneShape:

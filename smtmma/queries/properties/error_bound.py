@@ -9,7 +9,9 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
 from ...encodings.fused_sum import max_exponent
-from ...encodings.terms import Term, input_term, product
+from ...encodings.terms import Term, input_term
+from ...encodings.gstfdpa import gst_terms
+from ...encodings.tfdpa import scaled_product
 from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
@@ -24,7 +26,7 @@ from .._twins import (
     supports_fused_parts,
     witness_pins,
 )
-from ...op_proofs import gtrfdpa, tfdpa, trfdpa
+from ...op_proofs import gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...proof_kernel.chain import LemmaChain
 from ...proof_kernel.parts import PartsProof
 from ..distinguish import ReplayError, Witness
@@ -56,6 +58,8 @@ class ErrorProver(NamedTuple):
 #: the compositional error-bound proofs of each kind, tried in order (the first that supports the model runs)
 ERROR_PROVERS: dict[str, tuple[ErrorProver, ...]] = {
     "t-fdpa": (ErrorProver(tfdpa.supports_error_bound, tfdpa.prove_error_bound),),
+    "st-fdpa": (ErrorProver(tfdpa.supports_error_bound, tfdpa.prove_error_bound),),  # T-FDPA on scaled products
+    "gst-fdpa": (ErrorProver(gstfdpa.supports_error_bound, gstfdpa.prove_error_bound),),
     "tr-fdpa": (ErrorProver(trfdpa.supports_error_bound, trfdpa.prove_error_bound),),
     "gtr-fdpa": (ErrorProver(gtrfdpa.supports_error_bound, gtrfdpa.prove_error_bound),),
 }
@@ -101,11 +105,9 @@ class _Bound:
 
 def _missing_error_parts(model: Model) -> str:
     """What the error-bound proof lacks for ``model`` (the op whose error parts are not written), or ""."""
-    if model.kind == "gst-fdpa":
-        return "the error parts of GST-FDPA's scaled group sums (Alg. 9) are missing"
     if model.kind == "ftz-addmul":
         return "the error parts of FTZ-AddMul's pairwise roundings (Alg. 1-2) are missing"
-    if model.scale_fmt is not None:
+    if model.scale_fmt is not None and model.kind not in ("st-fdpa", "gst-fdpa"):
         return f"the error parts of {model.kind.upper()}'s block-scaled summands (Alg. 8) are missing"
     if model.c_after:
         return "the error parts of adding C after the rounded fused sum (a second rounding) are missing"
@@ -119,7 +121,7 @@ def _table9(model: Model, K: int) -> _Bound:
     missing = _missing_error_parts(model)
     if missing:
         raise InputError(f"error-bound: no Table 9 bound is implemented for {model.describe()}: {missing} "
-                         "(supported: one T-FDPA, TR-FDPA, GTR-FDPA or E-FDPA with K <= L, or a single FMA)")
+                         "(supported: one T-FDPA, ST-FDPA, GST-FDPA, TR-FDPA, GTR-FDPA or E-FDPA with K <= L, or a single FMA)")
     if kind == "fma":
         if K != 1:
             raise InputError(f"error-bound: an FMA chain of K={K} rounds K times; Table 9's bound is for one FMA (K=1)")
@@ -142,13 +144,36 @@ def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: lis
     return max_exponent(alg, terms)  # TR-/GTR-FDPA: E = max over the non-zero products and c (Alg. 10 step 3)
 
 
+def _py_group_exponents(model: Model, w: Witness) -> list[int]:
+    """GST-FDPA: the exponents of the non-zero group summands (the scales' exponents, Alg. 9 line 5)."""
+    assert model.G is not None and model.scale_fmt is not None and w.scale_a is not None and w.scale_b is not None
+    fa, fb, fs, block = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.scale_fmt), model.block or len(w.a)
+    out = []
+    for g0 in range(0, len(w.a), model.G):
+        dot = sum(_py_finite(fa, x) * _py_finite(fb, y) for x, y in zip(w.a[g0:g0 + model.G], w.b[g0:g0 + model.G]))
+        j = min(g0 // block, len(w.scale_a) - 1)
+        if dot * _py_finite(fs, w.scale_a[j]) * _py_finite(fs, w.scale_b[j]):  # a zero summand sets no exponent
+            out.append(decode_scalar(fs, w.scale_a[j])[1] + decode_scalar(fs, w.scale_b[j])[1])
+    return out
+
+
+def _py_finite(fmt: Format, bits: int) -> Fraction:
+    v = to_fraction(fmt, bits)
+    assert isinstance(v, Fraction), "finite inputs"
+    return v
+
+
 def _py_alignment_exponent(model: Model, w: Witness) -> Optional[int]:
     exps = []
-    for u, v in zip(w.a, w.b):
+    if model.kind == "gst-fdpa":
+        exps = _py_group_exponents(model, w)
+        w = replace(w, a=(), b=())  # only c is left to add
+    scales = _py_scale_exponents(model, w)
+    for k, (u, v) in enumerate(zip(w.a, w.b)):
         su, eu, mu = decode_scalar(get_format(model.a_fmt), u)
         sv, ev, mv = decode_scalar(get_format(model.b_fmt), v)
         if mu and mv:
-            exps.append(eu + ev)
+            exps.append(eu + ev + scales[k])
     sc, ec, mc = decode_scalar(get_format(model.c_fmt), w.c)
     if mc:
         exps.append(ec)
@@ -158,12 +183,47 @@ def _py_alignment_exponent(model: Model, w: Witness) -> Optional[int]:
     return e
 
 
+def _py_scale(model: Model, w: Witness, k: int) -> Fraction:
+    """The factor lane k's block scales multiply its product by (1 without scales): the scales' values."""
+    if model.scale_fmt is None or w.scale_a is None or w.scale_b is None:
+        return Fraction(1)
+    fs, block = get_format(model.scale_fmt), model.block or len(w.a)
+    j = min(k // block, len(w.scale_a) - 1)
+    return _py_finite(fs, w.scale_a[j]) * _py_finite(fs, w.scale_b[j])
+
+
+def _py_scale_exponents(model: Model, w: Witness) -> list[int]:
+    """Per lane, the exponent its block scales add to its product (Alg. 8 line 4; 0 without scales)."""
+    if model.scale_fmt is None or w.scale_a is None or w.scale_b is None:
+        return [0] * len(w.a)
+    fs, block = get_format(model.scale_fmt), model.block or len(w.a)
+    ea = [decode_scalar(fs, x)[1] for x in w.scale_a]
+    eb = [decode_scalar(fs, x)[1] for x in w.scale_b]
+    return [ea[min(k // block, len(ea) - 1)] + eb[min(k // block, len(eb) - 1)] for k in range(len(w.a))]
+
+
 def _range(u_exp: Int, rng: Optional[tuple[int, int]]) -> tuple[int, int]:
     """The exponents a domain allows for a non-zero value (within the format's), never empty."""
     lo, hi = u_exp.lo, u_exp.hi
     if rng is not None:
         lo, hi = max(lo, rng[0]), min(hi, rng[1])
     return lo, max(lo, hi)
+
+
+def _lane_scales(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[list, list]:
+    """Each lane's decoded block scales (lane k reads scale k // block); Nones when the model has no scales."""
+    if model.scale_fmt is None or x.scale_a is None or x.scale_b is None:
+        return [None] * x.K, [None] * x.K
+    fs, block = get_format(model.scale_fmt), model.block or x.K
+    da, db = [unpack(alg, fs, v) for v in x.scale_a], [unpack(alg, fs, v) for v in x.scale_b]
+    return ([da[min(k // block, len(da) - 1)] for k in range(x.K)], [db[min(k // block, len(db) - 1)] for k in range(x.K)])
+
+
+def _scale_range(sa: Optional[Any], sb: Optional[Any]) -> tuple[int, int]:
+    """The exponent range two scales add to a product (0, 0 without scales)."""
+    if sa is None or sb is None:
+        return 0, 0
+    return sa.exp.lo + sb.exp.lo, sa.exp.hi + sb.exp.hi
 
 
 class _ErrorFormula:
@@ -188,13 +248,21 @@ class _ErrorFormula:
         ua = [unpack(alg, fa, v) for v in x.a]
         ub = [unpack(alg, fb, v) for v in x.b]
         uc = unpack(alg, fc, x.c)
-        terms = [product(alg, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
-        if narrow:
-            ranges = [tuple(map(sum, zip(_range(u.exp, domain.exp), _range(v.exp, domain.exp)))) for u, v in zip(ua, ub)]
+        sa, sb = _lane_scales(alg, model, x)  # ST-FDPA: each lane's block scales join its product (Alg. 8 line 4)
+        if model.kind == "gst-fdpa":  # the group summands: exact dots times the scales (Alg. 9 lines 3-5)
+            assert model.G is not None
+            terms = gst_terms(alg, ua, ub, uc, sa, sb, model.G)[0]
+        else:
+            terms = [scaled_product(alg, u, v, sa[k], sb[k])[0] for k, (u, v) in enumerate(zip(ua, ub))] + [input_term(uc)]
+        if model.kind == "gst-fdpa":  # a group summand's value reaches above its exponent (by its significand's top bits)
+            ranges = [(t.exp.lo, t.exp.hi + max(0, t.sig.hi.bit_length() - 1 - t.frac)) for t in terms]
+        elif narrow:
+            ranges = [tuple(map(sum, zip(_range(u.exp, domain.exp), _range(v.exp, domain.exp), _scale_range(sa[k], sb[k]))))
+                      for k, (u, v) in enumerate(zip(ua, ub))]
             ranges.append(_range(uc.exp, domain.cexp))
         else:
             ranges = [(t.exp.lo, t.exp.hi) for t in terms]
-        d = run_model(alg, model, x.a, x.b, x.c)
+        d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         declare_output(alg, "d", d, out.bits)
         ud = unpack(alg, out, d)
         lo_e, hi_e = min(r[0] for r in ranges), max(r[1] for r in ranges)
@@ -491,10 +559,8 @@ def _py_ratio(model: Model, bound: _Bound, w: Witness, d: int) -> Optional[Fract
         return None
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     exact = Fraction(0)
-    for u, v in zip(w.a, w.b):
-        pu, pv = to_fraction(fa, u), to_fraction(fb, v)
-        assert isinstance(pu, Fraction) and isinstance(pv, Fraction), "finite inputs"
-        exact += pu * pv
+    for k, (u, v) in enumerate(zip(w.a, w.b)):
+        exact += _py_finite(fa, u) * _py_finite(fb, v) * _py_scale(model, w, k)
     pc = to_fraction(fc, w.c)
     assert isinstance(pc, Fraction)
     exact += pc

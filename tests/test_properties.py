@@ -94,6 +94,37 @@ def test_group_scaled_fp4_sum_is_symmetric() -> None:
     assert r.smt2.count("(check-sat)") == r.extra["lemmas"] + 1  # type: ignore[operator]
 
 
+def test_fma_chain_is_symmetric_step_by_step() -> None:
+    """Alg. 4 (a chain of K FMAs): each FMA's exact sum of the negated inputs is the negated sum, its D decodes to D's
+    fields with the sign flipped, and that is the next FMA's c; the lemmas carry the query (K=2 fp16)."""
+    m = smtmma.Model("fma", "fp16", "fp16", "fp16", "fp16")
+    r = check_property("symmetry", m, K=2, timeout=120)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 18  # 3 decodings; per FMA 2 leads, 2 placed, sum, exact sum, D; -D
+    assert "; lemma 17: FMA 2: D of the negated run decodes to the fields of D, sign flipped" in r.smt2
+    assert "; lemma 15: FMA 2 (Alg. 3 line 1): the window sum of the negated run is minus the window sum (uses: 13, 14)" in r.smt2
+    assert r.smt2.count("(check-sat)") == 19
+
+
+def test_exact_fdpa_is_symmetric_through_its_exact_sum() -> None:
+    """E-FDPA (Alg. 6, CDNA1 f16f32): each placed summand and running sum of the negated inputs is negated, then D."""
+    r = check_property("symmetry", M("gfx908", "f16f32"), K=2, timeout=120)
+    assert r.verdict == "holds"
+    labels = [x for x in r.smt2.splitlines() if x.startswith("; lemma")]
+    assert any("placed summand 2 of the negated inputs is minus placed summand 2" in x for x in labels)  # c, last
+    assert labels[-2].startswith(f"; lemma {len(labels) - 1}: the E-FDPA: D of the negated run decodes to the fields of D")
+    assert labels[-1].startswith(f"; lemma {len(labels)}: D of the negated inputs is minus D, as values")
+
+
+@pytest.mark.slow
+def test_ftz_addmul_is_symmetric_op_by_op() -> None:
+    """FTZ-AddMul (Alg. 2, CDNA2): every FTZ-Mul and FTZ-Add of the negated inputs is negated; two infinite products
+    of opposite signs give the same NaN in both runs, so the adder's facts hold where the operands are finite."""
+    r = check_property("symmetry", M("gfx90a", "bf16f32"), K=2, timeout=120)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 21
+    assert "; lemma 5: product 0 (FTZ-Mul): D of the negated run decodes to the fields of D" in r.smt2
+    assert "; lemma 21: D of the negated inputs is minus D, as values (uses: 20)" in r.smt2
+
+
 @pytest.mark.parametrize("instr", ["f16f32", "fp8fp8f32"])
 def test_cdna3_round_down_is_asymmetric(instr: str) -> None:
     m = M("gfx942", instr)

@@ -43,21 +43,24 @@ certificate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 from ..encodings.addmul import add, flush_input, mul, round_product
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.terms import Specials, Term
+from ..encodings.terms import Specials, Term, input_term
 from ..formats import Format, get_format
 from ..models import Model
+from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
 from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
+from .fused_sum import negated_sum2_facts
 from .moves import finite_nonneg, next_value
+from .rounding import negated_output_fact
 
 __all__ = ["AddMulOps", "Node", "TreeComposition", "add_lemmas", "addmul_tree", "c_lemma", "evaluate_tree", "glue_lemma",
-           "mul_lemmas", "prove_monotone", "supports_monotone"]
+           "mul_lemmas", "negated_chain_facts", "prove_monotone", "supports_monotone", "supports_symmetry"]
 
 
 def supports_monotone(model: Model, K: int) -> bool:
@@ -379,3 +382,63 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     proof = run_parts(lemmas, run)
     proof.summary = "glue, each operation monotone by exponent cases, commutativity, composition over Alg. 2's tree"
     return proof
+
+
+# -- symmetry: every FTZ-Mul and FTZ-Add of the negated inputs negated ---------------------------------------
+
+
+def supports_symmetry(model: Model, K: int) -> bool:
+    """Whether :func:`negated_chain_facts` applies: FTZ-AddMul (Alg. 2) of inputs read as they are (no via)."""
+    return model.kind == "ftz-addmul" and model.P in (2, 4) and K >= 1 and model.via is None
+
+
+def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: InputSet, na: list[Int], nc: Int,
+                        decoded: list[Optional[int]], decoded_c: Optional[int]) -> Optional[int]:
+    """Prove, in the symmetry query's own formula, op by op of Alg. 2 on (-A, B, -C) as the model runs them, that
+    each result decodes to the original's fields with the sign flipped (unless zero or NaN): the flushed inputs
+    (Alg. 2 lines 1-3), each FTZ-Mul (Alg. 1), each FTZ-Add through its exact sum
+    (:func:`~smtmma.op_proofs.fused_sum.negated_sum2_facts`), the pairwise sums and the accumulation.
+    ``decoded``, ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact
+    about D."""
+    fa, fb, fc, f32 = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt), get_format("fp32")
+    nan32 = nan_pattern(model, f32)
+    K, P = len(x.a), model.P
+    assert P is not None
+
+    def read(fmt: Format, v: Int) -> Unpacked:
+        u = decode_input(alg, fmt, v, model.via)
+        return flush_input(alg, u) if model.ftz_inputs else u
+
+    def fadd(label: str, u: tuple[Int, Int, Optional[int]], v: tuple[Int, Int, Optional[int]]) -> tuple[Int, Int, Optional[int]]:
+        """(bits, negated run's bits, fact) of FTZ-Add(u, v) as run_model adds them (operands as fp32 patterns)."""
+        (x1, x2, fx), (y1, y2, fy) = u, v
+        ux, uy, ux2, uy2 = (unpack(alg, f32, t) for t in (x1, y1, x2, y2))
+        finite = alg.not_(alg.any([ux.is_nan, ux.is_inf, uy.is_nan, uy.is_inf]))
+        fs = negated_sum2_facts(chain, alg, f"{label} (FTZ-Add)", input_term(ux), input_term(uy), input_term(ux2),
+                                input_term(uy2), [fx], [fy], finite)
+        d1 = add(alg, ux, uy, out=f32, ftz=True, nan_bits=nan32)
+        d2 = add(alg, ux2, uy2, out=f32, ftz=True, nan_bits=nan32)
+        negated_output_fact(chain, alg, f32, d1, d2, label, [fs, fx, fy])
+        return d1, d2, chain.last
+
+    c1 = flush_input_bits(alg, fc, x.c) if model.ftz_inputs else x.c
+    c2 = flush_input_bits(alg, fc, nc) if model.ftz_inputs else nc
+    negated_output_fact(chain, alg, f32, c1, c2, "c as the first add reads it (flushed)", [decoded_c])
+    d = (c1, c2, chain.last)
+    zero = alg.const(0)
+    for k0 in range(0, K, P):
+        prods: list[tuple[Int, Int, Optional[int]]] = []
+        for k in range(k0, k0 + P):
+            if k >= K:
+                prods.append((zero, zero, None))
+                continue
+            ub = read(fb, x.b[k])
+            p1 = mul(alg, read(fa, x.a[k]), ub, out=f32, ftz=True, nan_bits=nan32)
+            p2 = mul(alg, read(fa, na[k]), ub, out=f32, ftz=True, nan_bits=nan32)
+            negated_output_fact(chain, alg, f32, p1, p2, f"product {k} (FTZ-Mul)", [decoded[k]])
+            prods.append((p1, p2, chain.last))
+        s = fadd(f"lanes {k0}-{k0 + 1}", prods[0], prods[1])
+        if P == 4:
+            s = fadd(f"lanes {k0}-{k0 + 3}", s, fadd(f"lanes {k0 + 2}-{k0 + 3}", prods[2], prods[3]))
+        d = fadd(f"accumulator after lanes {k0}-{k0 + P - 1}", d, s)
+    return d[2]

@@ -29,6 +29,7 @@ check-sat expecting unsat:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -37,15 +38,19 @@ from ..encodings.rounding import round_pack
 from ..encodings.terms import input_term, product
 from ..formats import Format, get_format
 from ..models import Model
+from ..encodings.efdpa import efdpa
+from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
-from ..simulate import output_format, run_model
+from ..simulate import decode_input, nan_pattern, output_format, run_model
 from .fma import OpaqueMul, ring_lemmas, step_facts
+from .fused_sum import negated_sum_lemmas
 from .moves import finite_nonneg, next_value
+from .rounding import negated_output_fact
 
-__all__ = ["EfdpaShape", "adder_lemmas", "glue_lemma", "position", "positions", "prove_monotone", "rounding_cases",
-           "rounding_lemmas", "supports_monotone", "term_lemmas"]
+__all__ = ["EfdpaShape", "adder_lemmas", "glue_lemma", "negated_sum_facts", "position", "positions", "prove_monotone",
+           "rounding_cases", "rounding_lemmas", "supports_monotone", "supports_symmetry", "term_lemmas"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
 _CUTS = (50, 100, 200)
@@ -311,3 +316,41 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     proof = run_parts(lemmas, run)
     proof.summary = "glue, term, ring, adder and rounding lemmas composed per input position (the sum at a static place)"
     return proof
+
+
+# -- symmetry: the exact sum of the negated inputs ---------------------------------------------------------
+
+
+def supports_symmetry(model: Model, K: int) -> bool:
+    """Whether :func:`negated_sum_facts` applies: one E-FDPA (K <= L), its inputs read as they are, C inside."""
+    return (model.kind == "e-fdpa" and model.L is not None and 1 <= K <= model.L and model.scale_fmt is None
+            and model.via is None and not model.ftz_inputs and not model.c_after)
+
+
+def negated_sum_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: InputSet, na: list[Int], nc: Int,
+                      decoded: list[Optional[int]], decoded_c: Optional[int]) -> Optional[int]:
+    """Prove, in the symmetry query's own formula, that Alg. 6 on (-A, B, -C) is the original negated: each placed
+    summand (products, then c) and each running sum of the exact sum is negated, so its magnitude is kept and its
+    sign flipped (unless zero), and the rounded D decodes to D's fields with the sign flipped.  ``decoded``,
+    ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact about D."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    fd = get_format(output_format(model).container or output_format(model).name)  # as run_model widens C
+    ua = [unpack(alg, fa, v) for v in x.a]
+    una = [unpack(alg, fa, v) for v in na]
+    ub = [unpack(alg, fb, v) for v in x.b]
+    uc, unc = decode_input(alg, fc, x.c, fd.name), decode_input(alg, fc, nc, fd.name)
+    terms = [product(alg, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]
+    nterms = [product(alg, u, v)[0] for u, v in zip(una, ub)] + [input_term(unc)]
+    floor = exact_floor(terms)
+    vals, nvals = [placed(alg, t, floor) for t in terms], [placed(alg, t, floor) for t in nterms]
+    neg, mag = placed_total(alg, vals, [t.neg for t in terms])
+    neg2, mag2 = placed_total(alg, nvals, [t.neg for t in nterms])
+    negated_sum_lemmas(chain, alg, vals, nvals, alg.sum_all(vals), alg.sum_all(nvals), [[i] for i in [*decoded, decoded_c]],
+                       operand="placed summand", whole="the exact sum (Alg. 6 line 1)")
+    chain.prove("the exact sum of the negated inputs has the same magnitude and the opposite sign unless it is zero",
+                alg.and_(alg.eq(mag2, mag), alg.or_(alg.eq(mag, 0), alg.xor(neg2, neg))), uses=[chain.last])
+    out = output_format(model)  # as run_model's FDPA step rounds
+    d = efdpa(alg, ua, ub, uc, out=out, nan_bits=nan_pattern(model, out))
+    d2 = efdpa(alg, una, ub, unc, out=out, nan_bits=nan_pattern(model, out))
+    negated_output_fact(chain, alg, output_container(model), d, d2, "the E-FDPA", [chain.last, *decoded, decoded_c])
+    return chain.last

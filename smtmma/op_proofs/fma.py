@@ -67,6 +67,7 @@ test check every asserted fact at pinned inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from ..encodings.algebra import Bool, Int, IntLike
 from ..encodings.fields import unpack
@@ -76,13 +77,17 @@ from ..encodings.rounding import round_pack
 from ..encodings.terms import Term, input_term, product
 from ..formats import Format, get_format
 from ..models import Model
+from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
-from ..simulate import run_model
+from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ..simulate import decode_input, run_model
 from .moves import finite_nonneg, next_value
+from .fused_sum import negated_sum2_facts
+from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "nonneg", "prove_monotone",
+__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts", "nonneg",
+           "prove_monotone", "supports_symmetry",
            "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
            "term_lemmas", "up_by_one", "window_lemmas"]
 
@@ -702,3 +707,38 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     proof.summary = ("glue, the FMA split at its window adder, term, ring, window and rounding lemmas composed into the "
                      "FMA in c and in a, composed along the chain")
     return proof
+
+
+# -- symmetry: the exact sum of the negated inputs ---------------------------------------------------------
+
+
+def supports_symmetry(model: Model, K: int) -> bool:
+    """Whether :func:`negated_chain_facts` applies: a chain of K FMAs (Alg. 4), inputs read as they are (no via, no
+    flushing)."""
+    return model.kind == "fma" and K >= 1 and model.via is None and not model.ftz_inputs
+
+
+def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: InputSet, na: list[Int], nc: Int,
+                        decoded: list[Optional[int]], decoded_c: Optional[int]) -> Optional[int]:
+    """Prove, in the symmetry query's own formula, FMA by FMA of the chain (Alg. 4) on (-A, B, -C), that each step is
+    the original step negated: the exact sum a*b + c (Alg. 3 line 1, :func:`~smtmma.encodings.fused_sum.exact_sum2`)
+    keeps its window leads, its placed terms negated, their sum negated, its magnitude, last place and sticky bit;
+    and the rounded D decodes to the same fields, sign flipped (both zero, or both NaN, otherwise).  ``decoded``,
+    ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact about D."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    fd = output_container(model)
+    nan = model.nan if model.nan == "propagate" else "ieee"  # as run_model chains them
+    c_run, c_neg = decode_input(alg, fc, x.c, fd.name), decode_input(alg, fc, nc, fd.name)  # as run_model reads C
+    c_fact = decoded_c
+    for k in range(len(x.a)):
+        ua, ub, una = unpack(alg, fa, x.a[k]), unpack(alg, fb, x.b[k]), unpack(alg, fa, na[k])
+        at = f"FMA {k + 1}" if len(x.a) > 1 else "the FMA"
+        finite = alg.not_(alg.any([u.is_nan for u in (ua, ub, c_run)] + [u.is_inf for u in (ua, ub, c_run)]))
+        fs = negated_sum2_facts(chain, alg, f"{at} (Alg. 3 line 1)", product(alg, ua, ub)[0], input_term(c_run),
+                                product(alg, una, ub)[0], input_term(c_neg), [decoded[k]], [c_fact], finite)
+        d = fma(alg, ua, ub, c_run, out=fd, nan=nan)
+        d2 = fma(alg, una, ub, c_neg, out=fd, nan=nan)
+        c_neg = negated_output_fact(chain, alg, fd, d, d2, at, [fs, decoded[k], c_fact])
+        c_run = unpack(alg, fd, d)  # the next FMA's c, as run_model reads it
+        c_fact = chain.last
+    return c_fact

@@ -46,17 +46,17 @@ and :mod:`~smtmma.op_proofs.gtrfdpa`, which have those per-summand lemmas.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
-from ..encodings.fields import unpack
+from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import signed, truncated_sum
 from ..encodings.rounding import convert_fixed, round_pack
 from ..encodings.terms import Term
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.blocks import Block, chain_block
-from ..proof_kernel.chain import chain_text
+from ..proof_kernel.chain import LemmaChain, chain_text
 from ..proof_kernel.parts import Part, all_finite, negated_script, ranged_var
 from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, value_key
 from ..queries.formula import Domain
@@ -64,7 +64,7 @@ from ..simulate import output_format, run_model
 from .fused_sum import Plan
 
 __all__ = ["PreRounding", "composed_position", "conversion_lemma", "final_rounding", "monotone_rounding_lemma",
-           "supports_composed", "truncated_rounding", "value_le"]
+           "negated_output_fact", "supports_composed", "truncated_rounding", "value_le"]
 
 
 def truncated_rounding(alg: QueryAlgebra, plan: Plan, terms: list[Term]) -> tuple[Int, Int, Int]:
@@ -285,3 +285,16 @@ def composed_position(model: Model, K: int, domain: Domain, label: str, run: Run
     text = chain_text([*alg.decls, *alg.defs], alg.asserts, [("fact", what, raw, None) for (what, _), raw in zip(steps, raws)],
                       f"(assert (and {alg.raw_bool(alg.all(defs))} {alg.raw_bool(drop)}))")
     return "unsat", chain_block(f"raising {label} never lowers D (pre-rounding value grows; rounding monotone)", text), ""
+
+
+def negated_output_fact(chain: LemmaChain, alg: QueryAlgebra, fmt: Format, d: Int, d2: Int, label: str,
+                        uses: Sequence[Optional[int]]) -> Unpacked:
+    """Prove, in a symmetry query's formula, that the output ``d2`` of the negated run decodes (``fmt``) to the fields
+    of ``d`` with the sign flipped -- both zero or both NaN otherwise -- from the facts ``uses`` (its rounding's input
+    negated: RNE and RZ are sign-symmetric).  Returns ``d2`` decoded, the next step's operand."""
+    u, u2 = unpack(alg, fmt, d), unpack(alg, fmt, d2)
+    flags = [(u2.is_nan, u.is_nan), (u2.is_inf, u.is_inf), (u2.is_zero, u.is_zero)]
+    chain.prove(f"{label}: D of the negated run decodes to the fields of D, sign flipped (unless zero or NaN)",
+                alg.all([*(alg.not_(alg.xor(x, y)) for x, y in flags), alg.eq(u2.sig, u.sig), alg.eq(u2.exp, u.exp),
+                         alg.or_(alg.or_(u.is_zero, u.is_nan), alg.xor(u2.neg, u.neg))]), uses=uses)
+    return u2

@@ -19,6 +19,9 @@ from .._twins import (
     same_value,
     supports_fused_parts,
 )
+from ...op_proofs import addmul as addmul_proofs
+from ...op_proofs import efdpa as efdpa_proofs
+from ...op_proofs import fma as fma_proofs
 from ...op_proofs.fused_sum import negated_sum_lemmas, sum_operands
 from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError
@@ -80,7 +83,14 @@ def symmetry(
         decoded.append(chain.last)
     chain.prove("decoding -c gives the fields of c, sign flipped", alg.decoding_lemma(nc, fc), uses=())
     decoded_c = chain.last
-    if lemmas and supports_fused_parts(model, K):
+    d_fact: Optional[int] = None  # a proved fact: D of the negated inputs has D's fields, sign flipped
+    if lemmas and fma_proofs.supports_symmetry(model, K):  # a chain of FMAs: each step's exact sum negated, then its D
+        d_fact = fma_proofs.negated_chain_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
+    elif lemmas and efdpa_proofs.supports_symmetry(model, K):  # one E-FDPA: its exact sum negated, then its D
+        d_fact = efdpa_proofs.negated_sum_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
+    elif lemmas and addmul_proofs.supports_symmetry(model, K):  # FTZ-AddMul: every mul and add negated, in order
+        d_fact = addmul_proofs.negated_chain_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
+    elif lemmas and supports_fused_parts(model, K):
         # each lemma names the lemmas it rests on, so the solver blasts only their terms
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         q = fused_parts(alg, model, na, x.b, nc, x.scale_a, x.scale_b)
@@ -115,6 +125,8 @@ def symmetry(
     declare_output(alg, "d", d, out.bits)
     declare_output(alg, "d_neg", dn, out.bits)
     violated = alg.not_(same_value(alg, out, dn, alg.negate(d, out)))
+    if d_fact is not None:  # the property itself, from that fact alone (the final check then has it in hand)
+        chain.prove("D of the negated inputs is minus D, as values", alg.not_(violated), uses=[d_fact])
     final = f"(assert {alg.raw_bool(violated)})"
     script = alg.script(final)
     r = run.check(script, x.declared + ["d", "d_neg"])

@@ -30,7 +30,7 @@ def test_sm70_f16f32_full_domain_holds_and_rechecks_with_z3() -> None:
 def test_rounding_lemma_underflow_and_e8m13() -> None:
     """The rounding step's lemma holds where it used to have a counterexample: RNE-FP16 underflowing to 0
     (ulp >> 2^(e_max-F)) and RZ-E8M13 (FP32 bits below 2^(e_max-F) are not exact)."""
-    from smtmma.queries._twins import Runner
+    from smtmma.queries.query_algebra import Runner
     from smtmma.op_proofs.fused_sum import Plan
     from smtmma.op_proofs.rounding import conversion_lemma
 
@@ -125,7 +125,7 @@ def test_gfx942_query_answers_on_full_domain_and_rechecks() -> None:
 def test_simulated_search_finds_a_large_error_below_the_proved_bound(arch: str, instr: str) -> None:
     """The witness of a tight constant: its output replays bit for bit, its exact ratio is what the search says,
     above 1/2 (the Table 9 bound is within a factor 2 of the worst error) and never above 1 (the proved bound)."""
-    from smtmma.queries.properties._error_search import search
+    from smtmma.queries.properties.error_search import search
     import numpy as np
 
     model = model_of(arch, instr)

@@ -52,7 +52,7 @@ from ..encodings.terms import Specials, Term
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
-from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, value_key
 from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
 from .moves import finite_nonneg, next_value
 

@@ -39,7 +39,7 @@ from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import output_format, run_model
 from .fma import OpaqueMul, ring_lemmas, step_facts
 from .moves import finite_nonneg, next_value

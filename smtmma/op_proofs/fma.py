@@ -78,7 +78,7 @@ from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, value_key
 from ..simulate import run_model
 from .moves import finite_nonneg, next_value
 

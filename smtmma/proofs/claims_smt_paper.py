@@ -30,7 +30,7 @@ from ..encodings.fma import fma
 from ..encodings.rounding import flush_subnormal
 from ..formats import format_hex, get_format, to_fraction
 from ..models import Model
-from ..queries._twins import same_value, value_key
+from ..queries.query_algebra import same_value, value_key
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
 from ..simulate import run_model, simulate_dot

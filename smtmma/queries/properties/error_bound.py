@@ -16,7 +16,7 @@ from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
 from ...simulate import run_model
-from .._twins import (
+from ..query_algebra import (
     InputSet,
     QueryAlgebra,
     Runner,
@@ -514,7 +514,7 @@ def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, ve
 
 def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFormula], run: Runner,
                     seed: int) -> Optional[tuple[Witness, int, Fraction, Any]]:
-    """A simulated input with a large ratio error/bound (:mod:`._error_search`), confirmed by the solver.
+    """A simulated input with a large ratio error/bound (:mod:`.error_search`), confirmed by the solver.
 
     Returns (witness, D, ratio, block): the block pins the witness in the
     query "error > lam * bound", lam the ratio rounded down to 1/1024, and
@@ -522,7 +522,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
     output or the model is not a one-FDPA with a known alignment exponent.
     """
     from ...proof_kernel.blocks import pin_block
-    from ._error_search import search
+    from .error_search import search
 
     if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa") or model.scale_fmt is not None:
         return None

@@ -58,7 +58,7 @@ RHOS: dict[str, Conversion] = {
 KINDS = ("ftz-addmul", "fma", "e-fdpa", "t-fdpa", "st-fdpa", "gst-fdpa", "tr-fdpa", "gtr-fdpa")
 
 #: Parameters each kind reads; the others must stay None.
-_PARAMS: dict[str, tuple[str, ...]] = {
+KIND_PARAMS: dict[str, tuple[str, ...]] = {
     "ftz-addmul": ("P",),
     "fma": (),
     "e-fdpa": ("L",),
@@ -196,7 +196,7 @@ class Model:
 
     def _check_parameters(self) -> None:
         """InputError unless the kind's parameters (Alg. 2-11) are set and no other kind's are."""
-        allowed = _PARAMS[self.kind]
+        allowed = KIND_PARAMS[self.kind]
         stray = [p for p in (*PARAM_RANGES, "rho") if p not in allowed and getattr(self, p) is not None]
         if stray:
             raise InputError(f"{self.kind} takes no {', '.join(stray)} (its parameters: {', '.join(allowed) or 'none'})")
@@ -226,7 +226,7 @@ class Model:
 
     def describe(self) -> str:
         """Short spec string, e.g. ``t-fdpa:L=8,F=24,rho=rz-fp32``."""
-        parts = [f"{p}={getattr(self, p)}" for p in _PARAMS[self.kind] if getattr(self, p) is not None]
+        parts = [f"{p}={getattr(self, p)}" for p in KIND_PARAMS[self.kind] if getattr(self, p) is not None]
         if self.via:
             parts.append(f"via={self.via}")
         if self.interleave:
@@ -303,7 +303,7 @@ class Model:
 
 
 #: Parameters a kind cannot run without (carry_bits, emax_floor: None means unbounded / no floor).
-_REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in _PARAMS.items()}
+_REQUIRED: dict[str, tuple[str, ...]] = {k: tuple(p for p in ps if p not in ("carry_bits", "emax_floor")) for k, ps in KIND_PARAMS.items()}
 
 #: Options every kind takes besides its parameters (what :meth:`Model.describe` prints after them).
 _COMMON_OPTIONS = ("via", "interleave", "issue", "c_after", "ftz_inputs", "zero_emax", "ieee_zero", "sum_rz", "nan")
@@ -350,7 +350,7 @@ def parse_model_spec(spec: str, like: Model) -> Model:
     kind = canonical_kind(head)
     if kind is None:
         raise UnknownNameError(unknown_name("model kind", head.strip().lower().replace('_', '-'), KINDS))
-    allowed = _PARAMS[kind]
+    allowed = KIND_PARAMS[kind]
     if like.kind == kind:
         fields = {f.name: getattr(like, f.name) for f in dataclasses.fields(Model)}
     else:  # another kind: the operand formats, and those of like's parameters the kind takes

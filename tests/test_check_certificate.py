@@ -13,7 +13,7 @@ import pytest
 
 from smtmma.proof_kernel import Lemma, LemmaChain, lemma
 from smtmma.proofs.check_certificate import check_text
-from smtmma.queries._twins import QueryAlgebra
+from smtmma.queries.query_algebra import QueryAlgebra
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "proofs" / "check_certificate.py"

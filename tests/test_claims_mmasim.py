@@ -10,7 +10,7 @@ import pytest
 from smtmma.catalogue import model_of
 from smtmma.formats import from_fraction, to_fraction
 from smtmma.proofs import get_claim, recheck
-from smtmma.proofs._mmasim_common import fixed_output_block, sim
+from smtmma.proofs.mmasim_common import fixed_output_block, sim
 from smtmma.proofs.claim import Context
 from smtmma.proofs.claims_fttn import FTTN_GPUS, fttn_exact, fttn_operands, fttn_values
 from smtmma.proofs.claims_mmasim import (

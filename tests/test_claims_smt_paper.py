@@ -9,7 +9,7 @@ import pytest
 
 from smtmma.formats import from_fraction, to_fraction
 from smtmma.proofs import Context, load_claims, recheck
-from smtmma.proofs.claims_smt_paper import FINAL_ROUNDING_ROWS, _ieee_sum, _m16, _m32, _value
+from smtmma.proofs.claims_smt_paper import FINAL_ROUNDING_ROWS, ieee_sum, sm70_f16f16, sm70_f16f32, paper_value
 from smtmma.proofs.hypotheses import evaluate, tc
 from smtmma.queries.distinguish import Witness
 from smtmma.simulate import simulate_dot
@@ -55,14 +55,14 @@ _RM_INPUTS = [(0x3C00, 0x3C00, 0x80000000), (0x8000, 0x3C00, 0x00000000), (0x000
 
 @pytest.mark.parametrize("rm", ["rne", "rz", "ru", "rd"])
 def test_ieee_sum_is_the_papers_product_then_addition(rm: str) -> None:
-    """``_ieee_sum`` (one FMA rounded with rm) gives the bits of the paper's ToFP32(a)*ToFP32(b) (+)_rm c on zeros of
+    """``ieee_sum`` (one FMA rounded with rm) gives the bits of the paper's ToFP32(a)*ToFP32(b) (+)_rm c on zeros of
     both signs, infinities, NaN, subnormals, overflow and 4000 random inputs (the SMT proof: -m slow)."""
     from smtmma.proofs.claims_smt_paper import ieee_mul_add
     from smtmma.proofs.hypotheses import Hyp
 
-    m, rng = _m32(), np.random.default_rng(7)
+    m, rng = sm70_f16f32(), np.random.default_rng(7)
     paper = ieee_mul_add(rm)
-    hyps = [_ieee_sum(rm), Hyp("paper", paper.fmt, paper.fn)]
+    hyps = [ieee_sum(rm), Hyp("paper", paper.fmt, paper.fn)]
     rows = _RM_INPUTS + [(int(x), int(y), int(z)) for x, y, z in zip(rng.integers(0, 1 << 16, 4000),
                                                                        rng.integers(0, 1 << 16, 4000),
                                                                        rng.integers(0, 1 << 32, 4000))]
@@ -79,7 +79,7 @@ def test_ieee_sum_equals_the_papers_form_on_every_input(rm: str) -> None:
     from smtmma.proofs.hypotheses import Hyp, ask
 
     paper = ieee_mul_add(rm)
-    f = ask("FMA_rm != product then add_rm", _m32(), 1, [_ieee_sum(rm), Hyp("paper", paper.fmt, paper.fn)],
+    f = ask("FMA_rm != product then add_rm", sm70_f16f32(), 1, [ieee_sum(rm), Hyp("paper", paper.fmt, paper.fn)],
             lambda alg, x, o: [alg.not_(alg.eq(o[f"ieee-{rm}"], o["paper"]))], solver="bitwuzla", timeout=120, proof=True)
     assert f.verdict == "unsat"
 
@@ -89,7 +89,7 @@ def test_exact_products_witness_is_the_exact_product() -> None:
     w = out.witness
     assert w is not None
     a, b = int(w["a"][0], 16), int(w["b"][0], 16)
-    d = _d(_m32(), [a, 0, 0, 0], [b, 0, 0, 0], 0)
+    d = _d(sm70_f16f32(), [a, 0, 0, 0], [b, 0, 0, 0], 0)
     assert to_fraction("fp32", d) == to_fraction("fp16", a) * to_fraction("fp16", b)
     # and the product is not an FP16 value (so an FP16 product would differ in every mode)
     with pytest.raises(Exception):
@@ -98,9 +98,9 @@ def test_exact_products_witness_is_the_exact_product() -> None:
 
 def test_table3_truncation_not_rz() -> None:
     """001 Table 3: a = 2, b = 1, c = -2^-40: the hardware (and sm70) 2, RZ 2 - 2^-23."""
-    m = _m32()
+    m = sm70_f16f32()
     w = Witness((0x4000,), (0x3C00,), from_fraction("fp32", Fraction(-1, 2**40)))
-    outs, _ = evaluate(m, [tc("sm70", m), _ieee_sum("rz")], w)
+    outs, _ = evaluate(m, [tc("sm70", m), ieee_sum("rz")], w)
     assert outs["sm70"] == 0x40000000
     assert to_fraction("fp32", outs["ieee-rz"]) == 2 - Fraction(1, 2**23)
 
@@ -108,13 +108,13 @@ def test_table3_truncation_not_rz() -> None:
 @pytest.mark.parametrize("a,b,hw", FINAL_ROUNDING_ROWS)
 def test_published_final_rounding_rows(a: str, b: str, hw: str) -> None:
     """tensor_core_semantics index.html, 'Rounding of Final Result': the hardware's (RNE) values."""
-    assert _d(_m16(), [_value("fp16", a)], [_value("fp16", b)], 0) == _value("fp16", hw)
+    assert _d(sm70_f16f16(), [paper_value("fp16", a)], [paper_value("fp16", b)], 0) == paper_value("fp16", hw)
 
 
 def test_published_accumulation_order_row() -> None:
     """index.html 'Accumulation Order': both orders give the hardware's 1.0021672248840332*2^15 (as printed, 17 digits)."""
-    m = _m32()
-    x, y = _value("fp16", "1.9990234375*2^-9"), _value("fp16", "1.9990234375*2^-1")
+    m = sm70_f16f32()
+    x, y = paper_value("fp16", "1.9990234375*2^-9"), paper_value("fp16", "1.9990234375*2^-1")
     c = from_fraction("fp32", Fraction("1.0021368265151978") * 2**15 // Fraction(1, 2**8) * Fraction(1, 2**8))
     d1, d2 = _d(m, [x, y], [y, y], c), _d(m, [y, x], [y, y], c)
     assert d1 == d2
@@ -131,12 +131,12 @@ def test_certificate_rechecks_with_a_second_backend(name: str) -> None:
 
 def test_volta_alignment_published_row_sides_with_sm70() -> None:
     """index.html row 5: sm70 gives the hardware's value exactly, the paper's own model the value the hardware did not."""
-    from smtmma.proofs.claims_smt_paper import PUBLISHED_ROW, _paper_volta
+    from smtmma.proofs.claims_smt_paper import PUBLISHED_ROW, paper_volta
 
     a1, b1, c, hw, other = PUBLISHED_ROW
-    m = _m32()
-    w = Witness((_value("fp16", a1), 0, 0, 0), (_value("fp16", b1), 0, 0, 0), _value("fp32", c))
-    outs, _ = evaluate(m, [tc("sm70", m), _paper_volta()], w)
+    m = sm70_f16f32()
+    w = Witness((paper_value("fp16", a1), 0, 0, 0), (paper_value("fp16", b1), 0, 0, 0), paper_value("fp32", c))
+    outs, _ = evaluate(m, [tc("sm70", m), paper_volta()], w)
     assert float(to_fraction("fp32", outs["sm70"])) == float(hw.split("*")[0]) * 2**29
     assert float(to_fraction("fp32", outs["SMT paper fp_add(5,3)"])) == float(other.split("*")[0]) * 2**29
     out = CLAIMS["volta-alignment-vs-smt-paper"].run(CTX)
@@ -149,9 +149,9 @@ def test_volta_alignment_published_row_sides_with_sm70() -> None:
 def _oy_errors(w):  # type: ignore[no-untyped-def]
     """Both methods on NumPy and their exact errors, recomputed here from the simulator's own sm70 calls."""
     from smtmma.catalogue import model_of
-    from smtmma.proofs.claims_ootomo import HYPS, _base, property5
+    from smtmma.proofs.claims_ootomo import HYPS, base_model, property5
 
-    outs, ok = evaluate(_base(), HYPS, w, property5)
+    outs, ok = evaluate(base_model(), HYPS, w, property5)
     exact = sum(to_fraction("fp32", a) * to_fraction("fp32", b) for a, b in zip(w.a, w.b)) + to_fraction("fp32", w.c)
     return outs, ok, {k: abs(to_fraction("fp32", v) - exact) for k, v in outs.items()}, model_of("sm70", "f16f32")
 
@@ -175,9 +175,9 @@ def test_ootomo_walkthrough_errors_exact() -> None:
 
 def test_ootomo_table5_as_printed_does_not_separate() -> None:
     """001 Table 5's inputs as printed: both methods give the same value (the inputs are FP16 values, C = 2^-24)."""
-    from smtmma.proofs.claims_ootomo import TABLE5, _w
+    from smtmma.proofs.claims_ootomo import TABLE5, fp32_witness
 
-    outs, ok, err, _ = _oy_errors(_w(*TABLE5))
+    outs, ok, err, _ = _oy_errors(fp32_witness(*TABLE5))
     assert outs["Markidis"] == outs["Ootomo-Yokota"] and not ok
     assert err["Markidis"] == err["Ootomo-Yokota"] == Fraction(1, 2**40)
 
@@ -188,7 +188,7 @@ def test_ootomo_pinned_certificate_rechecks() -> None:
     from smtmma.proofs.claims_ootomo import (
         HYPS,
         K,
-        _base,
+        base_model,
         pinned,
         property5,
         walkthrough,
@@ -196,7 +196,7 @@ def test_ootomo_pinned_certificate_rechecks() -> None:
     from smtmma.proofs.hypotheses import ask
 
     w = walkthrough()
-    f = ask("pinned", _base(), K, HYPS, property5, domain=pinned(w), solver="bitwuzla", timeout=60)
+    f = ask("pinned", base_model(), K, HYPS, property5, domain=pinned(w), solver="bitwuzla", timeout=60)
     assert f.verdict == "sat" and f.witness == w and f.block is not None
     answers = recheck(Certificate({"name": "ootomo-pinned"}, [f.block]), solver="z3", timeout=60)
     assert answers and all(a.agrees for a in answers)

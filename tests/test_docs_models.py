@@ -32,7 +32,7 @@ if __name__ == "__main__":  # run as a script: import the package of this checko
 
 from smtmma.catalogue import ARCHS, CATALOGUE, Entry
 from smtmma.cli import main
-from smtmma.models import _PARAMS, KINDS
+from smtmma.models import KIND_PARAMS, KINDS
 
 DOC = ROOT / "docs" / "models.md"
 
@@ -47,7 +47,7 @@ PAPER = {
     "tr-fdpa": "Alg. 5, 10; Tables 6, 7",
     "gtr-fdpa": "Alg. 5, 11; Tables 6, 7",
 }
-#: Parameters a kind cannot run without (the rest of _PARAMS[kind] are optional: None = unbounded / none).
+#: Parameters a kind cannot run without (the rest of KIND_PARAMS[kind] are optional: None = unbounded / none).
 OPTIONAL = ("carry_bits", "emax_floor")
 
 _BEGIN = re.compile(r"<!-- generated: (?P<name>[a-z0-9 -]+) -->\n")
@@ -67,8 +67,8 @@ def _arches(kind: str) -> list[str]:
 
 
 def _params_cell(kind: str) -> str:
-    req = [p for p in _PARAMS[kind] if p not in OPTIONAL]
-    opt = [p for p in _PARAMS[kind] if p in OPTIONAL]
+    req = [p for p in KIND_PARAMS[kind] if p not in OPTIONAL]
+    opt = [p for p in KIND_PARAMS[kind] if p in OPTIONAL]
     cell = " ".join(f"`{p}`" for p in req) or "none"
     return cell + (" (optional: " + " ".join(f"`{p}`" for p in opt) + ")" if opt else "")
 

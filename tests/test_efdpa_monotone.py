@@ -8,7 +8,7 @@ from composition_checks import assert_composition_sound, assert_facts_hold_at
 
 from smtmma.catalogue import model_of
 from smtmma.formats import from_fraction
-from smtmma.queries._twins import QueryAlgebra, value_key
+from smtmma.queries.query_algebra import QueryAlgebra, value_key
 from smtmma.queries.backends import available, solve
 from smtmma.op_proofs.efdpa import (EfdpaShape, adder_lemmas, glue_lemma, position, positions, rounding_cases, rounding_lemmas,
                                     supports_monotone, term_lemmas)

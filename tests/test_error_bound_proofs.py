@@ -10,7 +10,7 @@ from smtmma.catalogue import model_of
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
-from smtmma.queries.properties.error_bound import _py_ratio, _table9, error_bound
+from smtmma.queries.properties.error_bound import error_bound, py_ratio, table9_bound
 from smtmma.simulate import simulate_dot
 
 
@@ -30,7 +30,7 @@ def test_sm70_f16f32_full_domain_holds_and_rechecks_with_z3() -> None:
 def test_rounding_lemma_underflow_and_e8m13() -> None:
     """The rounding step's lemma holds where it used to have a counterexample: RNE-FP16 underflowing to 0
     (ulp >> 2^(e_max-F)) and RZ-E8M13 (FP32 bits below 2^(e_max-F) are not exact)."""
-    from smtmma.queries._twins import Runner
+    from smtmma.queries.query_algebra import Runner
     from smtmma.op_proofs.fused_sum import Plan
     from smtmma.op_proofs.rounding import conversion_lemma
 
@@ -46,7 +46,8 @@ def test_too_small_bound_gives_replayed_witness() -> None:
     r = error_bound(model, K=4, scale=Fraction(1, 8), timeout=60)
     assert r.verdict == "fails"
     assert r.witness is not None
-    ratio = _py_ratio(model, _table9(model, 4), r.witness, r.outputs["d"])  # exact arithmetic on the replayed output
+    # exact arithmetic on the replayed output
+    ratio = py_ratio(model, table9_bound(model, 4), r.witness, r.outputs["d"])
     assert ratio is not None and ratio > Fraction(1, 8)
 
 
@@ -69,7 +70,7 @@ def test_block_scaled_witness_counts_the_scales() -> None:
     d = to_fraction(f32, r.outputs["d"])
     ulp = Fraction(2) ** (max(_exponent(d) if d else -126, -126) - 23)
     assert err > Fraction(1, 2) * (3 * Fraction(2) ** (e_max - 25) + ulp)
-    assert _py_ratio(model, _table9(model, 2), w, r.outputs["d"]) == err / (3 * Fraction(2) ** (e_max - 25) + ulp)
+    assert py_ratio(model, table9_bound(model, 2), w, r.outputs["d"]) == err / (3 * Fraction(2) ** (e_max - 25) + ulp)
 
 
 def _exponent(x: Fraction) -> int:
@@ -125,18 +126,18 @@ def test_gfx942_query_answers_on_full_domain_and_rechecks() -> None:
 def test_simulated_search_finds_a_large_error_below_the_proved_bound(arch: str, instr: str) -> None:
     """The witness of a tight constant: its output replays bit for bit, its exact ratio is what the search says,
     above 1/2 (the Table 9 bound is within a factor 2 of the worst error) and never above 1 (the proved bound)."""
-    from smtmma.queries.properties._error_search import search
+    from smtmma.queries.properties.error_search import search
     import numpy as np
 
     model = model_of(arch, instr)
     K = model.L
-    bound = _table9(model, K)
-    found = search(model, K, lambda w, d: _py_ratio(model, bound, w, d), seed=0, draws=800, climbs=4, batch=200)
+    bound = table9_bound(model, K)
+    found = search(model, K, lambda w, d: py_ratio(model, bound, w, d), seed=0, draws=800, climbs=4, batch=200)
     assert found is not None
     w, d, ratio = found
     got = simulate_dot(model, None, np.array([w.a]), np.array([w.b]), np.array([w.c]), backend="numpy")
     assert int(got[0]) == d
-    assert _py_ratio(model, bound, w, d) == ratio
+    assert py_ratio(model, bound, w, d) == ratio
     assert Fraction(1, 2) < ratio <= 1
 
 
@@ -178,7 +179,7 @@ def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pyte
 @pytest.mark.parametrize("arch,instr", [("sm100", "nvf4f32"), ("sm100", "mxe4m3f32")])
 def test_block_scaled_ratio_of_simulated_outputs(arch: str, instr: str) -> None:
     """On random block-scaled inputs (ue4m3 scales with their significands, zero and subnormals; ue8m0 scales), the
-    simulated D is within the proved Table 9 bound, and ``_py_ratio`` is the ratio recomputed here from the paper:
+    simulated D is within the proved Table 9 bound, and ``py_ratio`` is the ratio recomputed here from the paper:
     exact = sum a_k b_k s_a s_b + c; e_max over the non-zero summands -- a GST-FDPA group at the sum of its scales'
     exponents (Alg. 9 line 5), an ST-FDPA product at e_a + e_b + its scales' (Alg. 8 line 4) -- and c."""
     import numpy as np
@@ -201,7 +202,7 @@ def test_block_scaled_ratio_of_simulated_outputs(arch: str, instr: str) -> None:
         sa, sb = (127 + rng.integers(-20, 20, size=(n, K // block))).astype(np.uint64), (127 + rng.integers(-20, 20, size=(n, K // block))).astype(np.uint64)
     c = (rng.integers(0x3000_0000, 0x4800_0000, size=n) | (rng.integers(0, 2, size=n) << 31)).astype(np.uint64)
     d = simulate_dot(model, None, a, b, c, scale_a=sa, scale_b=sb)
-    bound = _table9(model, K)
+    bound = table9_bound(model, K)
     worst = Fraction(0)
     for i in range(n):
         s_of = lambda k: to_fraction(fs, int(sa[i, k // block])) * to_fraction(fs, int(sb[i, k // block]))  # noqa: E731
@@ -224,7 +225,7 @@ def test_block_scaled_ratio_of_simulated_outputs(arch: str, instr: str) -> None:
         total = bound.fused * Fraction(2) ** (max(exps) - model.F) + ulp if exps else ulp
         ratio = abs(vd - exact) / total
         w = Witness(tuple(map(int, a[i])), tuple(map(int, b[i])), int(c[i]), tuple(map(int, sa[i])), tuple(map(int, sb[i])))
-        assert _py_ratio(model, bound, w, int(d[i])) == ratio
+        assert py_ratio(model, bound, w, int(d[i])) == ratio
         assert ratio <= 1
         worst = max(worst, ratio)
     assert worst > 0  # some input rounds

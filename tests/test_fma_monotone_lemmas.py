@@ -7,7 +7,7 @@ from composition_checks import assert_composition_sound, assert_facts_hold_at
 
 from smtmma.catalogue import model_of
 from smtmma.queries.backends import available, solve
-from smtmma.queries._twins import QueryAlgebra
+from smtmma.queries.query_algebra import QueryAlgebra
 from smtmma.op_proofs.fma import (FmaShape, chain_position, fma_in_a, fma_in_c, glue_lemma, rep_le, rounding_lemmas,
                                   split_lemmas, supports_monotone, term_lemmas, window_lemmas)
 from smtmma.proof_kernel.parts import Part as _Lemma, negated_script as _script, ranged_var as _ranged

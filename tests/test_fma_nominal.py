@@ -78,11 +78,12 @@ def test_nominal_product_gives_the_same_bits(fa: str, mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_nominal_product_is_the_same_fma_on_every_input(mode: str) -> None:
     """The same for every FP16 a, b and FP32 c, proved by bitwuzla (313-370 s per mode, two at a time on 2 cores)."""
-    from smtmma.proofs.claims_smt_paper import _ieee_sum, _m32
+    from smtmma.proofs.claims_smt_paper import ieee_sum, sm70_f16f32
     from smtmma.proofs.hypotheses import Hyp, ask
 
-    nominal = _ieee_sum(mode, nominal=True)
-    f = ask("normalized FMA != nominal FMA", _m32(), 1, [_ieee_sum(mode), Hyp("nominal", nominal.fmt, nominal.fn)],
+    nominal = ieee_sum(mode, nominal=True)
+    f = ask("normalized FMA != nominal FMA", sm70_f16f32(), 1,
+            [ieee_sum(mode), Hyp("nominal", nominal.fmt, nominal.fn)],
             lambda alg, x, o: [alg.not_(alg.eq(o[f"ieee-{mode}"], o["nominal"]))], solver="bitwuzla", timeout=900,
             proof=True)
     assert f.verdict == "unsat"

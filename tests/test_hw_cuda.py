@@ -408,7 +408,9 @@ class _FakeKernel:
                 D[t] = d  # type: ignore[index]
 
 
-def _fake_cupy(monkeypatch: pytest.MonkeyPatch, cc: tuple[int, int], scramble: bool = False) -> None:
+def fake_cupy(monkeypatch: pytest.MonkeyPatch, cc: tuple[int, int], scramble: bool = False) -> None:
+    """Install a fake CuPy: one GPU of compute capability ``cc`` whose kernels emulate the catalogue's model
+    (``scramble``: one output bit of every tile flipped)."""
     import sys
     import types
     from contextlib import nullcontext
@@ -487,7 +489,7 @@ def _vectors(arch: str, instr: str, shape: Optional[str], count: int, K: int, rn
 ])
 def test_device_host_side_with_a_fake_gpu(monkeypatch: pytest.MonkeyPatch, cc: tuple[int, int], instr: str,
                                          shape: Optional[str], count: int, K: int) -> None:
-    _fake_cupy(monkeypatch, cc)
+    fake_cupy(monkeypatch, cc)
     dev = open_device("cuda:0")
     arch = dev.arch
     assert arch is not None and dev.description == f"Fake GPU ({arch}, cuda:0)"
@@ -499,15 +501,15 @@ def test_device_host_side_with_a_fake_gpu(monkeypatch: pytest.MonkeyPatch, cc: t
 
 def test_fake_gpu_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
-    _fake_cupy(monkeypatch, (9, 0), scramble=True)
+    fake_cupy(monkeypatch, (9, 0), scramble=True)
     with pytest.raises(DeviceError, match=r"cells \(0, 5\), .* of a tile disagree: outputs are not independent"):
         open_device("cuda").run(_vectors("sm90", "bf16f32", None, 2, 8, rng))
     with pytest.raises(DeviceError, match="no such GPU"):
         open_device("cuda:3")
-    _fake_cupy(monkeypatch, (7, 0))
+    fake_cupy(monkeypatch, (7, 0))
     with pytest.raises(DeviceError, match=r"sm70 has no e4m3e4m3f32 instruction \(valid for sm70: f16f16, f16f32, f16f32c16\)"):
         open_device("cuda").run(_vectors("sm89", "e4m3e4m3f32", None, 1, 8, rng))
-    _fake_cupy(monkeypatch, (10, 0))
+    fake_cupy(monkeypatch, (10, 0))
     with pytest.raises(DeviceError, match="figures of the PTX ISA"):
         open_device("cuda").run(_vectors("sm120", "e2m1e2m1f32", None, 1, 8, rng))
     # a vector of another architecture's suite runs on this GPU's instruction: sm80 f16f32 on sm100 (mma, k=16)

@@ -164,9 +164,9 @@ def test_an_output_that_is_a_file_is_refused(tmp_path: Path, capsys: pytest.Capt
 
 def test_a_device_whose_cells_disagree_is_recorded_and_the_survey_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_hw_cuda import _fake_cupy
+    from test_hw_cuda import fake_cupy
 
-    _fake_cupy(monkeypatch, (9, 0), scramble=True)
+    fake_cupy(monkeypatch, (9, 0), scramble=True)
     result = survey(open_device("cuda"), None, instrs=["tf32f32"], n_random=2, pool_rows=50)
     assert len(result.instructions) == 4
     for s in result.instructions:

@@ -12,7 +12,7 @@ import smtmma
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Block, Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
-from smtmma.queries._twins import Runner
+from smtmma.queries.query_algebra import Runner
 from smtmma.queries.backends import available
 from smtmma.queries.properties import check_property
 
@@ -110,7 +110,7 @@ TOY_T32 = smtmma.Model("t-fdpa", "e4m3", "e4m3", "fp32", "fp32", L=2, F=13, rho=
 def _composed(model: smtmma.Model, label: str) -> tuple[str, object, str]:
     from dataclasses import replace
 
-    from smtmma.queries._twins import Runner, output_container
+    from smtmma.queries.query_algebra import Runner, output_container
     from smtmma.queries.formula import Domain
     from smtmma.op_proofs.rounding import composed_position, supports_composed
     from smtmma.queries.properties.monotonicity import raised_inputs
@@ -144,7 +144,7 @@ def _toy_t(F: int) -> smtmma.Model:
 
 
 def _parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
-    from smtmma.queries._twins import Runner
+    from smtmma.queries.query_algebra import Runner
     from smtmma.op_proofs.tfdpa import prove_monotone
 
     return prove_monotone(model, 2, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
@@ -172,9 +172,9 @@ def test_compositional_monotonicity_proof_fails_where_a_witness_exists() -> None
 
 def _assert_simulated_drop(model: smtmma.Model, K: int) -> None:
     """The simulator search finds a pair of inputs, one move apart, whose FP16 output drops."""
-    from smtmma.queries.properties import _monotone_search
+    from smtmma.queries.properties import monotone_search
 
-    hit = _monotone_search.search(model, K, seed=0)
+    hit = monotone_search.search(model, K, seed=0)
     assert hit is not None
     _, w, w2 = hit
     d1, d2 = sim(model, w.a, w.b, w.c), sim(model, w2.a, w2.b, w2.c)
@@ -197,7 +197,7 @@ def _toy_cdna3(kind: str, F: int) -> smtmma.Model:
 
 
 def _cdna3_parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
-    from smtmma.queries._twins import Runner
+    from smtmma.queries.query_algebra import Runner
     from smtmma.op_proofs import gtrfdpa, trfdpa
 
     op = gtrfdpa if model.kind == "gtr-fdpa" else trfdpa

@@ -19,7 +19,7 @@ import smtmma
 from smtmma.encodings.fields import unpack
 from smtmma.errors import InputError, UnknownNameError
 from smtmma.formats import get_format, to_fraction
-from smtmma.queries._twins import InputSet, QueryAlgebra, fused_parts, neg_pattern
+from smtmma.queries.query_algebra import InputSet, QueryAlgebra, fused_parts, neg_pattern
 from smtmma.queries.backends import available, solve
 from smtmma.queries.distinguish import Witness
 from smtmma.queries.formula import Domain, parse_domain

@@ -13,7 +13,7 @@ from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proof_kernel import Arg, lemma
 from smtmma.proofs.check_certificate import check_text
 from smtmma.proofs.transpositions import transposition_proofs
-from smtmma.queries._twins import QueryAlgebra
+from smtmma.queries.query_algebra import QueryAlgebra
 from smtmma.queries.backends import solve
 from smtmma.proof_kernel.parts import ranged_var as _ranged
 

@@ -40,7 +40,7 @@ from ..deadline import TimeLimitError, time_limit
 from ..errors import SmtmmaError, command_line
 from . import (check_cmd, compare_cmd, distinguish_cmd, hw_cmd, identify_cmd, list_cmd, matmul_cmd, prove_cmd, query_cmd, report_cmd, run_cmd,
                simulate_cmd, suite_cmd, validate_cmd)
-from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, _Parser, _print_error
+from .common import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, Parser, print_error
 from .output import install_console
 from .values import parse_cli_value
 
@@ -84,7 +84,7 @@ Run 'smtmma COMMAND --help' for the options and examples of each command.
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``smtmma`` command."""
     fmt = argparse.RawDescriptionHelpFormatter
-    p = _Parser(
+    p = Parser(
         prog="smtmma",
         description="Bit-accurate models of GPU matrix units (NVIDIA Tensor Cores, AMD Matrix Cores): "
         "simulate MMA instructions, check recorded hardware outputs, and ask an SMT solver where models "
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"smtmma {__version__}")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback (default: write it to a file)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     list_cmd.add_parser(sub, fmt)
     simulate_cmd.add_parser(sub, fmt)
@@ -136,7 +136,7 @@ def _internal_error(exc: BaseException, debug: bool) -> int:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if debug:
         print(text, end="", file=sys.stderr)
-        _print_error(f"internal error: {type(exc).__name__}: {exc}")
+        print_error(f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_INTERNAL
     where = "the traceback could not be saved"
     try:
@@ -147,8 +147,8 @@ def _internal_error(exc: BaseException, debug: bool) -> int:
     except OSError:
         pass
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
-    _print_error(f"internal error (a bug in smtmma, please report it): {type(exc).__name__}"
-                 f"{': ' + first if first else ''}; {where} (or rerun with --debug)")
+    print_error(f"internal error (a bug in smtmma, please report it): {type(exc).__name__}"
+                f"{': ' + first if first else ''}; {where} (or rerun with --debug)")
     return EXIT_INTERNAL
 
 
@@ -188,8 +188,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = parser.parse_args(_join_negative_values(args_list))
         if getattr(args, "func", None) is None:
-            _print_error("a command is required: list, simulate or check to run the models; distinguish or query "
-                         "to ask a solver; suite, identify, run or validate to test a device (see 'smtmma --help')")
+            print_error("a command is required: list, simulate or check to run the models; distinguish or query "
+                        "to ask a solver; suite, identify, run or validate to test a device (see 'smtmma --help')")
             return EXIT_USAGE
         limit, name = getattr(args, "time_limit", None), "--time-limit"
         if limit is None and getattr(args, "timeout_bounds_command", False):
@@ -199,19 +199,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, usage errors
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
     except TimeLimitError as e:
-        _print_error(f"no answer: {e}")
+        print_error(f"no answer: {e}")
         return EXIT_TIMEOUT
     except AssertionError as e:  # an internal invariant, e.g. a witness the simulator does not replay
         return _internal_error(e, debug)
     except SmtmmaError as e:
-        _print_error(str(e))
+        print_error(str(e))
         return EXIT_USAGE
     except BrokenPipeError:  # output piped into head & co.: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except OSError as e:  # a file that vanished or cannot be read mid-run
-        _print_error(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        print_error(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("smtmma: interrupted", file=sys.stderr)
@@ -220,8 +220,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("smtmma: terminated", file=sys.stderr)
         return 128 + e.signum
     except MemoryError as e:  # sizes checked up front are estimates: what still does not fit is one line too
-        _print_error(f"out of memory{': ' + str(e).splitlines()[0][:200] if str(e) else ''}; "
-                     "the inputs or the sizes asked are too large for this machine")
+        print_error(f"out of memory{': ' + str(e).splitlines()[0][:200] if str(e) else ''}; "
+                    "the inputs or the sizes asked are too large for this machine")
         return EXIT_USAGE
     except Exception as e:  # anything else is a bug: one line, the details in a file
         return _internal_error(e, debug)

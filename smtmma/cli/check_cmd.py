@@ -10,7 +10,7 @@ from typing import IO, Any, Union
 from ..catalogue import provisional_warning, split_arch_op
 from ..check import AgainstReport, CheckReport, FileReport, InstrCounts, check_against, check_files
 from ..errors import InputError, SmtmmaError
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, _non_negative, _print_error
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, non_negative_arg, print_error
 from .space_options import build_space, check_space_options
 
 _CHECK_EPILOG = """\
@@ -96,7 +96,7 @@ def add_parser(sub: Any, fmt: type) -> None:
                         epilog=_CHECK_EPILOG, formatter_class=fmt)
     pc.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines test-vector file ('-': standard input)")
     pc.add_argument("--json", action="store_true", help="print one JSON object")
-    pc.add_argument("--max-mismatches", type=_non_negative, default=10, metavar="N",
+    pc.add_argument("--max-mismatches", type=non_negative_arg, default=10, metavar="N",
                     help="mismatches (and bad lines) reported per file (default 10)")
     pc.add_argument("--against", action="append", metavar="LIST", help="name the models that match the log: "
                     "'catalogue' or a list of architectures, ARCH/OP and model specs (see below); may be repeated")
@@ -146,7 +146,7 @@ def _refused(args: argparse.Namespace, e: SmtmmaError) -> int:
     """Bad input: the error as JSON on stdout with --json, one line on stderr, exit status 2."""
     if args.json:
         print(json.dumps({"error": str(e)}))
-    _print_error(str(e))
+    print_error(str(e))
     return EXIT_USAGE
 
 
@@ -197,9 +197,9 @@ def _print_errors(report: Union[CheckReport, AgainstReport]) -> None:
     for r in report.files:
         if r.errors:
             first = r.error_list[0].message if r.error_list else ""
-            _print_error(f"{r.file}: {r.errors} bad line{'s' if r.errors > 1 else ''}" + (f" (first: {first})" if first else ""))
+            print_error(f"{r.file}: {r.errors} bad line{'s' if r.errors > 1 else ''}" + (f" (first: {first})" if first else ""))
         if r.error is not None:
-            _print_error(f"{r.file}: {r.error}")
+            print_error(f"{r.file}: {r.error}")
 
 
 def exit_status(report: CheckReport) -> int:
@@ -244,7 +244,7 @@ def _cmd_against(args: argparse.Namespace) -> int:
         _print_against(report, sys.stdout)
     _print_errors(report)
     if not report.instrs and not any(f.error for f in report.files):
-        _print_error("no line has a recorded d: nothing to match the candidates against")
+        print_error("no line has a recorded d: nothing to match the candidates against")
     return against_status(report)
 
 

@@ -18,15 +18,16 @@ EXIT_TIMEOUT = 3
 EXIT_INTERNAL = 70  # EX_SOFTWARE of sysexits.h: a bug in smtmma
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line on stderr and status 2."""
 
     def error(self, message: str) -> NoReturn:
-        _print_error(f"{message} (see '{self.prog} --help')")
+        print_error(f"{message} (see '{self.prog} --help')")
         raise SystemExit(EXIT_USAGE)
 
 
-def _print_error(message: str) -> None:
+def print_error(message: str) -> None:
+    """``smtmma: error: message`` on stderr, folded onto one line."""
     one_line = " ".join(str(message).split())
     print(f"smtmma: error: {one_line}", file=sys.stderr)
 
@@ -49,12 +50,12 @@ def _int_at_least(lo: int, what: str, hi: Optional[int] = None) -> Callable[[str
     return parse
 
 
-_non_negative = _int_at_least(0, "a non-negative integer")
-_positive_int = _int_at_least(1, "a positive integer")
-_k_length = _int_at_least(1, f"a dot-product length in 1..{MAX_K}", MAX_K)
-_draws = _int_at_least(0, f"a number of random inputs in 0..{MAX_DRAWS}", MAX_DRAWS)
-_positive_draws = _int_at_least(1, f"a number of random inputs in 1..{MAX_DRAWS}", MAX_DRAWS)
-_seed = _int_at_least(0, f"a seed in 0..{MAX_SEED}", MAX_SEED)
+non_negative_arg = _int_at_least(0, "a non-negative integer")
+positive_int_arg = _int_at_least(1, "a positive integer")
+k_length_arg = _int_at_least(1, f"a dot-product length in 1..{MAX_K}", MAX_K)
+draws_arg = _int_at_least(0, f"a number of random inputs in 0..{MAX_DRAWS}", MAX_DRAWS)
+positive_draws_arg = _int_at_least(1, f"a number of random inputs in 1..{MAX_DRAWS}", MAX_DRAWS)
+seed_arg = _int_at_least(0, f"a seed in 0..{MAX_SEED}", MAX_SEED)
 
 
 def _nonempty(what: str) -> Callable[[str], str]:
@@ -68,11 +69,11 @@ def _nonempty(what: str) -> Callable[[str], str]:
     return parse
 
 
-_path = _nonempty("a file or folder name")  # an empty one would write into the current folder
-_model_spec = _nonempty("a model spec such as t-fdpa:F=26")  # an empty one would quietly keep the catalogue's model
+path_arg = _nonempty("a file or folder name")  # an empty one would write into the current folder
+model_spec_arg = _nonempty("a model spec such as t-fdpa:F=26")  # an empty one would quietly keep the catalogue's model
 
 
-def _fraction(what: str) -> Callable[[str], float]:
+def fraction_arg(what: str) -> Callable[[str], float]:
     """An argparse type: a number strictly between 0 and 1 (``what`` names it in the error)."""
 
     def parse(text: str) -> float:
@@ -87,7 +88,7 @@ def _fraction(what: str) -> Callable[[str], float]:
     return parse
 
 
-def _positive_float(text: str) -> float:
+def seconds_arg(text: str) -> float:
     """An argparse type: seconds, a finite number in (0, MAX_SECONDS]."""
     try:
         x = float(text)

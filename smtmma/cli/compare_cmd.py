@@ -20,7 +20,7 @@ from ..gemm import instruction_k
 from ..models import Model, canonical_kind
 from ..simulate import simulate_dot
 from ..vectors import LineError, TestVector, dump_vector, vector_formats
-from .common import EXIT_MISMATCH, EXIT_OK, _k_length, _positive_draws, _seed, load_npy
+from .common import EXIT_MISMATCH, EXIT_OK, k_length_arg, load_npy, positive_draws_arg, seed_arg
 from .progress import Status
 
 _EPILOG = f"""\
@@ -72,11 +72,11 @@ def add_parser(sub: Any, fmt: type) -> None:
                    "one with --save-inputs)")
     p.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); default: a log side's")
     p.add_argument("--like", metavar="ARCH", help="architecture whose formats and parameters a model spec takes")
-    p.add_argument("-n", type=_positive_draws, default=100_000, metavar="N", help="inputs to draw (default 100000)")
-    p.add_argument("--k", type=_k_length, metavar="K", help="dot-product length (default: the longest instruction k "
+    p.add_argument("-n", type=positive_draws_arg, default=100_000, metavar="N", help="inputs to draw (default 100000)")
+    p.add_argument("--k", type=k_length_arg, metavar="K", help="dot-product length (default: the longest instruction k "
                    "and L of the models)")
     p.add_argument("--dist", choices=DRAW_KINDS, default="normal", help="how inputs are drawn (default normal)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--save-inputs", metavar="FILE.npz", help="write the drawn inputs (a, b, c[, scale_a, scale_b] "
                    "bit patterns) to FILE.npz")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -12,17 +12,17 @@ from ..queries.records import distinguish_report
 from ..vectors import VectorFormats
 from .common import EXIT_OK, EXIT_TIMEOUT
 from .solver_options import (
-    _DOMAIN_HELP,
-    _SOLVER_HELP,
-    _add_solver_options,
-    _Progress,
-    _progress_message,
-    _solver_label,
-    _unknown_note,
+    DOMAIN_HELP,
+    SOLVER_HELP,
+    Progress,
+    add_solver_options,
+    progress_message,
+    solver_label,
+    unknown_note,
     with_script_output,
 )
 from .output import is_stdout, write_output
-from .witness_format import _hexdec, _witness_lines
+from .witness_format import hexdec, witness_lines
 
 _DIST_EPILOG = f"""\
 models: each X, Y, ... is an architecture (sm80, a100, hopper, gfx942, ...; its
@@ -45,9 +45,9 @@ unsat: equivalent on the stated domain (K inputs).  With three or more
 models, the groups of equivalent models when not all can differ.
 --k: the dot-product length; default the largest L of the models (one FDPA).
 
-{_DOMAIN_HELP}
+{DOMAIN_HELP}
 
-{_SOLVER_HELP}
+{SOLVER_HELP}
 --confirm: re-check an unsat answer with a second installed backend.
 --emit-smt2 FILE: write the SMT-LIB2 script that was checked (with check-sat),
 so any solver can re-check it; written whole (a temporary file renamed onto
@@ -89,7 +89,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     pd.add_argument("--like", metavar="ARCH", help="architecture whose operand formats and parameters model specs take "
                     "(default: the first architecture among the models)")
     pd.add_argument("--confirm", action="store_true", help="re-check an unsat answer with a second installed backend")
-    _add_solver_options(pd, "dot-product length (default: the largest L of the models: one FDPA)")
+    add_solver_options(pd, "dot-product length (default: the largest L of the models: one FDPA)")
     pd.set_defaults(func=_cmd_distinguish)
 
 
@@ -99,8 +99,8 @@ def _cmd_distinguish(args: argparse.Namespace) -> int:
 
 def _distinguish(args: argparse.Namespace, script_out: TextIO) -> int:
     """The query, its --emit-smt2 file (``script_out`` for -) and its report."""
-    label = _solver_label(args.solver)
-    with _Progress(_progress_message(label, args.timeout)):
+    label = solver_label(args.solver)
+    with Progress(progress_message(label, args.timeout)):
         rep = distinguish_report(args.models, instr=args.instr, op=args.op, like=args.like, k=args.k, domain=args.domain,
                                  solver=args.solver, timeout=args.timeout, seed=args.seed, confirm=args.confirm)
     r, tokens = rep.result, rep.names
@@ -118,7 +118,7 @@ def _distinguish(args: argparse.Namespace, script_out: TextIO) -> int:
         _print_distinguish(r, tokens, rep.models, rep.instr, rep.formats, rep.record.get("differences", []),
                            rep.vector_line, args)
     if r.verdict == "unknown":
-        _unknown_note(r.reason)
+        unknown_note(r.reason)
         return EXIT_TIMEOUT
     return EXIT_OK
 
@@ -142,11 +142,11 @@ def _print_distinguish(r: DistinguishResult, tokens: list[str], models: list[Mod
     if r.classes:
         print("equivalence classes on this domain: " + " | ".join(" = ".join(c) for c in r.classes))
     if r.verdict == "sat" and r.witness is not None:
-        for line in _witness_lines(fm, r.witness):
+        for line in witness_lines(fm, r.witness):
             print(line)
         print("outputs (d)")
         for t in tokens:
-            print(f"  {t.ljust(width)}  {_hexdec(fm.d, r.outputs[t])}")
+            print(f"  {t.ljust(width)}  {hexdec(fm.d, r.outputs[t])}")
         if differences:
             print("difference")
             for dif in differences:

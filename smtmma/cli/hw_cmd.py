@@ -9,7 +9,7 @@ from typing import Any
 
 from ..hw.kernels import all_kernels, write_kernels
 from ..hw.survey import DEFAULT_RANDOM
-from .common import EXIT_OK, _draws, _path, _seed
+from .common import EXIT_OK, draws_arg, path_arg, seed_arg
 from .output import check_output
 
 _HW_EPILOG = """\
@@ -60,7 +60,7 @@ def add_parser(sub: Any, fmt: type) -> None:
                        "instruction (smtmma hw survey --help).", epilog=_HW_EPILOG, formatter_class=fmt)
     hs = p.add_subparsers(dest="hw_command", metavar="SUBCOMMAND", parser_class=type(p))
     k = hs.add_parser("kernels", help="write every kernel's source and manifest.json", epilog=_HW_EPILOG, formatter_class=fmt)
-    k.add_argument("--out", type=_path, required=True, metavar="DIR",
+    k.add_argument("--out", type=path_arg, required=True, metavar="DIR",
                    help="folder for the sources and manifest.json (created; not -: many files need a folder)")
     k.add_argument("--vendor", choices=["nvidia", "amd"], help="only one vendor's kernels")
     k.add_argument("--json", action="store_true", help="print the manifest as JSON")
@@ -71,13 +71,13 @@ def add_parser(sub: Any, fmt: type) -> None:
                       epilog=_SURVEY_EPILOG, formatter_class=fmt)
     v.add_argument("--device", required=True, metavar="DEVICE",
                    help="cuda[:N], hip[:N], or sim:ARCH to rehearse the survey on the simulator")
-    v.add_argument("-o", "--output", type=_path, metavar="DIR",
+    v.add_argument("-o", "--output", type=path_arg, metavar="DIR",
                    help="folder for one JSONL per instruction, summary.md and summary.json (created)")
     v.add_argument("--instr", action="append", metavar="INSTR",
                    help="only this instruction type (repeatable; default: every one the architecture has)")
-    v.add_argument("--random", type=_draws, default=DEFAULT_RANDOM, metavar="N",
+    v.add_argument("--random", type=draws_arg, default=DEFAULT_RANDOM, metavar="N",
                    help=f"random vectors per instruction, of the §3.1.4 kinds (default {DEFAULT_RANDOM})")
-    v.add_argument("--seed", type=_seed, default=0, help="seed of the random vectors (default 0)")
+    v.add_argument("--seed", type=seed_arg, default=0, help="seed of the random vectors (default 0)")
     v.add_argument("--json", action="store_true", help="print summary.json's object instead of the table")
     v.set_defaults(func=_cmd_survey)
     p.set_defaults(func=lambda args: p.error("a subcommand is required: kernels, survey"))

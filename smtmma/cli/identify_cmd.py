@@ -11,11 +11,11 @@ from ..discriminators.identify import Identification, identify
 from ..errors import InputError
 from ..hw.device import SimDevice
 from ..queries.formula import parse_domain
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _print_error
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
-from .common import _fraction, _positive_float, _positive_int
+from .common import fraction_arg, positive_int_arg, seconds_arg
 
 _IDENTIFY_EPILOG = f"""\
 The closed loop of the MMA-Sim paper (§3), with a solver choosing the probes:
@@ -112,13 +112,13 @@ def add_parser(sub: Any, fmt: type) -> None:
                        epilog=_IDENTIFY_EPILOG, formatter_class=fmt)
     add_device_option(p)
     add_space_options(p)
-    p.add_argument("--max-vectors", type=_positive_int, default=64, metavar="N",
+    p.add_argument("--max-vectors", type=positive_int_arg, default=64, metavar="N",
                    help="give up after N vectors that split candidates (default 64; the confirmation's are extra)")
-    p.add_argument("--rate", type=_fraction("a disagreement rate in (0, 1)"), default=DEFAULT_RATE, metavar="R",
+    p.add_argument("--rate", type=fraction_arg("a disagreement rate in (0, 1)"), default=DEFAULT_RATE, metavar="R",
                    help=f"confirmation: catch a device differing on at least R of random inputs (default {DEFAULT_RATE:g})")
-    p.add_argument("--confidence", type=_fraction("a confidence in (0, 1)"), default=DEFAULT_CONFIDENCE, metavar="P",
+    p.add_argument("--confidence", type=fraction_arg("a confidence in (0, 1)"), default=DEFAULT_CONFIDENCE, metavar="P",
                    help=f"confirmation: ... with probability at least P (default {DEFAULT_CONFIDENCE:g})")
-    p.add_argument("--confirm-timeout", type=_positive_float, default=CONFIRM_TIMEOUT, metavar="SEC",
+    p.add_argument("--confirm-timeout", type=seconds_arg, default=CONFIRM_TIMEOUT, metavar="SEC",
                    help=f"confirmation: seconds per solver call on a neighbour no simulated input splits (default "
                         f"{CONFIRM_TIMEOUT:g}, at most --timeout)")
     p.add_argument("--scheme-grid", metavar="GRID", help="identify the kernel scheme too: 'promote_every=none,64;"
@@ -195,8 +195,8 @@ def _cmd_identify_scheme(args: argparse.Namespace) -> int:
     if r.verdict == "none":
         return EXIT_MISMATCH
     if r.verdict == "undecided":
-        _print_error("undecided: the probes cannot tell the candidates left apart (try another --gemm-shape, e.g. a "
-                     "larger K)")
+        print_error("undecided: the probes cannot tell the candidates left apart (try another --gemm-shape, e.g. a "
+                    "larger K)")
         return EXIT_TIMEOUT
     return EXIT_OK
 
@@ -268,6 +268,6 @@ def _cmd_identify(args: argparse.Namespace) -> int:
             why = "a solver gave up on some pair (try a larger --timeout)"
         else:
             why = f"--max-vectors {args.max_vectors} ran out"
-        _print_error(f"undecided: {why}")
+        print_error(f"undecided: {why}")
         return EXIT_TIMEOUT
     return EXIT_OK

@@ -11,8 +11,8 @@ from typing import Any, Callable, Optional
 from ..errors import InputError
 from ..proofs.certificate import CHECK_MEMORY, MAX_CHECKS, MAX_COMMANDS, MAX_NESTING, MAX_SCOPES, MAX_TEXT_BYTES, byte_size
 from ..proofs.claim import Claim
-from .common import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, _model_spec, _path, _positive_float, _positive_int,
-                     _print_error, _seed)
+from .common import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_TIMEOUT, model_spec_arg, path_arg, positive_int_arg,
+                     print_error, seconds_arg, seed_arg)
 from .progress import Status
 
 _EPILOG = """\
@@ -96,13 +96,13 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--list", action="store_true", help="list the claims (name, source, models, expected verdict)")
     p.add_argument("--group", help="only the claims of one group (table4, carry-bits, symmetry, ...)")
     p.add_argument("--solver", help="bitwuzla, z3, cvc5 or portfolio (default: the first installed)")
-    p.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S", help="seconds per solver call (default 120)")
-    p.add_argument("--seed", type=_seed, default=0, help="solver seed (default 0)")
-    p.add_argument("--save", type=_path, metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
+    p.add_argument("--timeout", type=seconds_arg, default=120.0, metavar="S", help="seconds per solver call (default 120)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="solver seed (default 0)")
+    p.add_argument("--save", type=path_arg, metavar="DIR", help="write each claim's certificate to DIR/<claim>.smt2")
     p.add_argument("--force", action="store_true", help="with --save: replace certificates already in DIR")
     p.add_argument("--compress", action="store_true",
                    help="with --save: write certificates over 200 kB gzipped (DIR/<claim>.smt2.gz; zcat F | z3 -in)")
-    p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--jobs", "-j", type=positive_int_arg, default=1, metavar="N",
                    help="claims run at once, one process each (default 1; their seconds are then wall times)")
     p.add_argument("--check", nargs="+", metavar="PATH", help="re-run saved certificates (files or folders) instead")
     t = p.add_argument_group("the catalogue's property table (--catalogue)")
@@ -112,7 +112,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     t.add_argument("--arch", help="with --catalogue: only the models of this architecture's rows")
     t.add_argument("--instr", help="with --catalogue: only the models of this instruction type's rows")
     t.add_argument("--op", help="with --model: the op family whose row gives the formats")
-    t.add_argument("--model", type=_model_spec, metavar="SPEC",
+    t.add_argument("--model", type=model_spec_arg, metavar="SPEC",
                    help="with --catalogue: a model spec instead of the catalogue's (needs --arch and --instr for its "
                    "formats), e.g. t-fdpa:L=8,F=26")
     t.add_argument("--property", action="append", metavar="P",
@@ -224,14 +224,14 @@ def _report_checks(args: argparse.Namespace, results: list[Any], total: int, int
         return 130
     errors = [r for r in results if r.status == "error"]
     if errors:
-        _print_error(f"{len(errors)} of {len(results)} certificates could not be re-checked (first: {errors[0].error})")
+        print_error(f"{len(errors)} of {len(results)} certificates could not be re-checked (first: {errors[0].error})")
         return 2
     if any(r.status == "mismatch" for r in results):
         return EXIT_MISMATCH
     unknown = [r for r in results if r.status == "unknown"]
     if unknown:
-        _print_error(f"{len(unknown)} of {len(results)} certificates got no answer from the solver (first: {unknown[0].path}); "
-                     "try a larger --timeout or another --solver")
+        print_error(f"{len(unknown)} of {len(results)} certificates got no answer from the solver (first: {unknown[0].path}); "
+                    "try a larger --timeout or another --solver")
         return EXIT_TIMEOUT
     return EXIT_OK
 
@@ -372,7 +372,7 @@ def _exit_status(records: list[dict[str, Any]]) -> int:
     """70 when a claim hit a bug (each printed), 3 when a solver gave up on one, else 0."""
     broken = [r for r in records if r["verdict"] == "error"]
     for r in broken:
-        _print_error(f"{r['name']}: {r['detail']}")
+        print_error(f"{r['name']}: {r['detail']}")
     if broken:
         return EXIT_INTERNAL
     return EXIT_TIMEOUT if any(r["verdict"] == "unknown" for r in records) else EXIT_OK

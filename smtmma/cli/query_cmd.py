@@ -10,18 +10,18 @@ from ..queries.distinguish import smt2_file_text
 from ..queries.records import is_output_bits, json_scalar, query_report
 from ..vectors import VectorFormats
 from .solver_options import (
-    _DOMAIN_HELP,
-    _SOLVER_HELP,
-    _add_solver_options,
-    _Progress,
-    _progress_message,
-    _solver_label,
-    _unknown_note,
+    DOMAIN_HELP,
+    SOLVER_HELP,
+    Progress,
+    add_solver_options,
+    progress_message,
+    solver_label,
+    unknown_note,
     with_script_output,
 )
-from .common import EXIT_OK, EXIT_TIMEOUT, _model_spec
+from .common import EXIT_OK, EXIT_TIMEOUT, model_spec_arg
 from .output import is_stdout, write_output
-from .witness_format import _hexdec, _witness_lines
+from .witness_format import hexdec, witness_lines
 
 _PROPERTIES_HELP = """\
 properties:
@@ -48,9 +48,9 @@ The model is the catalogue's for --arch/--instr/--op; --model SPEC overrides it
 output: holds (a proof on the stated domain), or fails with a witness (inputs,
 the outputs involved, and a test-vector line), or unknown; the solver and time.
 
-{_DOMAIN_HELP}
+{DOMAIN_HELP}
 
-{_SOLVER_HELP}
+{SOLVER_HELP}
 --emit-smt2 FILE is written whole (a temporary file renamed onto FILE);
 --emit-smt2 - writes it to standard output and the report to stderr.
 
@@ -82,15 +82,15 @@ def add_parser(sub: Any, fmt: type) -> None:
     pq.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
                     "--op names a full instruction whose types fix it")
     pq.add_argument("--op", help="op family or an instruction name; default: the catalogue's default")
-    pq.add_argument("--model", type=_model_spec, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
+    pq.add_argument("--model", type=model_spec_arg, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26")
     pq.add_argument("--tight", action="store_true", help="error-bound: bisect for the smallest multiple of the bound that holds")
     pq.add_argument("--predicate", metavar="FILE", help="custom: the file defining the predicate")
-    _add_solver_options(pq, "dot-product length (default: the property's, usually one FDPA: K = L)")
+    add_solver_options(pq, "dot-product length (default: the property's, usually one FDPA: K = L)")
     pq.set_defaults(func=_cmd_query)
 
 
 def _output_text(fm: VectorFormats, value: Any) -> str:
-    return _hexdec(fm.d, int(value)) if is_output_bits(fm, value) else str(value)
+    return hexdec(fm.d, int(value)) if is_output_bits(fm, value) else str(value)
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -99,8 +99,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace, script_out: TextIO) -> int:
     """The query, its --emit-smt2 file (``script_out`` for -) and its report."""
-    label = _solver_label(args.solver)
-    with _Progress(_progress_message(label, args.timeout)):
+    label = solver_label(args.solver)
+    with Progress(progress_message(label, args.timeout)):
         rep = query_report(args.property, args.arch, args.instr, op=args.op, model=args.model, k=args.k,
                            domain=args.domain, solver=args.solver, timeout=args.timeout, seed=args.seed,
                            tight=args.tight, predicate=args.predicate, certify=bool(args.emit_smt2))
@@ -140,7 +140,7 @@ def _query(args: argparse.Namespace, script_out: TextIO) -> int:
         w = getattr(r, "witness", None)
         if w is not None:
             if all(hasattr(w, f) for f in ("a", "b", "c")):
-                for line in _witness_lines(fm, w):
+                for line in witness_lines(fm, w):
                     print(line)
             else:
                 print(f"witness: {w}")
@@ -159,6 +159,6 @@ def _query(args: argparse.Namespace, script_out: TextIO) -> int:
             print("test vector (for 'smtmma check' or hardware):")
             print(rep.vector_line)
     if r.verdict == "unknown":
-        _unknown_note(getattr(r, "reason", ""))
+        unknown_note(getattr(r, "reason", ""))
         return EXIT_TIMEOUT
     return EXIT_OK

@@ -9,7 +9,7 @@ import time
 from typing import Any, Optional
 
 from ..errors import InputError
-from .common import EXIT_OK, _positive_draws, _positive_float, _seed
+from .common import EXIT_OK, positive_draws_arg, seconds_arg, seed_arg
 from .progress import Status
 
 _EPILOG = """\
@@ -62,10 +62,10 @@ def add_parser(sub: Any, fmt: type) -> None:
                    help="saved output of 'smtmma prove --catalogue --json': the catalogue's property cells no claim "
                    "decides (default: the shipped proofs/catalogue.json)")
     p.add_argument("--solver", help="backend for claims run now (default: the preferred one)")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per solver call for claims run now (default 60)")
-    p.add_argument("--samples", type=_positive_draws, default=None,
+    p.add_argument("--timeout", type=seconds_arg, default=60.0, help="seconds per solver call for claims run now (default 60)")
+    p.add_argument("--samples", type=positive_draws_arg, default=None,
                    help="dot products of the bias experiment (default 60000; the f16f32 comparison uses a third)")
-    p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--no-plots", action="store_true", help="leave the plots out (no matplotlib needed)")
     p.add_argument("--json", action="store_true", help="print a JSON summary (files written, claims, seconds)")
     p.set_defaults(func=_cmd_report)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..hw.record import record_file
-from .common import EXIT_OK, EXIT_USAGE, _positive_int, _print_error
+from .common import EXIT_OK, EXIT_USAGE, positive_int_arg, print_error
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .output import check_output, is_stdout, open_output
 from .progress import Status
@@ -47,7 +47,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     add_device_option(p)
     p.add_argument("file", metavar="FILE", help="JSON Lines test vectors")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where the lines with d go (- for standard output)")
-    p.add_argument("--batch", type=_positive_int, default=1024, metavar="N", help="lines per device call (default 1024)")
+    p.add_argument("--batch", type=positive_int_arg, default=1024, metavar="N", help="lines per device call (default 1024)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_run)
 
@@ -74,6 +74,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{rep.written} lines recorded on {device.description} in {rep.seconds:.1f} s: {where}",
               file=sys.stderr if to_stdout else sys.stdout)
     if rep.error is not None:
-        _print_error(f"{rep.error}; {rep.written} of {rep.lines} lines recorded in {where}")
+        print_error(f"{rep.error}; {rep.written} of {rep.lines} lines recorded in {where}")
         return EXIT_USAGE
     return EXIT_OK

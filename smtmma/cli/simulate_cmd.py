@@ -14,9 +14,9 @@ from ..models import parse_model_spec
 from ..simulate import simulate_dot
 from ..trace import trace_dot
 from ..vectors import vector_formats
-from .common import EXIT_OK, _model_spec
-from .values import _check_ambiguous, _display, _parse_tokens, _tokens
-from ..queries.records import value_text as _value_text
+from .common import EXIT_OK, model_spec_arg
+from .values import check_ambiguous, display_value, parse_tokens, split_tokens
+from ..queries.records import value_text
 
 _SIM_EPILOG = """\
 values (comma-separated lists for --a/--b, one value for --c):
@@ -66,7 +66,7 @@ def add_parser(sub: Any, fmt: type) -> None:
     ps.add_argument("--op", help="op family (mma, wgmma, tcgen05, mfma, mfma_1k) or an instruction name (PTX "
                     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, MMA-Sim m16n8k16.f32.f16.f16.f32, v_mfma_f32_16x16x16_f16); "
                     "default: the catalogue's default")
-    ps.add_argument("--model", type=_model_spec, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26 "
+    ps.add_argument("--model", type=model_spec_arg, metavar="SPEC", help="override the catalogue's model, e.g. t-fdpa:F=26 "
                     "(parameters not given keep the catalogue's values)")
     ps.add_argument("--a", required=True, metavar="V1,V2,...", help="the K values of A (format of the instruction's A)")
     ps.add_argument("--b", required=True, metavar="V1,V2,...", help="the K values of B")
@@ -86,16 +86,16 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.model:
         model = parse_model_spec(args.model, like=model)
     fm = vector_formats(entry)
-    ta, tb, tc = _tokens(fm.a, args.a, "--a"), _tokens(fm.b, args.b, "--b"), _tokens(fm.c, args.c, "--c")
+    ta, tb, tc = split_tokens(fm.a, args.a, "--a"), split_tokens(fm.b, args.b, "--b"), split_tokens(fm.c, args.c, "--c")
     if len(tc) != 1:
         raise InputError(f"--c takes one value, got {len(tc)}")
     ts = []
     if fm.scale is not None:
         for opt, text in (("--scale-a", args.scale_a), ("--scale-b", args.scale_b)):
             if text is not None:
-                ts += _tokens(fm.scale, text, opt)
-    _check_ambiguous(ta + tb + tc + ts)
-    a, b, (c,) = _parse_tokens(ta), _parse_tokens(tb), _parse_tokens(tc)
+                ts += split_tokens(fm.scale, text, opt)
+    check_ambiguous(ta + tb + tc + ts)
+    a, b, (c,) = parse_tokens(ta), parse_tokens(tb), parse_tokens(tc)
     if len(a) != len(b):
         raise InputError(f"--a has {len(a)} values but --b has {len(b)}; a dot product needs K values of each")
     sa = sb = None
@@ -104,8 +104,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         if args.scale_a is None or args.scale_b is None:
             raise InputError(f"{entry.instr} is block-scaled: give --scale-a and --scale-b, {need} {fm.scale.name} "
                              f"value(s) each (one per {fm.block} values)")
-        sa = _parse_tokens(_tokens(fm.scale, args.scale_a, "--scale-a"))
-        sb = _parse_tokens(_tokens(fm.scale, args.scale_b, "--scale-b"))
+        sa = parse_tokens(split_tokens(fm.scale, args.scale_a, "--scale-a"))
+        sb = parse_tokens(split_tokens(fm.scale, args.scale_b, "--scale-b"))
         for opt, s in (("--scale-a", sa), ("--scale-b", sb)):
             if len(s) != need:
                 raise InputError(f"{opt} needs {need} value(s) (one per {fm.block} values of K={len(a)}), got {len(s)}")
@@ -127,7 +127,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         rec["d"] = format_hex(fm.d, d)
         rec["d_value"] = json_value(fm.d, d)
         if args.trace:
-            rec["trace"] = [{"step": st.label, "value": _value_text(st.value)} for st in trace_dot(model, a, b, c, sa, sb).steps]
+            rec["trace"] = [{"step": st.label, "value": value_text(st.value)} for st in trace_dot(model, a, b, c, sa, sb).steps]
         print(json.dumps(rec))
         return EXIT_OK
     override = "  (--model override)" if args.model else f"  [{entry.source}]"
@@ -136,13 +136,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         ("instr", f"{entry.instr}  (a {fm.a.name}, b {fm.b.name}, c {fm.c.name}, d {fm.d.name})"),
         ("op", entry.op),
         ("model", model.describe() + override),
-        ("a", ", ".join(_display(fm.a, x) for x in a)),
-        ("b", ", ".join(_display(fm.b, x) for x in b)),
+        ("a", ", ".join(display_value(fm.a, x) for x in a)),
+        ("b", ", ".join(display_value(fm.b, x) for x in b)),
     ]
     if sa is not None and sb is not None and fm.scale is not None:
-        lines.append(("scale_a", ", ".join(_display(fm.scale, x) for x in sa)))
-        lines.append(("scale_b", ", ".join(_display(fm.scale, x) for x in sb)))
-    lines += [("c", _display(fm.c, c)), ("d", _display(fm.d, d))]
+        lines.append(("scale_a", ", ".join(display_value(fm.scale, x) for x in sa)))
+        lines.append(("scale_b", ", ".join(display_value(fm.scale, x) for x in sb)))
+    lines += [("c", display_value(fm.c, c)), ("d", display_value(fm.d, d))]
     for label, text in lines:
         print(f"{label:<8}{text}")
     if args.trace:
@@ -152,5 +152,5 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             if st.stage != stage:
                 print(f"  {st.stage}")
                 stage = st.stage
-            print(f"    {st.what}: {_value_text(st.value)}")
+            print(f"    {st.what}: {value_text(st.value)}")
     return EXIT_OK

@@ -11,9 +11,9 @@ from .output import check_output, is_stdout
 from .progress import Status
 from ..errors import InputError
 from ..queries.backends import BACKENDS, NoBackendError, available, default_backend
-from .common import _k_length, _path, _positive_float, _print_error, _seed
+from .common import k_length_arg, path_arg, print_error, seconds_arg, seed_arg
 
-_DOMAIN_HELP = """\
+DOMAIN_HELP = """\
 domain (--domain, comma-separated items; default: finite inputs):
   finite | specials        NaN/Inf inputs excluded (default) | allowed
   normal                   no subnormal inputs
@@ -28,7 +28,7 @@ domain (--domain, comma-separated items; default: finite inputs):
   rather than answered with a vacuous proof."""
 
 
-_SOLVER_HELP = """\
+SOLVER_HELP = """\
 solvers (--solver): bitwuzla (usually fastest), z3, cvc5, or portfolio (races
 every installed backend, first answer wins); default: the first installed of
 bitwuzla, z3, cvc5.  --timeout bounds the whole command, in seconds: building
@@ -37,30 +37,31 @@ it at once.  A sat witness is always replayed through the simulator before it
 is printed."""
 
 
-def _add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
-    p.add_argument("--k", type=_k_length, metavar="K", help=k_help)
+def add_solver_options(p: argparse.ArgumentParser, k_help: str) -> None:
+    """The options every solver command shares, on ``p``: --k, --solver, --timeout, --domain, --seed, --emit-smt2, --json."""
+    p.add_argument("--k", type=k_length_arg, metavar="K", help=k_help)
     p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S",
                    help="bitwuzla, z3, cvc5 or portfolio (default: the first installed of bitwuzla, z3, cvc5)")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC",
+    p.add_argument("--timeout", type=seconds_arg, default=60.0, metavar="SEC",
                    help="the whole command, in seconds (default 60): building the formulas and every solver "
                    "call; exit status 3 when it runs out")
     p.set_defaults(timeout_bounds_command=True)
     p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see below)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="solver random seed (default 0)")
-    p.add_argument("--emit-smt2", type=_path, metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE; for query, the "
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="solver random seed (default 0)")
+    p.add_argument("--emit-smt2", type=path_arg, metavar="FILE", help="write the SMT-LIB2 script (with check-sat) to FILE; for query, the "
                    "certificate when the property makes one (every check-sat with its expected answer; "
                    "order-independence then proves each swap on its own terms, which takes longer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-class _Progress:
+class Progress:
     """A one-line note on stderr while a solver runs, with the seconds elapsed, only when stderr is a terminal."""
 
     def __init__(self, message: str) -> None:
         self.message = message
         self.status = Status(delay=0.0)
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> "Progress":
         self.status(self.message)
         return self
 
@@ -68,7 +69,7 @@ class _Progress:
         self.status.close()
 
 
-def _solver_label(name: Optional[str]) -> str:
+def solver_label(name: Optional[str]) -> str:
     """What runs for --solver ``name``; NoBackendError (exit 2) when it is not installed."""
     have = available()
     if name == "portfolio":
@@ -83,7 +84,8 @@ def _solver_label(name: Optional[str]) -> str:
     return name
 
 
-def _progress_message(label: str, timeout: float) -> str:
+def progress_message(label: str, timeout: float) -> str:
+    """The :class:`Progress` line for solver ``label`` (:func:`solver_label`), e.g. ``solving with z3 (timeout 60 s)``."""
     verb = "racing" if label.startswith("portfolio") else "solving with"
     return f"{verb} {label.replace('portfolio ', '')} (timeout {timeout:g} s)"
 
@@ -103,6 +105,7 @@ def with_script_output(args: argparse.Namespace, run: Callable[[argparse.Namespa
         return run(args, script_out)
 
 
-def _unknown_note(reason: str) -> None:
-    _print_error(f"no answer: {reason or 'the solver gave up'}; try a larger --timeout, a smaller --domain "
-                 "or --solver portfolio")
+def unknown_note(reason: str) -> None:
+    """The error line for a query no solver decided, with what to try next."""
+    print_error(f"no answer: {reason or 'the solver gave up'}; try a larger --timeout, a smaller --domain "
+                "or --solver portfolio")

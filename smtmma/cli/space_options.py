@@ -10,7 +10,7 @@ from ..discriminators.candidates import Space, catalogue_space, explicit_space, 
 from ..discriminators.provisional import provisional_space
 from ..errors import InputError, UnknownNameError
 from ..models import FLAGS, canonical_kind
-from .common import _draws, _k_length, _positive_float, _seed
+from .common import draws_arg, k_length_arg, seconds_arg, seed_arg
 
 #: Words --candidates takes besides architectures and specs.
 _KEYWORDS = ("catalogue", "provisional")
@@ -47,18 +47,18 @@ def add_space_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", action="append", metavar="GRID", help="a parameter grid of models (see below); may be repeated")
     p.add_argument("--like", metavar="ARCH", help="architecture whose formats and parameters model specs take")
     p.add_argument("--vendor", choices=["nvidia", "amd"], help="only this vendor's catalogue entries")
-    p.add_argument("--k", type=_k_length, metavar="K", help="dot-product length (default: the longest L and "
+    p.add_argument("--k", type=k_length_arg, metavar="K", help="dot-product length (default: the longest L and "
                    "instruction k among the candidates)")
     p.add_argument("--domain", metavar="ITEMS", help="restrict the inputs, e.g. exp=-8:8,lanes=4 (see 'smtmma distinguish --help')")
     from ..queries.backends import BACKENDS
 
     p.add_argument("--solver", choices=[*BACKENDS, "portfolio"], metavar="S", help="bitwuzla, z3, cvc5 or portfolio "
                    "(default: the first installed of bitwuzla, z3, cvc5)")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SEC", help="per solver call, in seconds (default 60)")
-    p.add_argument("--time-limit", type=_positive_float, metavar="SEC", help="the whole command, in seconds: pool, formulas "
+    p.add_argument("--timeout", type=seconds_arg, default=60.0, metavar="SEC", help="per solver call, in seconds (default 60)")
+    p.add_argument("--time-limit", type=seconds_arg, metavar="SEC", help="the whole command, in seconds: pool, formulas "
                    "and every solver call (default: none); exit status 3 when it runs out")
-    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of the input pool and the solver (default 0)")
-    p.add_argument("--pool", type=_draws, default=2048, metavar="N", help="random inputs drawn before the solver "
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="seed of the input pool and the solver (default 0)")
+    p.add_argument("--pool", type=draws_arg, default=2048, metavar="N", help="random inputs drawn before the solver "
                    "is asked (default 2048; 0: the solver alone)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -12,7 +12,7 @@ from ..discriminators.classes import suite_length
 from ..discriminators.suite import Suite, build_suite
 from ..errors import InputError
 from ..queries.formula import parse_domain
-from .common import EXIT_OK, EXIT_TIMEOUT, _path, _print_error
+from .common import EXIT_OK, EXIT_TIMEOUT, path_arg, print_error
 from .output import check_output, is_stdout, open_output
 from .progress import Status
 from .space_options import SPACE_HELP, add_space_options, space_from_args
@@ -68,7 +68,7 @@ def add_parser(sub: Any, fmt: type) -> None:
                        "(the catalogue of an instruction type, a list of models, or a parameter grid).",
                        epilog=_SUITE_EPILOG, formatter_class=fmt)
     add_space_options(p)
-    p.add_argument("-o", "--output", type=_path, metavar="FILE",
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE",
                    help="write the suite (JSON Lines) to FILE (default, or -: standard output)")
     p.set_defaults(func=_cmd_suite)
 
@@ -130,7 +130,7 @@ def _cmd_suite(args: argparse.Namespace) -> int:
         _print_summary(suite, sys.stdout if output else sys.stderr, output or "standard output")
     unproven = [c.names for c in suite.classes if not c.proven]
     if unproven:
-        _print_error(f"the solver gave up on {len(unproven)} group(s), kept together unproven: "
-                     + "; ".join(" = ".join(g) for g in unproven[:3]) + " (try a larger --timeout or --solver portfolio)")
+        print_error(f"the solver gave up on {len(unproven)} group(s), kept together unproven: "
+                    + "; ".join(" = ".join(g) for g in unproven[:3]) + " (try a larger --timeout or --solver portfolio)")
         return EXIT_TIMEOUT
     return EXIT_OK

@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..errors import InputError
 from ..hw.survey import InstrSurvey, Survey, survey
-from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, _print_error
+from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, print_error
 from .device_options import open_for
 from .output import check_output
 
@@ -49,11 +49,11 @@ def run_survey(args: argparse.Namespace) -> int:
         if out is not None:
             print(f"recordings, summary.md and summary.json: {out}")
     if result.interrupted:
-        _print_error(f"interrupted: {len(result.instructions)} instruction(s) surveyed" + (f", kept in {out}" if out else ""))
+        print_error(f"interrupted: {len(result.instructions)} instruction(s) surveyed" + (f", kept in {out}" if out else ""))
     ran = [s for s in result.instructions if s.lines]
     if not ran:
         first = next((s.error for s in result.instructions if s.error), "no instruction to survey")
-        _print_error(f"nothing could be surveyed on {device.description}: {first}")
+        print_error(f"nothing could be surveyed on {device.description}: {first}")
         return EXIT_USAGE
     if any(s.error or s.matched < s.lines for s in result.instructions) or result.interrupted:
         return EXIT_MISMATCH

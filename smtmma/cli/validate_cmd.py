@@ -8,7 +8,7 @@ from typing import Any
 
 from ..catalogue import lookup
 from ..hw.validate import ValidationReport, validate
-from .common import EXIT_MISMATCH, EXIT_OK, _k_length, _non_negative, _positive_int, _seed
+from .common import EXIT_MISMATCH, EXIT_OK, k_length_arg, non_negative_arg, positive_int_arg, seed_arg
 from .device_options import DEVICE_HELP, add_device_option, open_for
 from .progress import Status
 
@@ -47,10 +47,10 @@ def add_parser(sub: Any, fmt: type) -> None:
     p.add_argument("--instr", help="instruction type (f16f32, bf16f32, e4m3f32, ...); may be left out when "
                     "--op names a full instruction whose types fix it")
     p.add_argument("--op", help="op family or instruction name (default: the catalogue's default)")
-    p.add_argument("-n", type=_positive_int, default=1_000_000, metavar="N", help="inputs to draw (default 1000000)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--k", type=_k_length, metavar="K", help="dot-product length (default: the instruction's k, at least L)")
-    p.add_argument("--shrink", type=_non_negative, default=5, metavar="M", help="mismatches to shrink (default 5)")
+    p.add_argument("-n", type=positive_int_arg, default=1_000_000, metavar="N", help="inputs to draw (default 1000000)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--k", type=k_length_arg, metavar="K", help="dot-product length (default: the instruction's k, at least L)")
+    p.add_argument("--shrink", type=non_negative_arg, default=5, metavar="M", help="mismatches to shrink (default 5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_validate)
 

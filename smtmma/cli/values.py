@@ -61,7 +61,7 @@ def _hint(fmt: Format, q: Fraction) -> str:
         return ""
     top = Fraction(fmt.max_sig) * Fraction(2) ** (fmt.emax - fmt.man_bits)
     if mag > top:
-        return f" (overflow; largest finite: {_display(fmt, from_fraction(fmt, sign * top))})"
+        return f" (overflow; largest finite: {display_value(fmt, from_fraction(fmt, sign * top))})"
     e = mag.numerator.bit_length() - mag.denominator.bit_length()
     if Fraction(2) ** e > mag:
         e -= 1
@@ -75,15 +75,16 @@ def _hint(fmt: Format, q: Fraction) -> str:
             pass
     near.sort(key=lambda x: to_float(fmt, x))
     under = "underflow; " if mag < Fraction(2) ** (fmt.emin - (fmt.man_bits if fmt.subnormals else 0)) else ""
-    return f" ({under}nearest: {' and '.join(_display(fmt, x) for x in near)})" if near else ""
+    return f" ({under}nearest: {' and '.join(display_value(fmt, x) for x in near)})" if near else ""
 
 
-def _tokens(fmt: Format, text: str, opt: str) -> list[tuple[Format, str, str]]:
+def split_tokens(fmt: Format, text: str, opt: str) -> list[tuple[Format, str, str]]:
+    """The comma-separated values of option ``opt`` as ``(fmt, token, field)``; ``field`` names each (``--a[1]``)."""
     parts = text.split(",")
     return [(fmt, p.strip(), f"{opt}[{i}]" if len(parts) > 1 else opt) for i, p in enumerate(parts)]
 
 
-def _check_ambiguous(tokens: list[tuple[Format, str, str]]) -> None:
+def check_ambiguous(tokens: list[tuple[Format, str, str]]) -> None:
     """Refuse a digits-only token that reads as a different pattern in hex when other tokens are bare hex.
 
     ``--a 3c00,1400`` most likely means two hex patterns, but ``1400`` is the
@@ -106,10 +107,12 @@ def _check_ambiguous(tokens: list[tuple[Format, str, str]]) -> None:
             )
 
 
-def _parse_tokens(tokens: list[tuple[Format, str, str]]) -> list[int]:
+def parse_tokens(tokens: list[tuple[Format, str, str]]) -> list[int]:
+    """The bit patterns of :func:`split_tokens`'s tokens (:func:`parse_cli_value`)."""
     return [parse_cli_value(fmt, t, field=field) for fmt, t, field in tokens]
 
 
-def _display(fmt: Format, bits: int) -> str:
+def display_value(fmt: Format, bits: int) -> str:
+    """``0x3c00 (1.0)``: a pattern in hex with its value (``nan`` for any NaN)."""
     v = to_float(fmt, bits)
     return f"0x{format_hex(fmt, bits)} ({v!r})" if v == v else f"0x{format_hex(fmt, bits)} (nan)"

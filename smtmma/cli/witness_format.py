@@ -19,7 +19,8 @@ def _dec(fmt: Format, bits: int) -> str:
     return repr(to_float(fmt, bits))
 
 
-def _hexdec(fmt: Format, bits: int) -> str:
+def hexdec(fmt: Format, bits: int) -> str:
+    """``0x3c00  1.0``: a pattern in hex, two spaces, its decimal value (:func:`_dec`)."""
     return f"0x{format_hex(fmt, bits)}  {_dec(fmt, bits)}"
 
 
@@ -34,18 +35,19 @@ def _zero_product(fa: Format, fb: Format, x: int, y: int) -> bool:
     return (zero(fa, x) and finite(fb, y)) or (zero(fb, y) and finite(fa, x))
 
 
-def _witness_lines(fm: VectorFormats, w: Any) -> list[str]:
+def witness_lines(fm: VectorFormats, w: Any) -> list[str]:
+    """A witness as text: a head line, then a/b per lane (lanes with an exact zero product left out), c and the scales."""
     a, b = list(w.a), list(w.b)
     shown = [k for k in range(len(a)) if not _zero_product(fm.a, fm.b, a[k], b[k])]
     hidden = len(a) - len(shown)
     head = f"witness: K={len(a)}, {len(shown)} lane{'s' if len(shown) != 1 else ''} shown"
     if hidden:
         head += f", {hidden} lane{'s' if hidden != 1 else ''} with a zero product not shown (the test vector has all)"
-    rows = [["lane", "a", "b"]] + [[str(k), _hexdec(fm.a, a[k]), _hexdec(fm.b, b[k])] for k in shown]
+    rows = [["lane", "a", "b"]] + [[str(k), hexdec(fm.a, a[k]), hexdec(fm.b, b[k])] for k in shown]
     widths = [max(len(r[i]) for r in rows) for i in range(2)]
     out = [head] + ["  " + "  ".join(c.ljust(wd) for c, wd in zip(r[:2], widths)) + "  " + r[2] for r in rows]
-    out.append(f"  {'c'.ljust(widths[0])}  {_hexdec(fm.c, w.c)}")
+    out.append(f"  {'c'.ljust(widths[0])}  {hexdec(fm.c, w.c)}")
     for label, s in (("scale_a", getattr(w, "scale_a", None)), ("scale_b", getattr(w, "scale_b", None))):
         if s is not None and fm.scale is not None:
-            out.append(f"  {label}  " + ", ".join(_hexdec(fm.scale, x) for x in s))
+            out.append(f"  {label}  " + ", ".join(hexdec(fm.scale, x) for x in s))
     return out

@@ -23,12 +23,12 @@ K)`` and ``prove_<property>(model, K, run, ...)``; the property queries pick
 them from a table keyed by the model's kind
 (:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
 :data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`).  The lemmas are
-built over the query algebra (:mod:`smtmma.queries._twins`) and the proof
+built over the query algebra (:mod:`smtmma.queries.query_algebra`) and the proof
 kernel (:mod:`smtmma.proof_kernel`).
 """
 
-# The op proofs are stated in the query algebra (smtmma.queries._twins), and the property queries import them: the
-# queries package loads first, whichever of the two is imported first, so neither meets the other half-initialised.
+# The op proofs are stated in the query algebra (smtmma.queries.query_algebra), and the property queries import them:
+# the queries package loads first, whichever of the two is imported first, so neither meets the other half-initialised.
 from .. import queries
 
 del queries

@@ -53,7 +53,7 @@ from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
-from ..queries._twins import InputSet, QueryAlgebra, Runner, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, value_key
 from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
 from .fused_sum import negated_sum2_facts
 from .moves import finite_nonneg, next_value

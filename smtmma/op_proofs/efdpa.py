@@ -42,7 +42,7 @@ from ..encodings.efdpa import efdpa
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input, nan_pattern, output_format, run_model
 from .fma import OpaqueMul, ring_lemmas, step_facts
 from .fused_sum import negated_sum_lemmas

@@ -80,7 +80,7 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input, run_model
 from .moves import finite_nonneg, next_value
 from .fused_sum import negated_sum2_facts

@@ -35,7 +35,7 @@ from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
-from ..queries._twins import InputSet, QueryAlgebra, container_format
+from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, output_format, run_model
 
 __all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_scales", "lane_summand", "negated_sum2_facts", "negated_sum_lemmas",

@@ -43,7 +43,7 @@ from ..encodings.terms import Term, input_term, product
 from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries._twins import InputSet, QueryAlgebra, Runner
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
 from ..simulate import decode_input, run_model
 from .moves import nonneg_pattern, raised_pattern
 from .fused_sum import Plan, summand_lemma

@@ -28,7 +28,7 @@ from ..encodings.terms import Term, input_term
 from ..encodings.trfdpa import shift_cut
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries._twins import QueryAlgebra, Runner
+from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
 from .fused_sum import Plan
 from .tfdpa import MonotoneShape, capped_shift, composition_lemmas, distributivity_lemma, fresh_exponents

@@ -14,7 +14,7 @@ from typing import Optional
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..formats import Format
-from ..queries._twins import QueryAlgebra
+from ..queries.query_algebra import QueryAlgebra
 
 __all__ = ["finite_nonneg", "next_moves", "next_value", "nonneg_pattern", "raised_pattern", "smallest_positive"]
 

@@ -58,7 +58,7 @@ from ..models import Model
 from ..proof_kernel.blocks import Block, chain_block
 from ..proof_kernel.chain import LemmaChain, chain_text
 from ..proof_kernel.parts import Part, all_finite, negated_script, ranged_var
-from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, value_key
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, declare_output, value_key
 from ..queries.formula import Domain
 from ..simulate import output_format, run_model
 from .fused_sum import Plan

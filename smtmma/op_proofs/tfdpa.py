@@ -80,7 +80,7 @@ from ..encodings.terms import Term, input_term, product
 from ..encodings.tfdpa import tfdpa_terms
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries._twins import QueryAlgebra, Runner
+from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, summand_lemma
 from .moves import nonneg_pattern, raised_pattern

@@ -64,7 +64,7 @@ from ..encodings.trfdpa import (
 )
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries._twins import QueryAlgebra, Runner
+from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, summand_lemma
 from .moves import nonneg_pattern, raised_pattern

@@ -19,7 +19,7 @@ from ..encodings.algebra import Bool
 from .lemma import Arg, Lemma
 
 if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
-    from ..queries._twins import QueryAlgebra, Runner
+    from ..queries.query_algebra import QueryAlgebra, Runner
 
 __all__ = ["LemmaChain", "chain_text", "assertion_term"]
 

@@ -19,7 +19,7 @@ from ..encodings.symbolic import SmtAlgebra
 from .blocks import Block
 
 if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
-    from ..queries._twins import Runner
+    from ..queries.query_algebra import Runner
 
 __all__ = ["Part", "PartsProof", "all_finite", "between", "implies", "negated_script", "ranged_var", "run_parts"]
 

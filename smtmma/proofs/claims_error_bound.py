@@ -27,7 +27,7 @@ from fractions import Fraction
 from ..catalogue import model_of
 from ..op_proofs import gtrfdpa, trfdpa
 from ..queries.properties.error_bound import error_bound, error_prover
-from ..queries._twins import Runner
+from ..queries.query_algebra import Runner
 from .claim import Claim, Context, Outcome, add_claim
 from .evidence import certificate, query_blocks, witness_record
 

@@ -13,7 +13,7 @@ from ..models import Model
 from ..queries.backends import solve
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
-from ._mmasim_common import (
+from .mmasim_common import (
     container,
     exact_value,
     fixed_output_block,

@@ -8,9 +8,9 @@ from ..catalogue import model_of
 from ..queries.distinguish import Witness
 from ..queries.properties import check_property
 from ..queries.properties.common import py_value, show_value
-from ..queries._twins import witness_pins
+from ..queries.query_algebra import witness_pins
 from ..queries.properties.monotonicity import monotone_script, raised_inputs
-from ..queries._twins import InputSet, QueryAlgebra, Runner, output_container
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container
 from ..queries.formula import Domain
 from ..simulate import simulate_dot
 from ..proof_kernel.blocks import pin_block

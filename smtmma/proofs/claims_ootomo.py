@@ -44,7 +44,7 @@ K = 4
 DOMAIN = Domain(exp=(-15, 14), cexp=(-15, 14))
 
 
-def _base() -> Model:
+def base_model() -> Model:
     """The operand formats of the query (FP32 A, B, C); the model itself is never run."""
     return Model("t-fdpa", "fp32", "fp32", "fp32", "fp32", L=K, F=23, rho="rz-fp32", nan="nvidia")
 
@@ -152,7 +152,8 @@ def errors(w: Witness, outs: dict[str, int]) -> dict[str, Fraction]:
     return {k: abs(_frac(v) - exact) for k, v in outs.items()}
 
 
-def _w(a: Sequence[Fraction], b: Sequence[Fraction], c: Fraction) -> Witness:
+def fp32_witness(a: Sequence[Fraction], b: Sequence[Fraction], c: Fraction) -> Witness:
+    """The witness of FP32 values ``a``, ``b``, ``c`` (each exactly representable)."""
     from ..formats import from_fraction
 
     return Witness(tuple(from_fraction("fp32", x) for x in a), tuple(from_fraction("fp32", x) for x in b),
@@ -176,7 +177,7 @@ def walkthrough(scale: int = 10) -> Witness:
     s = Fraction(2) ** scale
     a = (s * (1 - Fraction(1, 2**11)), -s / 2**11, s / 2**11, s / 2**12)
     b = (1 + Fraction(1, 2**10), Fraction(1), Fraction(1, 2**10), Fraction(1, 2**12))
-    return _w(a, b, s / 2**24)
+    return fp32_witness(a, b, s / 2**24)
 
 
 @claim("ootomo-vs-markidis", source="001 §6, Property 5, Table 5", models=("sm70",), group="smt-paper",
@@ -184,7 +185,7 @@ def walkthrough(scale: int = 10) -> Witness:
        summary="an FP32 dot product (K = 4, Volta HMMA) on which Ootomo-Yokota's corrected product has a larger "
                "error than Markidis'")
 def ootomo_vs_markidis(ctx: Context) -> Outcome:
-    base = _base()
+    base = base_model()
     walk = walkthrough()
     f = ask("Property 5 (b, c of the walk-through; a free): |Markidis - exact| < |Ootomo-Yokota - exact|", base, K,
             HYPS, property5, domain=guided(walk), solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed)
@@ -193,7 +194,7 @@ def ootomo_vs_markidis(ctx: Context) -> Outcome:
         f = ask("Property 5 with the walk-through input pinned", base, K, HYPS, property5, domain=pinned(walk),
                 solver=ctx.solver, timeout=ctx.timeout, seed=ctx.seed)
         how = "the walk-through itself (the guided query gave no answer)"
-    t5 = _w(*TABLE5)
+    t5 = fp32_witness(*TABLE5)
     o5, _ = evaluate(base, HYPS, t5)
     e5 = errors(t5, o5)
     ow, okw = evaluate(base, HYPS, walk, property5)

@@ -30,7 +30,7 @@ from ..encodings.fma import fma
 from ..encodings.rounding import flush_subnormal
 from ..formats import format_hex, get_format, to_fraction
 from ..models import Model
-from ..queries._twins import same_value, value_key
+from ..queries.query_algebra import same_value, value_key
 from ..queries.distinguish import Witness, distinguish
 from ..queries.formula import Domain
 from ..simulate import run_model, simulate_dot
@@ -45,11 +45,13 @@ ONE16 = 0x3C00
 C0 = Domain(fixed=(("c", 0),))
 
 
-def _m32() -> Model:
+def sm70_f16f32() -> Model:
+    """The catalogue's Volta model, FP16 inputs and FP32 accumulation."""
     return model_of("sm70", "f16f32")
 
 
-def _m16() -> Model:
+def sm70_f16f16() -> Model:
+    """The catalogue's Volta model, FP16 inputs and FP16 accumulation."""
     return model_of("sm70", "f16f16")
 
 
@@ -62,7 +64,7 @@ def _dec(v: Fraction) -> str:
     return "0" if v == 0 else f"{float(v):.17g}"
 
 
-def _value(fmt: str, text: str) -> int:
+def paper_value(fmt: str, text: str) -> int:
     """The pattern of an exact decimal/power-of-two value written as in the paper (``1.5*2^-4``)."""
     from ..formats import from_fraction
 
@@ -132,7 +134,7 @@ def _product(rm: str, out: str) -> Hyp:
 
 def _rounded_product(rm: str) -> Hyp:
     """Products rounded to FP16 with ``rm`` (Listing 1.1's fpMul in half precision), then fed to the unit."""
-    m = _m32()
+    m = sm70_f16f32()
     return Hyp(f"fp16-product-{rm}", "fp32", lambda alg, a, b, c: run_model(
         alg, m, [mul_rm(alg, x, y, "fp16", "fp16", "fp16", rm) for x, y in zip(a, b)], [alg.const(ONE16)] * len(a), c))
 
@@ -141,7 +143,7 @@ def _rounded_product(rm: str) -> Hyp:
        expected="sat", group="table4",
        summary="a test input whose FP16 product is inexact in every rounding mode; the Volta model returns the exact product")
 def exact_products(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     hyps = [tc("exact (sm70)", m)] + [_rounded_product(rm) for rm in MODES]
     f = ask("exact product differs from the FP16-rounded product in every mode", m, 1, hyps,
             _ne_all("exact (sm70)", [h.name for h in hyps[1:]]), domain=C0, solver=ctx.solver, timeout=ctx.timeout)
@@ -167,7 +169,7 @@ def exact_products_model(ctx: Context) -> Outcome:
         m = model_of(arch, "f16f32")
         found.append(ask(f"{arch}: a*b (C=0) != IEEE FP32 a*b", m, 1, [tc("m", m), _product("rne", "fp32")],
                          _ne_all("m", ["rne-fp32(a0*b0)"]), domain=C0, **_proving(ctx)))
-    out = _outcome("exact-products-model", "001 Table 4", "unsat", found, _m32(),
+    out = _outcome("exact-products-model", "001 Table 4", "unsat", found, sm70_f16f32(),
                    "unsat for sm70, sm75, sm80 (f16f32, K=1, C=0): no FP16 pair, subnormals included, whose product "
                    "the model does not return exactly (FP32 holds every FP16 product).", ctx)
     return _holds(out)
@@ -198,7 +200,7 @@ def _fp16_accumulate(rm: str) -> Hyp:
 
 def _wide16(rm: str) -> Model:
     """The exact sum of the two products rounded with ``rm`` (T-FDPA with F = 36: exact for input exponents -4..4)."""
-    return _m16().replace(F=36, rho=f"{rm}-fp16")
+    return sm70_f16f16().replace(F=36, rho=f"{rm}-fp16")
 
 
 def _p1_side(alg: Algebra, x: Inputs, o: dict[str, Int]) -> list[Bool]:
@@ -212,14 +214,15 @@ def _p1_side(alg: Algebra, x: Inputs, o: dict[str, Int]) -> list[Bool]:
 
 def _p1_hyps() -> list[Hyp]:
     fma16 = Model("fma", "fp16", "fp16", "fp16", "fp16")
-    return [tc("sm70 f16f16", _m16()), tc("fp16 FMA chain (RNE)", fma16)] + [_fp16_accumulate(rm) for rm in MODES]
+    return ([tc("sm70 f16f16", sm70_f16f16()), tc("fp16 FMA chain (RNE)", fma16)]
+            + [_fp16_accumulate(rm) for rm in MODES])
 
 
 @claim("exact-addition-fp16", source="001 Table 4 row 'Exact Addition in FP16' (§4.1, Property 1)", models=("sm70",),
        expected="sat", group="table4",
        summary="f16f16: products not in FP16 whose sum is; FP32 accumulation differs from every FP16-accumulation hypothesis")
 def exact_addition_fp16(ctx: Context) -> Outcome:
-    m = _m16()
+    m = sm70_f16f16()
     hyps = _p1_hyps()
     found = []
     for h in hyps[2:]:  # one test input per hypothesis, as the paper generates them (pairwise)
@@ -242,7 +245,7 @@ def exact_addition_fp16(ctx: Context) -> Outcome:
        expected="holds", group="table4",
        summary="f16f16: whenever two products are not in FP16 but their sum is, the Volta model returns the sum exactly")
 def exact_addition_fp16_model(ctx: Context) -> Outcome:
-    m = _m16()
+    m = sm70_f16f16()
     hyps = [tc("sm70 f16f16", m), tc("exact", _wide16("rz"))]  # the sum, exact: Property 1 has RZ == RU
     f = ask("Property 1's inputs: sm70 f16f16 != the exact sum", m, 2, hyps,
             lambda alg, x, o: _p1_side(alg, x, o) + [_differ(alg, "fp16", o["sm70 f16f16"], o["exact"])],
@@ -266,12 +269,12 @@ FINAL_ROUNDING_ROWS = (
        expected="sat", group="table4",
        summary="for every pair of rounding modes, one FP16 product that they round differently (f16f16, C = 0)")
 def fp16_output_rne(ctx: Context) -> Outcome:
-    m = _m16()
+    m = sm70_f16f16()
     found = []
     for r1, r2 in itertools.combinations(MODES, 2):
         found.append(_dist(f"one product rounded to FP16: {r1} vs {r2}", m.replace(rho=f"{r1}-fp16"),
                            m.replace(rho=f"{r2}-fp16"), 1, C0, ctx))
-    agree = [_run(m, [_value("fp16", a)], [_value("fp16", b)], 0) == _value("fp16", hw) for a, b, hw in FINAL_ROUNDING_ROWS]
+    agree = [_run(m, [paper_value("fp16", a)], [paper_value("fp16", b)], 0) == paper_value("fp16", hw) for a, b, hw in FINAL_ROUNDING_ROWS]
     detail = (f"Property 2: 6 pairs of {'/'.join(MODES)}, each separated by one product. The catalogue's rho is "
               f"{m.rho}; on the paper's published hardware rows (tensor_core_semantics index.html, the two whose "
               f"inputs are FP16 values as printed) sm70 gives the hardware's (RNE) value: {sum(agree)}/{len(agree)}.")
@@ -287,7 +290,7 @@ def fp16_output_rne_model(ctx: Context) -> Outcome:
         m = model_of(arch, "f16f16")
         found.append(ask(f"{arch} f16f16: a*b (C=0) != RNE-FP16(a*b)", m, 1, [tc("m", m), _product("rne", "fp16")],
                          _ne_all("m", ["rne-fp16(a0*b0)"], "fp16"), domain=C0, **_proving(ctx)))
-    return _holds(_outcome("fp16-output-rne-model", "001 Table 4", "unsat", found, _m16(),
+    return _holds(_outcome("fp16-output-rne-model", "001 Table 4", "unsat", found, sm70_f16f16(),
                            "unsat for sm70, sm75, sm80 (f16f16, K=1, C=0): the final rounding is RNE, subnormal "
                            "results included.", ctx))
 
@@ -295,7 +298,7 @@ def fp16_output_rne_model(ctx: Context) -> Outcome:
 # -- 4. truncation, not round-to-zero (§4.2, Table 3) and the rounding of the accumulator --------------
 
 
-def _ieee_sum(rm: str, nominal: bool = False) -> Hyp:
+def ieee_sum(rm: str, nominal: bool = False) -> Hyp:
     """The paper's ``ToFP32(a)*ToFP32(b) (+)_rm c``: the exact product plus c, rounded once to FP32 with ``rm``.
 
     An FP16 product is exact in FP32, so this is one FMA rounded with ``rm``
@@ -320,10 +323,10 @@ def ieee_mul_add(rm: str) -> Hyp:
        expected="sat", group="table4",
        summary="an input a*b + c on which the Volta model (truncated alignment) differs from IEEE round-to-zero")
 def truncation_not_rz(ctx: Context) -> Outcome:
-    m = _m32()
-    hyps = [tc("sm70", m), _ieee_sum("rz")]
+    m = sm70_f16f32()
+    hyps = [tc("sm70", m), ieee_sum("rz")]
     f = ask("truncation != RZ", m, 1, hyps, _ne_all("sm70", ["ieee-rz"]), solver=ctx.solver, timeout=ctx.timeout)
-    t3 = (_value("fp16", "2"), ONE16, _value("fp32", "-1*2^-40"))
+    t3 = (paper_value("fp16", "2"), ONE16, paper_value("fp32", "-1*2^-40"))
     outs, _ = evaluate(m, hyps, Witness((t3[0],), (t3[1],), t3[2]))
     detail = (f"Table 3's input a=2, b=1, c=-2^-40: sm70 {_show('fp32', outs['sm70'])} (the paper's hardware: 2), "
               f"RZ {_show('fp32', outs['ieee-rz'])} (the paper: 2 - 2^-23).")
@@ -336,8 +339,8 @@ def truncation_not_rz(ctx: Context) -> Outcome:
        models=("sm70",), expected="holds", group="table4",
        summary="for a*b + c with a, b, c >= 0 the Volta model equals IEEE RZ: truncation differs only on subtraction")
 def truncation_not_rz_model(ctx: Context) -> Outcome:
-    m = _m32()
-    hyps = [tc("sm70", m), _ieee_sum("rz")]
+    m = sm70_f16f32()
+    hyps = [tc("sm70", m), ieee_sum("rz")]
     every = ask("a,b,c >= 0: sm70 != RZ", m, 1, hyps, _ne_all("sm70", ["ieee-rz"]),
                 domain=Domain(nonneg=True), **_proving(ctx))
     normal = ask("a,b,c >= 0 and normal: sm70 != RZ", m, 1, hyps, _ne_all("sm70", ["ieee-rz"]),
@@ -360,12 +363,12 @@ def truncation_not_rz_model(ctx: Context) -> Outcome:
        expected="sat", group="table4",
        summary="inputs a*b + c separating each pair of IEEE modes, and one on which the Volta model is none of them")
 def rounding_of_accumulator(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     found = []
     for r1, r2 in itertools.combinations(MODES, 2):
-        found.append(ask(f"a*b (+) c: {r1} vs {r2}", m, 1, [_ieee_sum(r1), _ieee_sum(r2)],
+        found.append(ask(f"a*b (+) c: {r1} vs {r2}", m, 1, [ieee_sum(r1), ieee_sum(r2)],
                          _ne_all(f"ieee-{r1}", [f"ieee-{r2}"]), solver=ctx.solver, timeout=ctx.timeout))
-    hyps = [tc("sm70", m)] + [_ieee_sum(rm) for rm in MODES]
+    hyps = [tc("sm70", m)] + [ieee_sum(rm) for rm in MODES]
     none = ask("sm70 differs from RNE, RZ, RU and RD", m, 1, hyps, _ne_all("sm70", [h.name for h in hyps[1:]]),
                solver=ctx.solver, timeout=ctx.timeout)
     detail = "6 pairwise separating inputs (the paper's test generation) and one input on which sm70 is no IEEE mode"
@@ -378,9 +381,9 @@ def rounding_of_accumulator(ctx: Context) -> Outcome:
        expected="holds", group="table4",
        summary="with a, b, c >= 0 the Volta model never exceeds RD(a*b + c): truncation never rounds up")
 def rounding_of_accumulator_model(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     f32 = get_format("fp32")
-    hyps = [tc("sm70", m), _ieee_sum("rd", nominal=True)]  # the product placed as sm70 places it: 12.2 s -> 3.4-3.9 s
+    hyps = [tc("sm70", m), ieee_sum("rd", nominal=True)]  # the product placed as sm70 places it: 12.2 s -> 3.4-3.9 s
     f = ask("a,b,c >= 0: sm70 > RD(a*b + c)", m, 1, hyps,
             lambda alg, x, o: [alg.lt(value_key(alg, f32, o["ieee-rd"]), value_key(alg, f32, o["sm70"]))],
             domain=Domain(nonneg=True), **_proving(ctx))
@@ -408,7 +411,7 @@ def _seq(order: str) -> Hyp:
        expected="sat", group="table4",
        summary="three products whose sequential RZ sum depends on the association; the Volta model gives one answer")
 def accumulation_order(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     f = ask("(p0+p1)+p2 != p0+(p1+p2) in RZ", m, 3, [_seq("left"), _seq("right")],
             _ne_all("sequential-left", ["sequential-right"]), domain=C0, solver=ctx.solver, timeout=ctx.timeout)
     detail = "Property 3 with C = 0."
@@ -424,7 +427,7 @@ def accumulation_order(ctx: Context) -> Outcome:
        models=("sm70",), expected="holds", group="table4",
        summary="sm70 f16f32 (K=4): every adjacent transposition of the products leaves D unchanged (3 proofs)")
 def accumulation_order_model(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     found = transposition_proofs(m, 4, ctx)
     return _holds(_outcome("accumulation-order-model", "001 §4.3", "unsat", found, m,
                            "unsat for each of the 3 adjacent transpositions (they generate every permutation). Each "
@@ -449,7 +452,7 @@ def _normalizing() -> Hyp:
        expected="sat", group="table4",
        summary="positive a, b, c on which normalizing partial sums differs from the Volta model's single normalization")
 def no_normalization(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
 
     def positive(alg: Algebra, x: Inputs, o: dict[str, Int]) -> list[Bool]:
         nz = [alg.not_(unpack(alg, get_format(fmt), v).is_zero) for v, fmt in
@@ -468,7 +471,7 @@ def no_normalization(ctx: Context) -> Outcome:
        summary="on Property 4's domain (two products and C, positive) the unbounded fused sum equals the paper's "
                "27-bit no-normalize register")
 def no_normalization_model(ctx: Context) -> Outcome:
-    m = _m32()
+    m = sm70_f16f32()
     f = _dist("two products + c >= 0: unbounded register == 3 carry bits above the leading 1 (carry_bits=2)",
               m, m.replace(carry_bits=2), 2, Domain(nonneg=True), ctx)
     return _holds(_outcome("no-normalization-model", "001 §4.3", "unsat", [f], m,
@@ -492,7 +495,7 @@ def _normal(alg: Algebra, fmt: str, x: Int) -> Bool:
 @claim("subnormal-inputs", source="001 Table 4 row 'Subnormal FP16 Inputs' (§4.4)", models=("sm70",), expected="sat",
        group="table4", summary="a subnormal FP16 input whose product is a normal FP16: flushing inputs would change D")
 def subnormal_inputs(ctx: Context) -> Outcome:
-    m = _m16()
+    m = sm70_f16f16()
     hyps = [tc("sm70", m), tc("input FTZ", m.replace(ftz_inputs=True))]
     f = ask("a0 subnormal, a0*b0 normal: sm70 != inputs flushed", m, 1, hyps,
             lambda alg, x, o: [_subnormal(alg, "fp16", x.a[0]), _normal(alg, "fp16", o["sm70"]),
@@ -513,14 +516,14 @@ def subnormal_inputs_model(ctx: Context) -> Outcome:
                          lambda alg, x, o: [_subnormal(alg, "fp16", x.a[0]),
                                             _differ(alg, "fp32", o["m"], o["rne-fp32(a0*b0)"])],
                          domain=C0, **_proving(ctx)))
-    return _holds(_outcome("subnormal-inputs-model", "001 §4.4", "unsat", found, _m32(),
+    return _holds(_outcome("subnormal-inputs-model", "001 §4.4", "unsat", found, sm70_f16f32(),
                            "unsat for sm70, sm75, sm80 (f16f32, K=1, C=0, a0 subnormal).", ctx))
 
 
 @claim("subnormal-outputs", source="001 Table 4 row 'Subnormal FP16 Outputs' (§4.4)", models=("sm70",), expected="sat",
        group="table4", summary="normal FP16 inputs whose product is subnormal: flushing the output would change D")
 def subnormal_outputs(ctx: Context) -> Outcome:
-    m = _m16()
+    m = sm70_f16f16()
     flushed = Hyp("output FTZ", "fp16", lambda alg, a, b, c: flush_subnormal(alg, get_format("fp16"),
                                                                             run_model(alg, m, list(a), list(b), c)))
     f = ask("a0, b0 normal, D subnormal: sm70 != output flushed", m, 1, [tc("sm70", m), flushed],
@@ -547,7 +550,7 @@ def subnormal_outputs_model(ctx: Context) -> Outcome:
         found.append(ask(f"{arch} f16f32: zero products, C subnormal, D != C", m32, 1, [tc("m", m32)],
                          lambda alg, x, o: [_subnormal(alg, "fp32", x.c), _differ(alg, "fp32", o["m"], x.c)],
                          domain=Domain(fixed=(("a0", 0),)), **_proving(ctx)))
-    return _holds(_outcome("subnormal-outputs-model", "001 §4.4", "unsat", found, _m16(),
+    return _holds(_outcome("subnormal-outputs-model", "001 §4.4", "unsat", found, sm70_f16f16(),
                            "unsat for sm70, sm75, sm80: gradual underflow of FP16 results, subnormal FP32 results "
                            "kept.", ctx))
 
@@ -555,7 +558,7 @@ def subnormal_outputs_model(ctx: Context) -> Outcome:
 # -- 8. the SMT paper's own Volta model against the catalogue's sm70 --------------------------------------
 
 
-def _paper_volta() -> Hyp:
+def paper_volta() -> Hyp:
     """pyxis-roc/tensor_core_semantics smt/fp_add.py ``fp_add(5, 3)``: exact products as normalized FP32 values, aligned
     at the largest FP32 exponent among them and C, shifted bits discarded, one truncating normalization.
 
@@ -579,12 +582,12 @@ PUBLISHED_ROW = ("1.7060546875*2^15", "-1.7646484375*2^13", "1.9970703125*2^8",
        group="smt-paper", summary="an input on which the SMT paper's Volta model and sm70 differ, and the paper's own "
        "published hardware row that decides between them")
 def volta_alignment(ctx: Context) -> Outcome:
-    m = _m32()
-    hyps = [tc("sm70", m), _paper_volta()]
+    m = sm70_f16f32()
+    hyps = [tc("sm70", m), paper_volta()]
     f = ask("sm70 != the SMT paper's fp_add(5,3)", m, 4, hyps, _ne_all("sm70", ["SMT paper fp_add(5,3)"]),
             domain=Domain(subnormals=False), solver=ctx.solver, timeout=ctx.timeout)
     a1, b1, c, hw, other = PUBLISHED_ROW
-    w = Witness((_value("fp16", a1), 0, 0, 0), (_value("fp16", b1), 0, 0, 0), _value("fp32", c))
+    w = Witness((paper_value("fp16", a1), 0, 0, 0), (paper_value("fp16", b1), 0, 0, 0), paper_value("fp32", c))
     outs, _ = evaluate(m, hyps, w)
     hw_v = Fraction(hw.split("*")[0]) * Fraction(2) ** 29
     near = {k: abs(to_fraction("fp32", v) - hw_v) for k, v in outs.items()}

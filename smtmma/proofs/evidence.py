@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence
 
 from ..formats import format_hex, get_format
 from ..models import Model
-from ..queries._twins import witness_pins
+from ..queries.query_algebra import witness_pins
 from ..queries.distinguish import Witness
 from ..queries.properties.common import QueryResult, pattern_text, show_value
 from ..proof_kernel.blocks import Block, chain_block, pin_block

@@ -4,7 +4,7 @@ The model runs twice, on the lanes and on the lanes with k and k+1
 swapped; nothing is canonicalized, so the two runs are separate circuits.
 Each transposition rests on:
 
-* a chain on both runs (:class:`~smtmma.queries._twins.LemmaChain`): "equal
+* a chain on both runs (:class:`~smtmma.proof_kernel.chain.LemmaChain`): "equal
   e_max" (checked) and instances of the lemmas below (asserted), then
   D = D_swapped (checked);
 * lemmas (:class:`~smtmma.proof_kernel.lemma.Lemma`, each a ``define-fun``
@@ -29,7 +29,7 @@ from ..encodings.rounding import convert_fixed
 from ..encodings.terms import Term
 from ..formats import get_format
 from ..models import Model
-from ..queries._twins import InputSet, QueryAlgebra, Runner, declare_output, fused_parts, output_container
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, declare_output, fused_parts, output_container
 from ..proof_kernel.chain import LemmaChain
 from ..simulate import run_model
 from ..proof_kernel.blocks import chain_block

@@ -8,7 +8,7 @@ from ...errors import InputError
 from ...proof_kernel.blocks import Block, chain_block, pin_block
 from ...models import PARAM_RANGES, Model
 from ...simulate import run_model
-from .._twins import (
+from ..query_algebra import (
     InputSet,
     QueryAlgebra,
     Runner,

@@ -9,7 +9,7 @@ from typing import Any, Optional, Union
 from ...errors import InputError
 from ...formats import Format, Special, format_hex, get_format, to_fraction
 from ...models import Model
-from .._twins import Runner, neg_pattern
+from ..query_algebra import Runner, neg_pattern
 from ..distinguish import EmptyDomainError, ReplayError, Witness, domain_is_empty, replay
 from ..formula import Domain
 

@@ -13,7 +13,7 @@ from ...encodings.concrete import NumpyAlgebra
 from ...errors import InputError
 from ...models import Model
 from ...simulate import run_model
-from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container
+from ..query_algebra import InputSet, QueryAlgebra, Runner, declare_output, output_container
 from ..distinguish import ReplayError, Witness, replay
 from ..formula import Domain
 from .common import QueryResult, check_nonempty, expect_same, make_result, setup_query, unknown_result

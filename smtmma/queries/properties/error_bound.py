@@ -16,7 +16,7 @@ from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
 from ...simulate import run_model
-from .._twins import (
+from ..query_algebra import (
     InputSet,
     QueryAlgebra,
     Runner,
@@ -71,7 +71,7 @@ def error_prover(model: Model, K: int) -> Optional[Callable[..., PartsProof]]:
 
 
 @dataclass(frozen=True)
-class _Bound:
+class Table9Bound:
     """|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))."""
 
     fused: Fraction
@@ -116,7 +116,8 @@ def _missing_error_parts(model: Model) -> str:
     return ""
 
 
-def _table9(model: Model, K: int) -> _Bound:
+def table9_bound(model: Model, K: int) -> Table9Bound:
+    """MMA-Sim Table 9's error bound for ``model`` at length ``K``; InputError where no bound is implemented."""
     kind = model.kind
     missing = _missing_error_parts(model)
     if missing:
@@ -125,16 +126,16 @@ def _table9(model: Model, K: int) -> _Bound:
     if kind == "fma":
         if K != 1:
             raise InputError(f"error-bound: an FMA chain of K={K} rounds K times; Table 9's bound is for one FMA (K=1)")
-        return _Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
+        return Table9Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
     assert model.L is not None
     if K > model.L:
         raise InputError(f"error-bound: Table 9 bounds one FDPA; K must be at most L={model.L}, got {K}")
     if kind == "e-fdpa":
-        return _Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
+        return Table9Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
     assert model.F is not None
     conv = model.conversion
     ulps = Fraction(1) if conv.mode in ("rz", "rd", "ru") else Fraction(1, 2)
-    return _Bound(Fraction(K + 1), ulps, model.F, get_format(conv.fmt))
+    return Table9Bound(Fraction(K + 1), ulps, model.F, get_format(conv.fmt))
 
 
 def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: list[Term]) -> Int:
@@ -238,7 +239,7 @@ class _ErrorFormula:
     of the formats' (FP32 subnormals: 2**-149).
     """
 
-    def __init__(self, model: Model, K: int, domain: Domain, bound: _Bound, *, narrow: bool) -> None:
+    def __init__(self, model: Model, K: int, domain: Domain, bound: Table9Bound, *, narrow: bool) -> None:
         self.narrow = narrow
         alg = self.alg = QueryAlgebra()
         x = self.x = InputSet.of(alg, model, K)
@@ -330,7 +331,7 @@ class _ErrorFormula:
         total = p.wrapped(alg, model.F, model.carry_bits)
         if model.carry_bits is not None:
             chain.prove("the register keeps every carry", alg.eq(total, p.total))
-        natural = _table9(model, x.K).ulps
+        natural = table9_bound(model, x.K).ulps
         err_round = alg.abs(alg.sub(self.d_value, alg.shl(total, sh)))
         chain.prove(f"rounding the fused sum errs by at most {natural} ulp",
                     alg.or_(alg.not_(self.finite), alg.le(alg.mul(err_round, natural.denominator), alg.mul(self.unit_ulp, natural.numerator))))
@@ -384,7 +385,7 @@ def error_bound(
     """
     prop = "error-bound"
     name, K, domain = setup_query(model, name, K, domain, prop)
-    bound = _table9(model, K)
+    bound = table9_bound(model, K)
     if fused is not None:
         bound = replace(bound, fused=Fraction(fused))
     if ulps is not None:
@@ -407,7 +408,7 @@ def error_bound(
         w = f.x.witness(values)
         got = replay_one(model, w)
         expect_same("error-bound d", values["d"], got, w)
-        ratio = _py_ratio(model, bound, w, got)
+        ratio = py_ratio(model, bound, w, got)
         if ratio is not None and ratio > lam:
             return w, got, ratio
         if not f.narrow:
@@ -512,9 +513,9 @@ def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, ve
     return {"tight": str(hi), "attained": str(lo)}
 
 
-def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFormula], run: Runner,
+def _search_witness(model: Model, K: int, bound: Table9Bound, formulas: list[_ErrorFormula], run: Runner,
                     seed: int) -> Optional[tuple[Witness, int, Fraction, Any]]:
-    """A simulated input with a large ratio error/bound (:mod:`._error_search`), confirmed by the solver.
+    """A simulated input with a large ratio error/bound (:mod:`.error_search`), confirmed by the solver.
 
     Returns (witness, D, ratio, block): the block pins the witness in the
     query "error > lam * bound", lam the ratio rounded down to 1/1024, and
@@ -522,7 +523,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
     output or the model is not a one-FDPA with a known alignment exponent.
     """
     from ...proof_kernel.blocks import pin_block
-    from ._error_search import search
+    from .error_search import search
 
     if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa") or model.scale_fmt is not None:
         return None
@@ -531,7 +532,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
         fmts = [(model.a_fmt, x) for x in w.a] + [(model.b_fmt, y) for y in w.b] + [(model.c_fmt, w.c)]
         if any(not isinstance(to_fraction(get_format(f), x), Fraction) for f, x in fmts):
             return None
-        return _py_ratio(model, bound, w, d)
+        return py_ratio(model, bound, w, d)
 
     found = search(model, K, ratio, seed=seed)
     if found is None or found[2] <= 0:
@@ -551,7 +552,7 @@ def _search_witness(model: Model, K: int, bound: _Bound, formulas: list[_ErrorFo
     return w, d, r, block
 
 
-def _py_ratio(model: Model, bound: _Bound, w: Witness, d: int) -> Optional[Fraction]:
+def py_ratio(model: Model, bound: Table9Bound, w: Witness, d: int) -> Optional[Fraction]:
     """|Phi - exact| / bound for a concrete witness, in exact arithmetic (None for an infinite or NaN output)."""
     out = output_container(model)
     vd = py_value(out, d)

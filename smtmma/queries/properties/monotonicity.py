@@ -12,14 +12,14 @@ from ...errors import InputError
 from ...formats import Format, get_format
 from ...models import Model
 from ...simulate import run_model
-from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key, witness_pins
+from ..query_algebra import InputSet, QueryAlgebra, Runner, declare_output, output_container, value_key, witness_pins
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain
 from ...op_proofs import addmul, efdpa, fma, gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...op_proofs.moves import next_moves, smallest_positive
 from ...proof_kernel.blocks import Block, pin_block
 from ...proof_kernel.parts import PartsProof
-from ._monotone_search import search as search_candidates
+from .monotone_search import search as search_candidates
 from .common import (
     QUICK_TIMEOUT,
     QueryResult,

@@ -8,7 +8,7 @@ from ...encodings.algebra import Bool, Int
 from ...models import Model
 from ...proof_kernel.blocks import Block, chain_block, pin_block
 from ...simulate import run_model
-from .._twins import InputSet, QueryAlgebra, Runner, declare_output, output_container, witness_pins
+from ..query_algebra import InputSet, QueryAlgebra, Runner, declare_output, output_container, witness_pins
 from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError, Witness
 from ..formula import Domain

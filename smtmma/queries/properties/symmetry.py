@@ -8,7 +8,7 @@ from ...errors import InputError
 from ...formats import get_format
 from ...models import Model
 from ...simulate import run_model
-from .._twins import (
+from ..query_algebra import (
     InputSet,
     QueryAlgebra,
     Runner,

@@ -18,7 +18,7 @@ import numpy as np
 from ...formats import NAN, INF, Format, classify, get_format
 from ...models import Model
 from ...simulate import simulate_dot
-from .._twins import output_container
+from ..query_algebra import output_container
 from ..distinguish import Witness
 
 

@@ -5,16 +5,20 @@
 * :mod:`~smtmma.op_proofs.trfdpa` (TR-FDPA, Alg. 10) and
   :mod:`~smtmma.op_proofs.gtrfdpa` (GTR-FDPA, Alg. 11: TR-FDPA's proofs with
   the group merge plugged in): error parts and monotonicity;
-* :mod:`~smtmma.op_proofs.gstfdpa` (GST-FDPA, Alg. 9): monotonicity, scales
-  included;
-* :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity;
+* :mod:`~smtmma.op_proofs.tfdpa` also covers ST-FDPA (Alg. 8)'s error parts:
+  its block scales only move each product's exponent;
+* :mod:`~smtmma.op_proofs.gstfdpa` (GST-FDPA, Alg. 9): error parts (the group
+  summand's) and monotonicity, scales included;
+* :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity, symmetry;
 * :mod:`~smtmma.op_proofs.fma` (FMA, Alg. 3, and its chains, Alg. 4):
-  monotonicity;
-* :mod:`~smtmma.op_proofs.addmul` (FTZ-AddMul, Alg. 1-2): monotonicity;
+  monotonicity, symmetry;
+* :mod:`~smtmma.op_proofs.addmul` (FTZ-AddMul, Alg. 1-2): monotonicity,
+  symmetry;
 * :mod:`~smtmma.op_proofs.fused_sum`: what every FDPA's sum shares (the
-  plan, summand and accumulation error parts, the sign lemmas of symmetry);
+  plan, summand and accumulation error parts, the sign lemmas of symmetry,
+  the two-operand adder's);
 * :mod:`~smtmma.op_proofs.rounding`: the final rounding's error and
-  monotonicity;
+  monotonicity, and its output negated;
 * :mod:`~smtmma.op_proofs.moves`: the monotonicity domain, finite
   non-negative inputs and their single moves.
 
@@ -22,7 +26,8 @@ Each op module that proves a property exposes ``supports_<property>(model,
 K)`` and ``prove_<property>(model, K, run, ...)``; the property queries pick
 them from a table keyed by the model's kind
 (:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
-:data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`).  The lemmas are
+:data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`,
+:data:`smtmma.queries.properties.symmetry.SYMMETRY_FACTS`).  The lemmas are
 built over the query algebra (:mod:`smtmma.queries.query_algebra`) and the proof
 kernel (:mod:`smtmma.proof_kernel`).
 """

@@ -1,5 +1,8 @@
 """Facts about CDNA2's FTZ-AddMul (Alg. 1-2, encodings/addmul.py): FTZ-Mul and FTZ-Add monotone in each argument.
 
+:func:`negated_chain_facts` (symmetry): on (-A, B, -C) every FTZ-Mul and FTZ-Add is the original negated, in the
+order the model runs them.
+
 :func:`prove_monotone`: a compositional proof over Alg. 2's tree of IEEE operations, each monotone.
 
 FTZ-AddMul computes D = c + ((p0 + p1) + (p2 + p3)) per group of P = 4 lanes

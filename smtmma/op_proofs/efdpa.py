@@ -1,4 +1,6 @@
-"""Facts about one E-FDPA (Alg. 6, encodings/efdpa.py): its monotonicity in each argument.
+"""Facts about one E-FDPA (Alg. 6, encodings/efdpa.py): its monotonicity in each argument, and its symmetry.
+
+:func:`negated_sum_facts`: on (-A, B, -C) the exact sum is negated, placed summand by placed summand, and so is D.
 
 :func:`prove_monotone`: a compositional proof, D = RNE(c + sum a_k b_k), the sum exact.
 

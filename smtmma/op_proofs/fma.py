@@ -1,4 +1,8 @@
-"""Facts about the FMA (Alg. 3, encodings/fma.py) and chains of FMAs (Alg. 4): monotonicity in each argument.
+"""Facts about the FMA (Alg. 3, encodings/fma.py) and chains of FMAs (Alg. 4): monotonicity in each argument, symmetry.
+
+:func:`negated_chain_facts`: on (-A, B, -C) every FMA of the chain is the
+original negated, through its window adder (facts in the symmetry query's
+own formula, see the end of this module).
 
 :func:`prove_monotone`: raising one input never lowers a chain's D.  First the
 lemmas, on fresh variables.

@@ -93,7 +93,13 @@ class Table9Bound:
         out = []
         if self.fused:
             floor = f", at least {model.emax_floor} (the model's alignment floor)" if model.emax_floor is not None else ""
-            out.append(f"e_max = the largest unbiased exponent among the non-zero products a_k*b_k (e_a + e_b) and c, "
+            if model.kind == "gst-fdpa":  # Alg. 9 line 5: a group summand sits at its scales' exponent
+                summands = "the non-zero group summands (e_sa + e_sb, the group's two scales) and c"
+            elif model.kind == "st-fdpa":  # Alg. 8 line 4: the scales' exponents join each product's
+                summands = "the non-zero scaled products a_k*b_k*s_a*s_b (e_a + e_b + e_sa + e_sb) and c"
+            else:
+                summands = "the non-zero products a_k*b_k (e_a + e_b) and c"
+            out.append(f"e_max = the largest unbiased exponent among {summands}, "
                        f"the exponent the fused sum is aligned at{floor}; 2^(e_max-{self.F}) = one unit of the F={self.F} "
                        "fraction bits kept below it")
         if self.ulps:

@@ -1,8 +1,14 @@
-"""Symmetry: Phi(-A, B, -C) = -Phi(A, B, C) as values, proved with lemmas for one T-FDPA."""
+"""Symmetry: Phi(-A, B, -C) = -Phi(A, B, C) as values, proved with lemma chains in the query's own formula.
+
+One T-/ST-/GST-FDPA: the fused sum of the negated inputs is the negated sum,
+summand by summand; FMA chains, E-FDPA and FTZ-AddMul: each op of the negated
+run is the original op negated (:data:`SYMMETRY_FACTS`, the ops' own facts in
+:mod:`smtmma.op_proofs`).  Any other model: the two runs in one query.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 from ...errors import InputError
 from ...formats import get_format
@@ -38,6 +44,26 @@ from .common import (
     show_value,
     unknown_result,
 )
+
+
+__all__ = ["SYMMETRY_FACTS", "SymmetryFacts", "symmetry"]
+
+
+class SymmetryFacts(NamedTuple):
+    """One op's symmetry facts: whether they cover a model with K lanes, and the proof (``prove(chain, alg, model,
+    x, na, nc, decoded, decoded_c)``: facts in the query's formula that the negated run is the original negated, op
+    by op; returns the fact about D)."""
+
+    supports: Callable[[Model, int], bool]
+    prove: Callable[..., Optional[int]]
+
+
+#: the ops whose datapath is proved negated step by step (T-/ST-/GST-FDPA: the fused-sum chain in :func:`symmetry`)
+SYMMETRY_FACTS: dict[str, SymmetryFacts] = {
+    "fma": SymmetryFacts(fma_proofs.supports_symmetry, fma_proofs.negated_chain_facts),  # Alg. 3-4, FMA by FMA
+    "e-fdpa": SymmetryFacts(efdpa_proofs.supports_symmetry, efdpa_proofs.negated_sum_facts),  # Alg. 6
+    "ftz-addmul": SymmetryFacts(addmul_proofs.supports_symmetry, addmul_proofs.negated_chain_facts),  # Alg. 1-2, op by op
+}
 
 
 def symmetry(
@@ -84,12 +110,9 @@ def symmetry(
     chain.prove("decoding -c gives the fields of c, sign flipped", alg.decoding_lemma(nc, fc), uses=())
     decoded_c = chain.last
     d_fact: Optional[int] = None  # a proved fact: D of the negated inputs has D's fields, sign flipped
-    if lemmas and fma_proofs.supports_symmetry(model, K):  # a chain of FMAs: each step's exact sum negated, then its D
-        d_fact = fma_proofs.negated_chain_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
-    elif lemmas and efdpa_proofs.supports_symmetry(model, K):  # one E-FDPA: its exact sum negated, then its D
-        d_fact = efdpa_proofs.negated_sum_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
-    elif lemmas and addmul_proofs.supports_symmetry(model, K):  # FTZ-AddMul: every mul and add negated, in order
-        d_fact = addmul_proofs.negated_chain_facts(chain, alg, model, x, na, nc, decoded, decoded_c)
+    facts = SYMMETRY_FACTS.get(model.kind)
+    if lemmas and facts is not None and facts.supports(model, K):
+        d_fact = facts.prove(chain, alg, model, x, na, nc, decoded, decoded_c)
     elif lemmas and supports_fused_parts(model, K):
         # each lemma names the lemmas it rests on, so the solver blasts only their terms
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)

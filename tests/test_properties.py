@@ -115,6 +115,30 @@ def test_exact_fdpa_is_symmetric_through_its_exact_sum() -> None:
     assert labels[-1].startswith(f"; lemma {len(labels)}: D of the negated inputs is minus D, as values")
 
 
+def test_chained_fdpas_with_c_added_last_are_symmetric() -> None:
+    """Hopper's FP8 mma (Alg. 5: lanes converted to fp16, two interleaved FDPAs, C added last by an RNE add): each
+    lane's conversion, each FDPA's fused sum and D, and the last add are proved negated in turn (K=2)."""
+    m = M("sm90", "e4m3e4m3f32", "mma")
+    assert m.c_after and m.via == "fp16" and m.interleave == 2
+    r = check_property("symmetry", m, K=2, timeout=120)
+    assert r.verdict == "holds"
+    assert "; lemma 4: lane 0: a converted to fp16 (as the unit reads it) of the negated run decodes to the fields of a" in r.smt2
+    assert "FDPA 2 of lanes 0-1: the negated inputs align at the same e_max" in r.smt2
+    assert "C added last: the exact sum of the negated run has the same magnitude" in r.smt2
+
+
+@pytest.mark.slow
+def test_chained_fdpas_rounding_down_are_not_symmetric() -> None:
+    """The same chain with RD-FP32 conversions: a fact fails, the chain stops, and the query finds a witness, replayed."""
+    m = M("sm90", "e4m3e4m3f32", "mma").replace(rho="rd-fp32")
+    r = check_property("symmetry", m, K=2, timeout=120)
+    assert r.verdict == "fails" and r.witness is not None
+    fa, fc = get_format(m.a_fmt), get_format(m.c_fmt)
+    wn = Witness(tuple(neg_pattern(fa, x) for x in r.witness.a), r.witness.b, neg_pattern(fc, r.witness.c))
+    d, dn = sim(m, r.witness), sim(m, wn)
+    assert r.outputs == {"d": d, "d_neg": dn} and value("fp32", dn) != -value("fp32", d)  # type: ignore[operator]
+
+
 @pytest.mark.slow
 def test_ftz_addmul_is_symmetric_op_by_op() -> None:
     """FTZ-AddMul (Alg. 2, CDNA2): every FTZ-Mul and FTZ-Add of the negated inputs is negated; two infinite products

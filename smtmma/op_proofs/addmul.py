@@ -426,7 +426,7 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
 
     c1 = flush_input_bits(alg, fc, x.c) if model.ftz_inputs else x.c
     c2 = flush_input_bits(alg, fc, nc) if model.ftz_inputs else nc
-    negated_output_fact(chain, alg, f32, c1, c2, "c as the first add reads it (flushed)", [decoded_c])
+    negated_output_fact(chain, alg, f32, c1, c2, "c", [decoded_c], what="c flushed (as the first add reads it)")
     d = (c1, c2, chain.last)
     zero = alg.const(0)
     for k0 in range(0, K, P):

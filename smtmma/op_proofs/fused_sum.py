@@ -195,29 +195,31 @@ def sum_operands(alg: QueryAlgebra, total: Int) -> Optional[list[Int]]:
 
 def negated_sum_lemmas(chain: LemmaChain, alg: QueryAlgebra, terms: Optional[Sequence[Int]], neg_terms: Optional[Sequence[Int]],
                        total: Int, neg_total: Int, uses: Sequence[Sequence[Optional[int]]], *, operand: str, whole: str,
-                 prefix: str = "") -> None:
+                 prefix: str = "", premise: Optional[Bool] = None) -> None:
     """Prove ``neg_total = -total`` operand by operand and running sum by running sum (left to right, as ``sum_all``).
 
     ``uses[k]``: the lemmas operand k rests on; the running sums are rebuilt
     from 0 by the same additions, so they are the very terms of the sum.
     Labels: "<prefix><operand> k ...", "<prefix>running sum k ...", "<whole> ...".
-    :attr:`LemmaChain.last` is the final lemma.
+    :attr:`LemmaChain.last` is the final lemma.  ``premise``: every lemma is
+    stated where it holds (a chained FDPA's c that is NaN keeps its sign).
     """
+    when = (lambda goal: goal) if premise is None else (lambda goal: alg.or_(alg.not_(premise), goal))  # noqa: E731
     if terms is None or neg_terms is None or len(terms) != len(neg_terms):
-        chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)),
+        chain.prove(f"{whole} of the negated inputs is minus {whole}", when(alg.eq(neg_total, alg.neg(total))),
                     uses=[i for u in uses for i in u])
         return
     run = neg_run = alg.const(0)
     last: Optional[int] = None
     for k, (x, y) in enumerate(zip(terms, neg_terms)):
-        chain.prove(f"{prefix}{operand} {k} of the negated inputs is minus {operand} {k}", alg.eq(y, alg.neg(x)),
+        chain.prove(f"{prefix}{operand} {k} of the negated inputs is minus {operand} {k}", when(alg.eq(y, alg.neg(x))),
                     uses=uses[k] if k < len(uses) else [])
         this = chain.last
         run, neg_run = alg.add(run, x), alg.add(neg_run, y)
-        chain.prove(f"{prefix}running sum {k} of the negated inputs is minus running sum {k}", alg.eq(neg_run, alg.neg(run)),
+        chain.prove(f"{prefix}running sum {k} of the negated inputs is minus running sum {k}", when(alg.eq(neg_run, alg.neg(run))),
                     uses=[this, last])
         last = chain.last
-    chain.prove(f"{whole} of the negated inputs is minus {whole}", alg.eq(neg_total, alg.neg(total)), uses=[last])
+    chain.prove(f"{whole} of the negated inputs is minus {whole}", when(alg.eq(neg_total, alg.neg(total))), uses=[last])
 
 
 def negated_sum2_facts(chain: LemmaChain, alg: QueryAlgebra, label: str, x: Term, y: Term, x2: Term, y2: Term,

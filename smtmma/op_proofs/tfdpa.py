@@ -77,19 +77,24 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
+from ..encodings.addmul import add
+from ..encodings.rounding import pack_special, round_pack
 from ..encodings.tfdpa import tfdpa_terms
+from ..formats import Format, get_format
 from ..models import Model
+from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import QueryAlgebra, Runner
-from ..simulate import decode_input
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, summand_lemma
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container
+from ..simulate import decode_input, nan_pattern, run_model
+from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, negated_sum2_facts, negated_sum_lemmas, summand_lemma
 from .moves import nonneg_pattern, raised_pattern
-from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, truncated_rounding, value_le
+from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "composition_lemmas", "distributivity_lemma",
-           "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
-           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "product_step_lemma",
-           "prove_error_bound", "prove_monotone", "realign_lemma", "supports_error_bound", "supports_monotone", "value_lemma"]
+           "converted_pattern", "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
+           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
+           "prove_error_bound", "prove_monotone", "realign_lemma", "supports_chained_symmetry", "supports_error_bound",
+           "supports_monotone", "value_lemma"]
 
 
 # -- the error bound (Table 9) ---------------------------------------------------------------------------
@@ -489,3 +494,99 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
     return run_parts(monotone_lemmas(model, K), run)
+
+
+# -- symmetry of chained FDPAs (Alg. 5: several FDPAs, C added last, inputs converted first) ------------------
+
+
+def supports_chained_symmetry(model: Model, K: int) -> bool:
+    """Whether :func:`negated_chain_facts` applies: T-FDPAs chained by Alg. 5 (K > L, an issue width, or C added
+    last), inputs read as they are or converted (``via``), C and D in one format, no carry limit."""
+    if model.kind != "t-fdpa" or model.L is None or model.scale_fmt is not None or model.ftz_inputs:
+        return False
+    if model.carry_bits is not None or model.zero_emax or model.ieee_zero:
+        return False
+    if model.c_fmt != output_container(model).name:
+        return False
+    return model.c_after or model.issue is not None or K > model.L
+
+
+def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: InputSet, na: list[Int], nc: Int,
+                        decoded: list[Optional[int]], decoded_c: Optional[int]) -> Optional[int]:
+    """Prove, in the symmetry query's own formula, FDPA by FDPA of Alg. 5 on (-A, B, -C), that each step is the
+    original negated: each lane converted (``via``) keeps its fields with the sign flipped; per FDPA, the summands
+    align at the same e_max and the fused sum is negated summand by summand (where the chained c is not NaN), and
+    its D decodes to the original's fields, sign flipped; with ``c_after``, C's RNE add likewise
+    (:func:`~smtmma.op_proofs.fused_sum.negated_sum2_facts`).  The chunks, their lane order (``interleave``) and
+    issues are those run_model forms; each step is the one-FDPA model on them, so its terms are the model's own.
+    Returns the fact about D."""
+    fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
+    fd = output_container(model)
+    K, L0 = len(x.a), model.L
+    assert L0 is not None
+    step = model.replace(c_after=False, issue=None, interleave=None)
+    lane = list(decoded)  # per lane: the fact that -a_k, as the unit reads it, has a_k's fields, sign flipped
+    if model.via is not None and model.via != fa.name:
+        to = get_format(model.via)
+        for k in range(K):
+            conv = [converted_pattern(alg, fa, v, to) for v in (x.a[k], na[k])]
+            negated_output_fact(chain, alg, to, conv[0], conv[1], f"lane {k}", [decoded[k]],
+                                what=f"a converted to {to.name} (as the unit reads it)")
+            lane[k] = chain.last
+    zero = alg.const(0)
+    width = model.issue or K
+    d = d2 = x.c
+    c_fact: Optional[int] = decoded_c
+    for start in range(0, K, width):
+        ks_all = list(range(start, min(start + width, K)))
+        n = len(ks_all)
+        L = L0 if model.issue else max(1, min(n, L0))
+        chunks = -(-max(n, width if model.issue else n) // L)
+        order = list(range(chunks * L))
+        if model.interleave:
+            order.sort(key=lambda k: ((k // model.interleave) % chunks, k))
+        c_in, c_in2, c_in_fact = (x.c, nc, decoded_c) if start == 0 else (d, d2, c_fact)  # this issue's C
+        acc, acc2 = (zero, zero) if model.c_after else (c_in, c_in2)
+        acc_fact: Optional[int] = None if model.c_after else c_in_fact
+        for j in range(chunks):
+            ks = order[j * L:(j + 1) * L]
+            pick = lambda xs: [xs[start + k] if k < n else zero for k in ks]  # noqa: E731
+            a1, a2, b = pick(x.a), pick(na), pick(x.b)
+            facts = [lane[start + k] if k < n else None for k in ks]
+            at = f"FDPA {j + 1} of lanes {start}-{start + n - 1}" if K > L or model.c_after else "the FDPA"
+            p = fused_parts(alg, step, a1, b, acc)
+            q = fused_parts(alg, step, a2, b, acc2)
+            cu = unpack(alg, fc, acc)
+            finite_c = alg.not_(alg.or_(cu.is_nan, cu.is_inf))
+            chain.prove(f"{at}: the negated inputs align at the same e_max", alg.eq(q.e_max, p.e_max),
+                        uses=[*facts, acc_fact])
+            same_emax = chain.last
+            negated_sum_lemmas(chain, alg, p.aligned, q.aligned, p.total, q.total,
+                               [[f, same_emax] for f in facts] + [[acc_fact, same_emax]], operand="summand",
+                               whole="the fused sum", prefix=f"{at}: ", premise=finite_c)
+            summed = chain.last
+            acc, acc2 = run_model(alg, step, a1, b, acc), run_model(alg, step, a2, b, acc2)
+            negated_output_fact(chain, alg, fd, acc, acc2, at, [summed, same_emax, *facts, acc_fact])
+            acc_fact = chain.last
+        if model.c_after:  # C joins last through an RNE add of D's format (Alg. 5 with C after the FDPAs)
+            ux, ux2 = unpack(alg, fd, acc), unpack(alg, fd, acc2)
+            uc, uc2 = decode_input(alg, fc, c_in, fd.name), decode_input(alg, fc, c_in2, fd.name)
+            finite = alg.not_(alg.any([ux.is_nan, ux.is_inf, uc.is_nan, uc.is_inf]))
+            fs = negated_sum2_facts(chain, alg, "C added last", input_term(ux), input_term(uc), input_term(ux2),
+                                    input_term(uc2), [acc_fact], [c_in_fact], finite)
+            nan_bits = nan_pattern(model, fd)
+            acc = add(alg, ux, uc, out=fd, ftz=False, nan_bits=nan_bits)
+            acc2 = add(alg, ux2, uc2, out=fd, ftz=False, nan_bits=nan_bits)
+            negated_output_fact(chain, alg, fd, acc, acc2, "C added last", [fs, acc_fact, c_in_fact])
+            acc_fact = chain.last
+        d, d2, c_fact = acc, acc2, acc_fact
+    return c_fact
+
+
+def converted_pattern(alg: QueryAlgebra, fmt: Format, bits: Int, to: Format) -> Int:
+    """The pattern of ``to`` that :func:`~smtmma.simulate.decode_input` converts ``bits`` (``fmt``) to, exactly (the
+    same terms: its conversion, specials included)."""
+    u = unpack(alg, fmt, bits)
+    conv = round_pack(alg, to, "rne", u.neg, u.sig, alg.sub(u.exp, u.frac))
+    nan_in = to.nan_bits() if to.nan != "none" else 0
+    return pack_special(alg, to, nan_in, u.is_nan, alg.and_(u.is_inf, alg.not_(u.neg)), alg.and_(u.is_inf, u.neg), conv)

@@ -28,6 +28,7 @@ from ..query_algebra import (
 from ...op_proofs import addmul as addmul_proofs
 from ...op_proofs import efdpa as efdpa_proofs
 from ...op_proofs import fma as fma_proofs
+from ...op_proofs import tfdpa as tfdpa_proofs
 from ...op_proofs.fused_sum import negated_sum_lemmas, sum_operands
 from ...proof_kernel.chain import LemmaChain
 from ..distinguish import ReplayError
@@ -60,6 +61,7 @@ class SymmetryFacts(NamedTuple):
 
 #: the ops whose datapath is proved negated step by step (T-/ST-/GST-FDPA: the fused-sum chain in :func:`symmetry`)
 SYMMETRY_FACTS: dict[str, SymmetryFacts] = {
+    "t-fdpa": SymmetryFacts(tfdpa_proofs.supports_chained_symmetry, tfdpa_proofs.negated_chain_facts),  # Alg. 5 chains
     "fma": SymmetryFacts(fma_proofs.supports_symmetry, fma_proofs.negated_chain_facts),  # Alg. 3-4, FMA by FMA
     "e-fdpa": SymmetryFacts(efdpa_proofs.supports_symmetry, efdpa_proofs.negated_sum_facts),  # Alg. 6
     "ftz-addmul": SymmetryFacts(addmul_proofs.supports_symmetry, addmul_proofs.negated_chain_facts),  # Alg. 1-2, op by op

@@ -29,7 +29,7 @@ from .formats import Format, clip, get_format
 from .models import Model
 
 __all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
-           "check_scales"]
+           "check_scales", "lane_scale_index"]
 
 _BACKENDS = ("auto", "native", "numpy")
 
@@ -168,8 +168,8 @@ def run_model(
     width = model.issue or K
     if model.issue:
         L = model.L
-    per_lane_sa = dec_sa and [dec_sa[min(k // model.block, len(dec_sa) - 1)] for k in range(K)]  # type: ignore[operator]
-    per_lane_sb = dec_sb and [dec_sb[min(k // model.block, len(dec_sb) - 1)] for k in range(K)]  # type: ignore[operator]
+    per_lane_sa = dec_sa and [dec_sa[lane_scale_index(k, model.block, len(dec_sa))] for k in range(K)]
+    per_lane_sb = dec_sb and [dec_sb[lane_scale_index(k, model.block, len(dec_sb))] for k in range(K)]
     d = c
     for start in range(0, K, width):
         lanes = range(start, min(start + width, K))
@@ -220,6 +220,12 @@ def _lanes(ks: Sequence[int], K: int) -> str:
     else:
         text = ",".join(map(str, real))
     return text + (", padded" if len(real) < len(ks) else "")
+
+
+def lane_scale_index(k: int, block: Optional[int], count: int) -> int:
+    """Which of ``count`` block scales lane k reads: its block's, k // block (the last one past the end; the first
+    when ``block`` is None)."""
+    return min(k // block, count - 1) if block else 0
 
 
 def decode_input(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:

@@ -36,7 +36,7 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
-from ..simulate import decode_input, output_format, run_model
+from ..simulate import decode_input, lane_scale_index, output_format, run_model
 
 __all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_scales", "lane_summand", "negated_sum2_facts", "negated_sum_lemmas",
            "sum_operands", "summand_lemma"]
@@ -95,12 +95,12 @@ def lane_scales(alg: QueryAlgebra, plan: Plan, x: InputSet) -> tuple[Optional[li
     (None, None, true) when the plan is not block-scaled."""
     if plan.fs is None or x.scale_a is None or x.scale_b is None:
         return None, None, alg.bconst(True)
-    block = plan.model.block or plan.K
+    block = plan.model.block
     da = [unpack(alg, plan.fs, v) for v in x.scale_a]
     db = [unpack(alg, plan.fs, v) for v in x.scale_b]
-    lane = lambda ds, k: ds[min(k // block, len(ds) - 1)]  # noqa: E731
     ok = alg.all(alg.not_(u.is_nan) for u in da + db)
-    return [lane(da, k) for k in range(plan.K)], [lane(db, k) for k in range(plan.K)], ok
+    return ([da[lane_scale_index(k, block, len(da))] for k in range(plan.K)],
+            [db[lane_scale_index(k, block, len(db))] for k in range(plan.K)], ok)
 
 
 def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:

@@ -44,7 +44,7 @@ from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
-from ..simulate import decode_input, run_model
+from ..simulate import decode_input, lane_scale_index, run_model
 from .moves import nonneg_pattern, raised_pattern
 from .fused_sum import Plan, summand_lemma
 from .rounding import monotone_rounding_lemma, truncated_rounding
@@ -185,8 +185,8 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
     uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
     sa = [unpack(alg, fs, v) for v in x.scale_a]
     sb = [unpack(alg, fs, v) for v in x.scale_b]
-    lane_sa = [sa[min(k // model.block, len(sa) - 1)] for k in range(K)]
-    lane_sb = [sb[min(k // model.block, len(sb) - 1)] for k in range(K)]
+    lane_sa = [sa[lane_scale_index(k, model.block, len(sa))] for k in range(K)]
+    lane_sb = [sb[lane_scale_index(k, model.block, len(sb))] for k in range(K)]
     terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, G)[0]
     e_max, total, composed = truncated_rounding(alg, plan, terms)
     alg.assert_(all_finite(alg, *ua, *ub, uc))

@@ -37,7 +37,7 @@ from ..encodings.tfdpa import tfdpa_terms
 from ..errors import InputError, SmtmmaError
 from ..formats import Format, get_format
 from ..models import Model
-from ..simulate import decode_input, output_format
+from ..simulate import decode_input, lane_scale_index, output_format
 from .backends import SolverResult, solve
 from .distinguish import Witness
 from .formula import DotFormula
@@ -388,8 +388,8 @@ def fused_parts(
     lanes_sa = lanes_sb = None
     if dec_sa is not None and dec_sb is not None and model.block:
         last = len(dec_sa) - 1
-        lanes_sa = [dec_sa[min(k // model.block, last)] for k in range(len(a))]
-        lanes_sb = [dec_sb[min(k // model.block, last)] for k in range(len(a))]
+        lanes_sa = [dec_sa[lane_scale_index(k, model.block, last + 1)] for k in range(len(a))]
+        lanes_sb = [dec_sb[lane_scale_index(k, model.block, last + 1)] for k in range(len(a))]
     dec_a, dec_b = [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b]
     dots: list[Int] = []
     if model.kind == "gst-fdpa":  # Alg. 9 lines 1-8: one scaled summand per group

@@ -15,7 +15,7 @@ from ...encodings.tfdpa import scaled_product
 from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
-from ...simulate import run_model
+from ...simulate import lane_scale_index, run_model
 from ..query_algebra import (
     InputSet,
     QueryAlgebra,
@@ -154,11 +154,11 @@ def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: lis
 def _py_group_exponents(model: Model, w: Witness) -> list[int]:
     """GST-FDPA: the exponents of the non-zero group summands (the scales' exponents, Alg. 9 line 5)."""
     assert model.G is not None and model.scale_fmt is not None and w.scale_a is not None and w.scale_b is not None
-    fa, fb, fs, block = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.scale_fmt), model.block or len(w.a)
+    fa, fb, fs, block = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.scale_fmt), model.block
     out = []
     for g0 in range(0, len(w.a), model.G):
         dot = sum(_py_finite(fa, x) * _py_finite(fb, y) for x, y in zip(w.a[g0:g0 + model.G], w.b[g0:g0 + model.G]))
-        j = min(g0 // block, len(w.scale_a) - 1)
+        j = lane_scale_index(g0, block, len(w.scale_a))
         if dot * _py_finite(fs, w.scale_a[j]) * _py_finite(fs, w.scale_b[j]):  # a zero summand sets no exponent
             out.append(decode_scalar(fs, w.scale_a[j])[1] + decode_scalar(fs, w.scale_b[j])[1])
     return out
@@ -194,8 +194,8 @@ def _py_scale(model: Model, w: Witness, k: int) -> Fraction:
     """The factor lane k's block scales multiply its product by (1 without scales): the scales' values."""
     if model.scale_fmt is None or w.scale_a is None or w.scale_b is None:
         return Fraction(1)
-    fs, block = get_format(model.scale_fmt), model.block or len(w.a)
-    j = min(k // block, len(w.scale_a) - 1)
+    fs, block = get_format(model.scale_fmt), model.block
+    j = lane_scale_index(k, block, len(w.scale_a))
     return _py_finite(fs, w.scale_a[j]) * _py_finite(fs, w.scale_b[j])
 
 
@@ -203,10 +203,10 @@ def _py_scale_exponents(model: Model, w: Witness) -> list[int]:
     """Per lane, the exponent its block scales add to its product (Alg. 8 line 4; 0 without scales)."""
     if model.scale_fmt is None or w.scale_a is None or w.scale_b is None:
         return [0] * len(w.a)
-    fs, block = get_format(model.scale_fmt), model.block or len(w.a)
+    fs, block = get_format(model.scale_fmt), model.block
     ea = [decode_scalar(fs, x)[1] for x in w.scale_a]
     eb = [decode_scalar(fs, x)[1] for x in w.scale_b]
-    return [ea[min(k // block, len(ea) - 1)] + eb[min(k // block, len(eb) - 1)] for k in range(len(w.a))]
+    return [ea[lane_scale_index(k, block, len(ea))] + eb[lane_scale_index(k, block, len(eb))] for k in range(len(w.a))]
 
 
 def _range(u_exp: Int, rng: Optional[tuple[int, int]]) -> tuple[int, int]:
@@ -221,9 +221,9 @@ def _lane_scales(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[list, li
     """Each lane's decoded block scales (lane k reads scale k // block); Nones when the model has no scales."""
     if model.scale_fmt is None or x.scale_a is None or x.scale_b is None:
         return [None] * x.K, [None] * x.K
-    fs, block = get_format(model.scale_fmt), model.block or x.K
+    fs, block = get_format(model.scale_fmt), model.block
     da, db = [unpack(alg, fs, v) for v in x.scale_a], [unpack(alg, fs, v) for v in x.scale_b]
-    return ([da[min(k // block, len(da) - 1)] for k in range(x.K)], [db[min(k // block, len(db) - 1)] for k in range(x.K)])
+    return ([da[lane_scale_index(k, block, len(da))] for k in range(x.K)], [db[lane_scale_index(k, block, len(db))] for k in range(x.K)])
 
 
 def _scale_range(sa: Optional[Any], sb: Optional[Any]) -> tuple[int, int]:

@@ -29,7 +29,7 @@ from .formats import Format, clip, get_format
 from .models import Model
 
 __all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
-           "check_scales", "lane_scale_index"]
+           "check_scales", "chunk_order", "fdpa_chunks", "lane_scale_index"]
 
 _BACKENDS = ("auto", "native", "numpy")
 
@@ -188,21 +188,16 @@ def _fdpas(alg: Algebra, model: Model, step: Callable[..., Int], dec_a: list, de
     """Alg. 5 over one instruction's lanes, zero-padded to ``width``: FDPAs of L lanes (interleaved by register when
     the model says so), C first or, with ``c_after``, added last by an RNE add.  ``dec_sa``/``dec_sb``: each lane's scale."""
     K = len(dec_a)
-    chunks = -(-max(K, width) // L)
-    if model.interleave:  # lanes of a register stay together; registers alternate between chunks
-        order = sorted(range(chunks * L), key=lambda k: ((k // model.interleave) % chunks, k))
-    else:
-        order = list(range(chunks * L))
     d = alg.const(0) if model.c_after else c
-    for j in range(chunks):
-        ks = order[j * L : (j + 1) * L]
+    chunks = chunk_order(K, width, L, model.interleave)
+    for j, ks in enumerate(chunks):
         ca = [dec_a[k] if k < K else zero_a for k in ks]
         cb = [dec_b[k] if k < K else zero_b for k in ks]
         sa = sb = None
         if dec_sa is not None and dec_sb is not None:
             sa = [dec_sa[min(k, K - 1)] for k in ks]
             sb = [dec_sb[min(k, K - 1)] for k in ks]
-        alg.note(f"FDPA {j + 1} of {chunks} (lanes {_lanes([k + offset for k in ks], K + offset)})")
+        alg.note(f"FDPA {j + 1} of {len(chunks)} (lanes {_lanes([k + offset for k in ks], K + offset)})")
         d = step(alg, ca, cb, dec_c if j == 0 and not model.c_after else unpack(alg, fd, d), sa, sb)
         alg.note("FDPA result", d, fmt=fd)
     if model.c_after:  # C joins last, through an RNE add of the output format
@@ -210,6 +205,31 @@ def _fdpas(alg: Algebra, model: Model, step: Callable[..., Int], dec_a: list, de
         d = add(alg, unpack(alg, fd, d), dec_c, out=fd, ftz=False, nan_bits=nan_pattern(model, fd))
         alg.note("FDPA result plus C (RNE)", d, fmt=fd)
     return d
+
+
+def chunk_order(lanes: int, width: int, L: int, interleave: Optional[int]) -> list[list[int]]:
+    """The lanes (0-based; ``lanes`` and up are zero padding) each FDPA of one instruction reads, in order (Alg. 5):
+    ceil(max(lanes, width) / L) chunks of L; with ``interleave``, the lanes of a register stay together and
+    registers alternate between chunks."""
+    chunks = -(-max(lanes, width) // L)
+    order = list(range(chunks * L))
+    if interleave:
+        order.sort(key=lambda k: ((k // interleave) % chunks, k))
+    return [order[j * L:(j + 1) * L] for j in range(chunks)]
+
+
+def fdpa_chunks(model: Model, K: int) -> list[list[Optional[int]]]:
+    """Every FDPA :func:`run_model` chains for K lanes (Alg. 5), in order: the lanes it reads (None: a zero pad),
+    issue after issue (``model.issue`` lanes each)."""
+    assert model.L is not None
+    width = model.issue or K
+    L = model.L if model.issue else max(1, min(K, model.L))
+    out: list[list[Optional[int]]] = []
+    for start in range(0, K, width):
+        n = min(start + width, K) - start
+        for ks in chunk_order(n, width if model.issue else n, L, model.interleave):
+            out.append([start + k if k < n else None for k in ks])
+    return out
 
 
 def _lanes(ks: Sequence[int], K: int) -> str:

@@ -139,6 +139,23 @@ def test_chained_fdpas_rounding_down_are_not_symmetric() -> None:
     assert r.outputs == {"d": d, "d_neg": dn} and value("fp32", dn) != -value("fp32", d)  # type: ignore[operator]
 
 
+def test_chained_fdpas_are_not_monotone_the_first_result_crossing_a_power_of_two() -> None:
+    """002 §3.1.4 on the chain's own accumulator (Hopper FP8 mma, Alg. 5): the first FDPA sums exactly to 256 - 2^-16,
+    one lane's b raised lifts it to 256, and the second FDPA's 16 products of 2^-18 then truncate away: D drops from
+    256 + 2^-15 to 256.  The simulator finds it, the solver confirms it, and it is replayed here."""
+    m = M("sm90", "e4m3e4m3f32", "mma")
+    r = check_property("monotonicity", m, K=32, timeout=120)
+    assert r.verdict == "fails" and r.witness is not None and r.extra["raised"] == "b0"
+    w = r.witness
+    w2 = Witness(w.a, tuple(int(x, 16) for x in r.extra["larger"]["b"]), w.c)  # type: ignore[index]
+    assert [i for i, (x, y) in enumerate(zip(w.b, w2.b)) if x != y] == [0] and w2.b[0] == w.b[0] + 1
+    e4 = get_format("e4m3")
+    first = sum(to_fraction(e4, w.a[k]) * to_fraction(e4, w.b[k]) for k in range(32) if (k // 2) % 2 == 0)
+    second = [to_fraction(e4, w.a[k]) * to_fraction(e4, w.b[k]) for k in range(32) if (k // 2) % 2 == 1]
+    assert first == 256 - Fraction(1, 2**16) and second == [Fraction(1, 2**18)] * 16
+    assert (sim(m, w), sim(m, w2)) == (0x43800001, 0x43800000) == (r.outputs["d"], r.outputs["d_larger"])
+
+
 @pytest.mark.slow
 def test_ftz_addmul_is_symmetric_op_by_op() -> None:
     """FTZ-AddMul (Alg. 2, CDNA2): every FTZ-Mul and FTZ-Add of the negated inputs is negated; two infinite products

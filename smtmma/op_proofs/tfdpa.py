@@ -85,7 +85,7 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container
-from ..simulate import decode_input, nan_pattern, run_model
+from ..simulate import chunk_order, decode_input, nan_pattern, run_model
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, negated_sum2_facts, negated_sum_lemmas, summand_lemma
 from .moves import nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
@@ -538,18 +538,13 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     d = d2 = x.c
     c_fact: Optional[int] = decoded_c
     for start in range(0, K, width):
-        ks_all = list(range(start, min(start + width, K)))
-        n = len(ks_all)
+        n = min(start + width, K) - start
         L = L0 if model.issue else max(1, min(n, L0))
-        chunks = -(-max(n, width if model.issue else n) // L)
-        order = list(range(chunks * L))
-        if model.interleave:
-            order.sort(key=lambda k: ((k // model.interleave) % chunks, k))
+        chunks = chunk_order(n, width if model.issue else n, L, model.interleave)  # as run_model chains them
         c_in, c_in2, c_in_fact = (x.c, nc, decoded_c) if start == 0 else (d, d2, c_fact)  # this issue's C
         acc, acc2 = (zero, zero) if model.c_after else (c_in, c_in2)
         acc_fact: Optional[int] = None if model.c_after else c_in_fact
-        for j in range(chunks):
-            ks = order[j * L:(j + 1) * L]
+        for j, ks in enumerate(chunks):
             pick = lambda xs: [xs[start + k] if k < n else zero for k in ks]  # noqa: E731
             a1, a2, b = pick(x.a), pick(na), pick(x.b)
             facts = [lane[start + k] if k < n else None for k in ks]

@@ -11,13 +11,14 @@ trusted: the caller replays the pair and has a solver confirm it.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Optional
 
 import numpy as np
 
-from ...formats import NAN, INF, Format, classify, get_format
+from ...formats import NAN, INF, Format, classify, get_format, to_fraction
 from ...models import Model
-from ...simulate import simulate_dot
+from ...simulate import fdpa_chunks, simulate_dot
 from ..query_algebra import output_container
 from ..distinguish import Witness
 
@@ -50,11 +51,96 @@ def _one(fmt: Format) -> int:
     return int(_pattern(fmt, np.array([0]), np.array([0]))[0])
 
 
+def chain_candidate(model: Model, K: int, *, tries: int = 4000) -> Optional[tuple[str, Witness, Witness]]:
+    """A structured pair for T-FDPAs chained by Alg. 5: 002 §3.1.4's c raised to a power of two, where the c is the
+    chain's own -- the first FDPA's result.
+
+    The first FDPA's lanes sum exactly to 2**e - u (u: the output format's ulp just below 2**e) and one lane's move
+    adds between u and 2u, so that result goes from 2**e - u to 2**e; the second FDPA then aligns one bit higher, and
+    its products -- odd multiples of the smallest product pmin, whose last bit is one unit 2**(e-1-F) before --
+    each lose pmin.  When their sum puts the result just past one of its rounding steps, the loss outweighs the
+    gain u (m: the output's fraction bits; it needs 2**(F-m) small).  C = 0, every other lane 0.  The pair is checked by the simulator; None when the model does not chain
+    FDPAs, a format is wider than 8 bits, or no exact sum is found in ``tries`` movers.
+    """
+    if model.kind != "t-fdpa" or model.F is None or model.L is None or model.scale_fmt is not None or model.ftz_inputs:
+        return None
+    chunks = fdpa_chunks(model, K)
+    fa, fb = get_format(model.a_fmt), get_format(model.b_fmt)
+    if len(chunks) < 2 or fa.bits > 8 or fb.bits > 8:
+        return None
+    first = [k for k in chunks[0] if k is not None]
+    second = [k for k in chunks[1] if k is not None]
+    if len(first) < 2 or not second:
+        return None
+    va = {x: v for x in range(1 << fa.bits) if isinstance(v := to_fraction(fa, x), Fraction) and v > 0}
+    vb = {y: v for y in range(1 << fb.bits) if isinstance(v := to_fraction(fb, y), Fraction) and v > 0}
+    pmin = min(va.values()) * min(vb.values())
+    if pmin.numerator != 1 or pmin.denominator & (pmin.denominator - 1):
+        return None
+    e = model.F + 1 - (pmin.denominator.bit_length() - 1)  # the second FDPA's unit is pmin at e_max = e - 1
+    rfmt = get_format(model.conversion.fmt)
+    T, u = Fraction(2) ** e, Fraction(2) ** (e - 1 - rfmt.man_bits)
+    products = sorted({p * q for p in va.values() for q in vb.values()}, reverse=True)
+    pair_of = {}
+    for x, p in va.items():
+        for y, q in vb.items():
+            pair_of.setdefault(p * q, (x, y))
+    movers = []
+    for x, p in va.items():
+        for y, q in vb.items():
+            q2 = to_fraction(fb, y + 1) if y + 1 < (1 << fb.bits) else None
+            if isinstance(q2, Fraction) and u <= p * (q2 - q) < 2 * u and p * q < T - u:
+                movers.append((p * q, x, y))
+    movers.sort(reverse=True)
+    for p, x, y in movers[:tries]:
+        rest, lanes = T - u - p, []
+        for v in products:  # greedy: the largest product that fits, lane by lane
+            if len(lanes) == len(first) - 1 or rest == 0:
+                break
+            while v <= rest and len(lanes) < len(first) - 1:
+                lanes.append(pair_of[v])
+                rest -= v
+        if rest != 0:
+            continue
+        a, b = [0] * K, [0] * K
+        for k, (xa, yb) in zip(first[1:], lanes):
+            a[k], b[k] = xa, yb
+        a[first[0]], b[first[0]] = x, y
+        # the second FDPA: products with their last bit at pmin (odd multiples q * pmin), t of them q * pmin and the
+        # rest pmin, so that their sum moves the rounded result across one of its steps when each loses pmin
+        rows_a, rows_b = [], []
+        for q in [j for j in range(1, 16, 2) if j * pmin in pair_of]:
+            for t in range(len(second) + 1):
+                ra, rb = list(a), list(b)
+                for i, k in enumerate(second):
+                    ra[k], rb[k] = pair_of[(q if i < t else 1) * pmin]
+                rows_a.append(ra)
+                rows_b.append(rb)
+        moved = [list(rb) for rb in rows_b]
+        for rb in moved:
+            rb[first[0]] = y + 1
+        n = len(rows_a)
+        d = simulate_dot(model, None, np.array(rows_a + rows_a, dtype=np.uint64), np.array(rows_b + moved, dtype=np.uint64),
+                         np.zeros(2 * n, dtype=np.uint64)).astype(np.uint64)
+        out = output_container(model)
+        for i in range(n):
+            v1, v2 = to_fraction(out, int(d[i])), to_fraction(out, int(d[n + i]))
+            if isinstance(v1, Fraction) and isinstance(v2, Fraction) and v2 < v1:
+                return (f"b{first[0]}", Witness(tuple(rows_a[i]), tuple(rows_b[i]), 0),
+                        Witness(tuple(rows_a[i]), tuple(moved[i]), 0))
+        return None  # the construction holds for this model's formats or not at all
+    return None
+
+
 def search(model: Model, K: int, *, seed: int = 0, n: int = 4096, rounds: int = 3) -> Optional[tuple[str, Witness, Witness]]:
     """(label, X, X') with X' = X with input ``label`` raised to its next pattern and a smaller output, or None.
 
-    Only inputs a, b, c move (scales stay at 1.0); every candidate is finite and non-negative.
+    Only inputs a, b, c move (scales stay at 1.0); every candidate is finite and non-negative.  Chained FDPAs first
+    get :func:`chain_candidate`.
     """
+    hit = chain_candidate(model, K)
+    if hit is not None:
+        return hit
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     out = output_container(model)
     rng = np.random.default_rng(seed)

@@ -29,7 +29,7 @@ from .formats import Format, clip, get_format
 from .models import Model
 
 __all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
-           "check_scales", "chunk_order", "fdpa_chunks", "lane_scale_index"]
+           "check_scales", "chunk_order", "converted_pattern", "fdpa_chunks", "lane_scale_index", "lane_scales"]
 
 _BACKENDS = ("auto", "native", "numpy")
 
@@ -156,20 +156,12 @@ def run_model(
     L = max(1, min(K, model.L))
     step = _fdpa_step(model)
     zero_a, zero_b = decode_input(alg, fa, alg.const(0), model.via), decode_input(alg, fb, alg.const(0), model.via)
-    dec_sa = dec_sb = None
-    if model.scale_fmt is not None:
-        if scale_a is None or scale_b is None:
-            raise InputError(f"{model.describe()} needs scale_a and scale_b")
-        sf = get_format(model.scale_fmt)
-        dec_sa = [unpack(alg, sf, x) for x in scale_a]
-        dec_sb = [unpack(alg, sf, x) for x in scale_b]
+    per_lane_sa, per_lane_sb = lane_scales(alg, model, scale_a, scale_b, K)
     # With ``issue``, each instruction's lanes (the last padded with zeros) are one Alg. 5 of their own, and
     # the D of one instruction is the C of the next (placement.py: chained issues).
     width = model.issue or K
     if model.issue:
         L = model.L
-    per_lane_sa = dec_sa and [dec_sa[lane_scale_index(k, model.block, len(dec_sa))] for k in range(K)]
-    per_lane_sb = dec_sb and [dec_sb[lane_scale_index(k, model.block, len(dec_sb))] for k in range(K)]
     d = c
     for start in range(0, K, width):
         lanes = range(start, min(start + width, K))
@@ -248,6 +240,29 @@ def lane_scale_index(k: int, block: Optional[int], count: int) -> int:
     return min(k // block, count - 1) if block else 0
 
 
+def lane_scales(alg: Algebra, model: Model, scale_a: Optional[Lanes], scale_b: Optional[Lanes],
+                K: int) -> tuple[Optional[list[Unpacked]], Optional[list[Unpacked]]]:
+    """Each of K lanes' decoded block scales, lane k reading its block's (:func:`lane_scale_index`); (None, None)
+    when the model has no scales.  All of A's scales are decoded first, then B's."""
+    if model.scale_fmt is None:
+        return None, None
+    if not scale_a or not scale_b:
+        raise InputError(f"{model.describe()} needs scale_a and scale_b")
+    sf = get_format(model.scale_fmt)
+    da = [unpack(alg, sf, x) for x in scale_a]
+    db = [unpack(alg, sf, x) for x in scale_b]
+    return ([da[lane_scale_index(k, model.block, len(da))] for k in range(K)],
+            [db[lane_scale_index(k, model.block, len(db))] for k in range(K)])
+
+
+def converted_pattern(alg: Algebra, u: Unpacked, to: Format) -> Int:
+    """The pattern of ``to`` a decoded input ``u`` converts to exactly (RNE; NaN and infinities kept): what a unit
+    that reads its inputs ``via`` another format sees."""
+    conv = round_pack(alg, to, "rne", u.neg, u.sig, alg.sub(u.exp, u.frac))
+    nan_in = to.nan_bits() if to.nan != "none" else 0
+    return pack_special(alg, to, nan_in, u.is_nan, alg.and_(u.is_inf, alg.not_(u.neg)), alg.and_(u.is_inf, u.neg), conv)
+
+
 def decode_input(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Unpacked:
     """Fields of an input pattern; with ``via``, of its exact conversion to that format first.
 
@@ -258,10 +273,7 @@ def decode_input(alg: Algebra, fmt: Format, bits: Int, via: Optional[str]) -> Un
     if via is None or via == fmt.name:
         return u
     to = get_format(via)
-    conv = round_pack(alg, to, "rne", u.neg, u.sig, alg.sub(u.exp, u.frac))
-    nan_in = to.nan_bits() if to.nan != "none" else 0
-    conv = pack_special(alg, to, nan_in, u.is_nan, alg.and_(u.is_inf, alg.not_(u.neg)), alg.and_(u.is_inf, u.neg), conv)
-    return unpack(alg, to, conv)
+    return unpack(alg, to, converted_pattern(alg, u, to))
 
 
 def flush_input_bits(alg: Algebra, fmt: Format, bits: Int) -> Int:

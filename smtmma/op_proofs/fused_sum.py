@@ -36,10 +36,10 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
-from ..simulate import decode_input, lane_scale_index, output_format, run_model
+from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_scales", "lane_summand", "negated_sum2_facts", "negated_sum_lemmas",
-           "sum_operands", "summand_lemma"]
+__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_sum2_facts", "negated_sum_lemmas",
+           "plan_scales", "sum_operands", "summand_lemma"]
 
 
 class Plan:
@@ -90,17 +90,14 @@ def lane_summand(alg: QueryAlgebra, plan: Plan, suffix: str = "") -> tuple[Term,
     return scaled_product(alg, ua, ub, sa, sb)[0], alg.and_(all_finite(alg, ua, ub), alg.not_(alg.or_(sa.is_nan, sb.is_nan)))
 
 
-def lane_scales(alg: QueryAlgebra, plan: Plan, x: InputSet) -> tuple[Optional[list[Unpacked]], Optional[list[Unpacked]], Bool]:
+def plan_scales(alg: QueryAlgebra, plan: Plan, x: InputSet) -> tuple[Optional[list[Unpacked]], Optional[list[Unpacked]], Bool]:
     """Each lane's decoded scales (its block's: lane k reads scale k // block) and the premise that none is NaN;
     (None, None, true) when the plan is not block-scaled."""
     if plan.fs is None or x.scale_a is None or x.scale_b is None:
         return None, None, alg.bconst(True)
-    block = plan.model.block
-    da = [unpack(alg, plan.fs, v) for v in x.scale_a]
-    db = [unpack(alg, plan.fs, v) for v in x.scale_b]
-    ok = alg.all(alg.not_(u.is_nan) for u in da + db)
-    return ([da[lane_scale_index(k, block, len(da))] for k in range(plan.K)],
-            [db[lane_scale_index(k, block, len(db))] for k in range(plan.K)], ok)
+    sa, sb = lane_scales(alg, plan.model, x.scale_a, x.scale_b, plan.K)
+    ok = alg.all(alg.not_(unpack(alg, plan.fs, v).is_nan) for v in [*x.scale_a, *x.scale_b])  # decoded above, once
+    return sa, sb, ok
 
 
 def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:

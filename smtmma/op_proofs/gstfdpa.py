@@ -44,7 +44,7 @@ from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
-from ..simulate import decode_input, lane_scale_index, run_model
+from ..simulate import decode_input, lane_scales, run_model
 from .moves import nonneg_pattern, raised_pattern
 from .fused_sum import Plan, summand_lemma
 from .rounding import monotone_rounding_lemma, truncated_rounding
@@ -183,15 +183,12 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
     ua = [unpack(alg, plan.fa, v) for v in x.a]
     ub = [unpack(alg, plan.fb, v) for v in x.b]
     uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
-    sa = [unpack(alg, fs, v) for v in x.scale_a]
-    sb = [unpack(alg, fs, v) for v in x.scale_b]
-    lane_sa = [sa[lane_scale_index(k, model.block, len(sa))] for k in range(K)]
-    lane_sb = [sb[lane_scale_index(k, model.block, len(sb))] for k in range(K)]
+    lane_sa, lane_sb = lane_scales(alg, model, x.scale_a, x.scale_b, K)
     terms = gst_terms(alg, ua, ub, uc, lane_sa, lane_sb, G)[0]
     e_max, total, composed = truncated_rounding(alg, plan, terms)
     alg.assert_(all_finite(alg, *ua, *ub, uc))
-    for u in sa + sb:
-        alg.assert_(alg.not_(u.is_nan))
+    for v in [*x.scale_a, *x.scale_b]:  # decoded by run_model above
+        alg.assert_(alg.not_(unpack(alg, fs, v).is_nan))
     goal = alg.all([between(alg, e_max, plan.e_lo, plan.e_hi), alg.eq(d, composed),
                     *(alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, e_max)) for t in terms)])
     label = (f"glue: on finite inputs (scales not NaN) the model's output is rho(S * 2^(e_max-F)), S the sum of the "

@@ -78,20 +78,19 @@ from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
-from ..encodings.rounding import pack_special, round_pack
 from ..encodings.tfdpa import tfdpa_terms
-from ..formats import Format, get_format
+from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container
-from ..simulate import chunk_order, decode_input, nan_pattern, run_model
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, lane_scales, negated_sum2_facts, negated_sum_lemmas, summand_lemma
+from ..simulate import chunk_order, converted_pattern, decode_input, nan_pattern, run_model
+from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_sum2_facts, plan_scales, negated_sum_lemmas, summand_lemma
 from .moves import nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "composition_lemmas", "distributivity_lemma",
-           "converted_pattern", "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
+           "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
            "prove_error_bound", "prove_monotone", "realign_lemma", "supports_chained_symmetry", "supports_error_bound",
            "supports_monotone", "value_lemma"]
@@ -123,7 +122,7 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
     (RZ_F), e_max = the largest non-zero summand's exponent (Alg. 7 lines 5-11).
     """
     g, x, ua, ub, uc, d = glue_inputs(plan)
-    sa, sb, scales_finite = lane_scales(g, plan, x)
+    sa, sb, scales_finite = plan_scales(g, plan, x)
     terms = tfdpa_terms(g, ua, ub, uc, sa, sb)[0]
     e_max, total, composed = truncated_rounding(g, plan, terms)
     g.assert_(g.and_(all_finite(g, *ua, *ub, uc), scales_finite))
@@ -529,7 +528,7 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     if model.via is not None and model.via != fa.name:
         to = get_format(model.via)
         for k in range(K):
-            conv = [converted_pattern(alg, fa, v, to) for v in (x.a[k], na[k])]
+            conv = [converted_pattern(alg, unpack(alg, fa, v), to) for v in (x.a[k], na[k])]
             negated_output_fact(chain, alg, to, conv[0], conv[1], f"lane {k}", [decoded[k]],
                                 what=f"a converted to {to.name} (as the unit reads it)")
             lane[k] = chain.last
@@ -576,12 +575,3 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
             acc_fact = chain.last
         d, d2, c_fact = acc, acc2, acc_fact
     return c_fact
-
-
-def converted_pattern(alg: QueryAlgebra, fmt: Format, bits: Int, to: Format) -> Int:
-    """The pattern of ``to`` that :func:`~smtmma.simulate.decode_input` converts ``bits`` (``fmt``) to, exactly (the
-    same terms: its conversion, specials included)."""
-    u = unpack(alg, fmt, bits)
-    conv = round_pack(alg, to, "rne", u.neg, u.sig, alg.sub(u.exp, u.frac))
-    nan_in = to.nan_bits() if to.nan != "none" else 0
-    return pack_special(alg, to, nan_in, u.is_nan, alg.and_(u.is_inf, alg.not_(u.neg)), alg.and_(u.is_inf, u.neg), conv)

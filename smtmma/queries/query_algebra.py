@@ -37,7 +37,7 @@ from ..encodings.tfdpa import tfdpa_terms
 from ..errors import InputError, SmtmmaError
 from ..formats import Format, get_format
 from ..models import Model
-from ..simulate import decode_input, lane_scale_index, output_format
+from ..simulate import decode_input, lane_scales, output_format
 from .backends import SolverResult, solve
 from .distinguish import Witness
 from .formula import DotFormula
@@ -378,18 +378,7 @@ def fused_parts(
     assert supports_fused_parts(model, len(a)), model
     assert model.F is not None
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    dec_sa = dec_sb = None
-    if model.scale_fmt is not None:
-        if scale_a is None or scale_b is None:
-            raise InputError(f"{model.describe()} needs scales")
-        sf = get_format(model.scale_fmt)
-        dec_sa = [unpack(alg, sf, x) for x in scale_a]
-        dec_sb = [unpack(alg, sf, x) for x in scale_b]
-    lanes_sa = lanes_sb = None
-    if dec_sa is not None and dec_sb is not None and model.block:
-        last = len(dec_sa) - 1
-        lanes_sa = [dec_sa[lane_scale_index(k, model.block, last + 1)] for k in range(len(a))]
-        lanes_sb = [dec_sb[lane_scale_index(k, model.block, last + 1)] for k in range(len(a))]
+    lanes_sa, lanes_sb = lane_scales(alg, model, scale_a, scale_b, len(a))
     dec_a, dec_b = [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b]
     dots: list[Int] = []
     if model.kind == "gst-fdpa":  # Alg. 9 lines 1-8: one scaled summand per group

@@ -15,7 +15,7 @@ from ...encodings.tfdpa import scaled_product
 from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
-from ...simulate import lane_scale_index, run_model
+from ...simulate import lane_scale_index, lane_scales, run_model
 from ..query_algebra import (
     InputSet,
     QueryAlgebra,
@@ -219,11 +219,8 @@ def _range(u_exp: Int, rng: Optional[tuple[int, int]]) -> tuple[int, int]:
 
 def _lane_scales(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[list, list]:
     """Each lane's decoded block scales (lane k reads scale k // block); Nones when the model has no scales."""
-    if model.scale_fmt is None or x.scale_a is None or x.scale_b is None:
-        return [None] * x.K, [None] * x.K
-    fs, block = get_format(model.scale_fmt), model.block
-    da, db = [unpack(alg, fs, v) for v in x.scale_a], [unpack(alg, fs, v) for v in x.scale_b]
-    return ([da[lane_scale_index(k, block, len(da))] for k in range(x.K)], [db[lane_scale_index(k, block, len(db))] for k in range(x.K)])
+    sa, sb = lane_scales(alg, model, x.scale_a, x.scale_b, x.K)
+    return sa or [None] * x.K, sb or [None] * x.K
 
 
 def _scale_range(sa: Optional[Any], sb: Optional[Any]) -> tuple[int, int]:

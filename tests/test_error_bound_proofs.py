@@ -229,3 +229,35 @@ def test_block_scaled_ratio_of_simulated_outputs(arch: str, instr: str) -> None:
         assert ratio <= 1
         worst = max(worst, ratio)
     assert worst > 0  # some input rounds
+
+
+def test_efdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> None:
+    """E-FDPA (Alg. 6) rounds the exact sum once: the proof's facts are about the model's own terms (glue, each placed
+    term = its exact value, the signed sum = the query's exact value) and one rounding lemma applied to them, so the
+    final check is Boolean; the independent checker accepts the file, and a too-small bound gets a replayed witness."""
+    from smtmma.models import Model
+    from smtmma.proof_kernel.blocks import chain_block
+    from smtmma.proofs.check_certificate import check_text
+
+    model = Model("e-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2)
+    r = error_bound(model, K=2, timeout=60)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 8
+    text = r.smt2 or ""
+    facts = [line.split(": ", 1)[1].split(" (uses")[0] for line in text.splitlines() if line.startswith("; lemma ") and "(uses" in line]
+    # the static place is c's last place (an fp16 subnormal's, 2^-24), below e4m3 x e4m3's 2^-18
+    assert facts[:2] == ["a finite D has finite inputs (an infinite or NaN input makes D infinite or NaN)",
+                         "glue (Alg. 6 line 1): on finite inputs D is RNE-fp16 of the exact sum placed at 2^-24"]
+    assert len(facts) == 7 and facts[-1] == "the exact sum's sign and magnitude are the exact value"
+    assert text.count("(define-fun lemma_") == 1  # the rounding lemma (one range of mag: under 2^50), applied to the model's terms
+    passed, summary = check_text(Certificate({"claim": "t"}, [chain_block("e-fdpa bound", text)]).text(), "bitwuzla", 60.0)
+    assert passed, summary
+    small = error_bound(model, K=2, scale=Fraction(1, 2), timeout=60)
+    assert small.verdict == "fails" and small.witness is not None
+    ratio = py_ratio(model, table9_bound(model, 2), small.witness, small.outputs["d"])
+    assert ratio is not None and ratio > Fraction(1, 2)
+
+
+@pytest.mark.slow
+def test_gfx908_f16f32_efdpa_bound_holds() -> None:
+    r = error_bound(model_of("gfx908", "f16f32"), K=4, timeout=300)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 13  # 9 facts, the rounding lemma in 4 ranges of mag's bits

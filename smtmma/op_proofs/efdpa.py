@@ -31,17 +31,19 @@ check-sat expecting unsat:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from fractions import Fraction
+from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import exact_floor, placed, placed_total
+from ..encodings.fused_sum import exact_floor, exact_sum, placed, placed_total
 from ..encodings.rounding import round_pack
 from ..encodings.terms import input_term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..encodings.efdpa import efdpa
 from ..proof_kernel.chain import LemmaChain
+from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
@@ -51,8 +53,8 @@ from .fused_sum import negated_sum_lemmas
 from .moves import finite_nonneg, next_value
 from .rounding import negated_output_fact
 
-__all__ = ["EfdpaShape", "adder_lemmas", "glue_lemma", "negated_sum_facts", "position", "positions", "prove_monotone",
-           "rounding_cases", "rounding_lemmas", "supports_monotone", "supports_symmetry", "term_lemmas"]
+__all__ = ["EfdpaShape", "adder_lemmas", "error_facts", "glue_lemma", "negated_sum_facts", "position", "positions", "prove_monotone",
+           "rounding_cases", "rounding_lemmas", "supports_error_facts", "supports_monotone", "supports_symmetry", "term_lemmas"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
 _CUTS = (50, 100, 200)
@@ -318,6 +320,84 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     proof = run_parts(lemmas, run)
     proof.summary = "glue, term, ring, adder and rounding lemmas composed per input position (the sum at a static place)"
     return proof
+
+
+# -- the error bound (Table 9: 1/2 ulp, the output rounding only) ----------------------------------------
+
+
+def supports_error_facts(model: Model, K: int) -> bool:
+    """Whether :func:`error_facts` covers the model: one E-FDPA whose inputs are read as they are (no flush, no via)."""
+    return model.kind == "e-fdpa" and not model.ftz_inputs and model.via is None and K >= 1
+
+
+def error_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the error query's own formula (``formula``: :class:`~smtmma.queries.properties.error_bound.ErrorFormula`),
+    that leave its final check ``|Phi - exact| > scale * 1/2 ulp`` nothing but Boolean steps.
+
+    Alg. 6 line 1 rounds the exact sum once, so the error is the rounding's.  On the model's own terms, each proved
+    under only the facts it names: a finite D has finite inputs; on finite inputs D is RNE of
+    :func:`~smtmma.encodings.fused_sum.exact_sum`'s (neg, mag) at its static place 2**floor (the glue); each placed
+    term, and so their sum and the signed (neg, mag), is the query's exact value in units of 2**R.  Then, for each
+    scale asked, one lemma on fresh constants (neg, mag, d, X): "d = RNE(neg, mag) and X = (neg, mag)'s value imply
+    no violation" (:meth:`ErrorFormula.violation`, built by the same function as the query), applied to the model's
+    terms.  False when a fact is not proved (the chain says which).
+    """
+    alg, model, x = formula.alg, formula.model, formula.x
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    out = output_format(model)
+    fd = get_format(out.container or out.name)
+    ua = [decode_input(alg, fa, v, model.via) for v in x.a]
+    ub = [decode_input(alg, fb, v, model.via) for v in x.b]
+    uc = decode_input(alg, fc, x.c, fd.name)
+    terms = [product(alg, u, v)[0] for u, v in zip(ua, ub)] + [input_term(uc)]  # Alg. 6: the products, then c
+    floor = exact_floor(terms)
+    neg, mag, lsb = exact_sum(alg, terms)
+    fin = all_finite(alg, *ua, *ub, uc)
+    shift = floor - formula.R
+    chain.prove("a finite D has finite inputs (an infinite or NaN input makes D infinite or NaN)",
+                implies(alg, [formula.finite], fin), uses=[])
+    rne = round_pack(alg, out, "rne", neg, mag, lsb)
+    chain.prove(f"glue (Alg. 6 line 1): on finite inputs D is RNE-{out.name} of the exact sum placed at 2^{floor}",
+                implies(alg, [fin], alg.eq(formula.d, rne)), uses=[])
+    placed_terms = [placed(alg, t, floor) for t in terms]
+    each = []
+    for k, (p, X) in enumerate(zip(placed_terms, formula.exact_terms)):
+        what = f"product {k}" if k < len(x.a) else "c"
+        chain.prove(f"{what}, placed at 2^{floor}, is its exact value (units 2^{formula.R})",
+                    implies(alg, [fin], alg.eq(alg.shl(p, shift), X)), uses=[])
+        each.append(chain.last)
+    chain.prove("the placed sum is the exact value", implies(alg, [fin], alg.eq(alg.shl(alg.sum_all(placed_terms), shift), formula.exact)),
+                uses=each)
+    Y = formula.fixed(alg, neg, mag, lsb, 0)
+    chain.prove("the exact sum's sign and magnitude are the exact value", implies(alg, [fin], alg.eq(Y, formula.exact)),
+                uses=[chain.last])
+    if chain.stopped:
+        return False
+    args = [neg, mag, formula.d, formula.exact]
+    cuts = [c for c in _CUTS if (1 << c) <= mag.hi]
+    cases = list(zip([0, *cuts], [*cuts, None]))
+    done: set[Fraction] = set()
+
+    def rounding_lemma(lam: Fraction) -> None:
+        if lam in done:
+            return
+        done.add(lam)
+
+        for lo, hi in cases:  # one lemma per range of mag's bits: each a few seconds where one is many (and z3's reach)
+
+            def statement(g: Any, v: Sequence[Any], lo: int = lo, hi: Optional[int] = hi) -> Bool:
+                n, m, d, X = v
+                view = formula.output_view(g, unpack(g, formula.out, d))
+                premise = [g.eq(d, round_pack(g, out, "rne", n, m, g.const(floor))), g.eq(formula.fixed(g, n, m, g.const(floor), 0), X),
+                           _in_case(g, m, lo, hi)]
+                return implies(g, premise, g.not_(formula.violation(g, view, X, g.const(0), lam)))
+
+            where = f"2^{lo} <= mag" if hi is None else f"mag < 2^{hi}" if not lo else f"2^{lo} <= mag < 2^{hi}"
+            chain.establish(lemma(f"RNE-{out.name} of (-1)^neg * mag * 2^{floor}, {where}, errs by at most {lam} * 1/2 ulp "
+                                  "(or the output is not finite)", statement, args), args)
+
+    formula.before_script.append(rounding_lemma)
+    return True
 
 
 # -- symmetry: the exact sum of the negated inputs ---------------------------------------------------------

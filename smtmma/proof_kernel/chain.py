@@ -110,6 +110,19 @@ class LemmaChain:
         self.alg.asserts.append(f"(assert {text})")
         self.order.append(("apply", text))
 
+    def establish(self, lemma: Lemma, args: Sequence[Arg]) -> bool:
+        """Prove ``lemma`` on fresh constants (once per chain; the certificate proves it again), then apply it at
+        ``args``; False (and the chain stops) when the solver does not prove it."""
+        if self.stopped:
+            return False
+        if lemma not in self.lemmas:
+            r = self.runner.check(lemma.script(), proof=True)
+            if r.verdict != "unsat":
+                self.stopped = f"lemma {lemma.label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+                return False
+        self.apply(lemma, args)
+        return True
+
     def record(self, label: str, raw: str, uses: Optional[tuple[int, ...]] = None) -> None:
         """A fact proved (unsat of its negation under every assertion so far, or under the facts ``uses``),
         asserted now."""

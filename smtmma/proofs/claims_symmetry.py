@@ -97,8 +97,9 @@ def _nvidia_symmetry(ctx: Context, name: str, part: str) -> Outcome:
               f"rows; {n_proved} of them are the very model proved, the others share its algorithm on other input "
               f"formats); " + ("; ".join(failed + unknown) or "every one holds for all finite inputs"))
     if chained and part == "narrow":
-        detail += (f". Not covered: the {sum(len(r) for _, r in chained)} c_after rows (sm90/sm100 FP8 mma.sync via FP16), "
-                   "which chain FDPAs and add C last")
+        detail += (f". Not covered here: the {sum(len(r) for _, r in chained)} c_after rows (sm90/sm100 FP8 mma.sync via FP16), "
+                   "which chain FDPAs and add C last; the catalogue's property table proves their symmetry, one chain "
+                   "of facts per model (smtmma prove --catalogue --property symmetry; proofs/catalogue/)")
     cert = certificate(name, "000 §6.2.4", [p["model"] for p in proved], verdict, solver, blocks)  # type: ignore[misc]
     covers = [row for p in proved if p["verdict"] == "holds" for row in p["proved_rows"]]  # type: ignore[union-attr]
     return Outcome(verdict, agrees, solver, None, detail, cert, {"proofs": proved}, covers)

@@ -7,7 +7,8 @@ from fractions import Fraction
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ...encodings.algebra import Bool, Int
-from ...encodings.fields import unpack
+from ...encodings.fields import Unpacked, unpack
+from ...encodings.symbolic import SmtAlgebra
 from ...encodings.fused_sum import max_exponent
 from ...encodings.terms import Term, input_term
 from ...encodings.gstfdpa import gst_terms
@@ -26,7 +27,7 @@ from ..query_algebra import (
     supports_fused_parts,
     witness_pins,
 )
-from ...op_proofs import gstfdpa, gtrfdpa, tfdpa, trfdpa
+from ...op_proofs import efdpa, gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...proof_kernel.chain import LemmaChain
 from ...proof_kernel.parts import PartsProof
 from ..distinguish import ReplayError, Witness
@@ -44,7 +45,17 @@ from .common import (
     unknown_result,
 )
 
-__all__ = ["ERROR_PROVERS", "ErrorProver", "error_bound", "error_prover"]
+__all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_prover"]
+
+
+class OutputView(NamedTuple):
+    """An output as the error query reads it: finite, outside the exponent range assumed, its value and its ulp
+    (both in units of 2**R)."""
+
+    finite: Bool
+    outside: Bool
+    value: Int
+    ulp: Int
 
 
 class ErrorProver(NamedTuple):
@@ -62,6 +73,20 @@ ERROR_PROVERS: dict[str, tuple[ErrorProver, ...]] = {
     "gst-fdpa": (ErrorProver(gstfdpa.supports_error_bound, gstfdpa.prove_error_bound),),
     "tr-fdpa": (ErrorProver(trfdpa.supports_error_bound, trfdpa.prove_error_bound),),
     "gtr-fdpa": (ErrorProver(gtrfdpa.supports_error_bound, gtrfdpa.prove_error_bound),),
+}
+
+
+class ErrorFacts(NamedTuple):
+    """Facts an op proves in the error query's own formula (``facts(chain, formula) -> bool``), so that its final
+    check rests on them and on lemmas applied to the model's terms: whether they cover a model with K lanes."""
+
+    supports: Callable[[Model, int], bool]
+    facts: Callable[[LemmaChain, "ErrorFormula"], bool]
+
+
+#: the ops whose error proof is a chain of facts on the model's own terms (tried when no :data:`ERROR_PROVERS` entry runs)
+ERROR_FACTS: dict[str, ErrorFacts] = {
+    "e-fdpa": ErrorFacts(efdpa.supports_error_facts, efdpa.error_facts),
 }
 
 
@@ -230,7 +255,7 @@ def _scale_range(sa: Optional[Any], sb: Optional[Any]) -> tuple[int, int]:
     return sa.exp.lo + sb.exp.lo, sa.exp.hi + sb.exp.hi
 
 
-class _ErrorFormula:
+class ErrorFormula:
     """``|Phi - exact| > scale * bound`` as integers in units of 2**R.
 
     ``narrow``: exponents are clamped to the ranges the domain allows
@@ -281,32 +306,27 @@ class _ErrorFormula:
         else:
             e_lo, e_hi = ud.exp.lo, ud.exp.hi
         R = min(quanta + [max(e_lo, emin_r) - m_r - 1])
-
-        def fixed(neg: Bool, sig: Int, exp: Int, frac: int) -> Int:
-            mag = alg.shl(sig, alg.sub(exp, frac + R))
-            return alg.ite(neg, alg.neg(mag), mag)
-
-        self.exact_terms = [fixed(t.neg, t.sig, alg.clamp(t.exp, lo, hi), t.frac) for t, (lo, hi) in zip(terms, ranges)]
-        exact = alg.sum_all(self.exact_terms)
-        exp_d = alg.clamp(ud.exp, e_lo, e_hi)
-        self.err = alg.abs(alg.sub(fixed(ud.neg, ud.sig, exp_d, ud.frac), exact))
-        self.R, self.d_value = R, fixed(ud.neg, ud.sig, exp_d, ud.frac)
+        self.R, self.e_lo, self.e_hi, self.out, self.bound = R, e_lo, e_hi, out, bound
+        self.exact_terms = [self.fixed(alg, t.neg, t.sig, alg.clamp(t.exp, lo, hi), t.frac) for t, (lo, hi) in zip(terms, ranges)]
+        self.exact = alg.sum_all(self.exact_terms)
+        self.d, self.view = d, self.output_view(alg, ud)
+        self.d_value, self.unit_ulp = self.view.value, self.view.ulp
+        self.err = alg.abs(alg.sub(self.d_value, self.exact))
         if bound.fused:
             e_max = self.e_max = alg.clamp(_alignment_exponent(alg, model, x, terms), lo_e, hi_e)
             self.unit_fused = alg.shl(1, alg.sub(e_max, bound.F + R))
         else:
             self.unit_fused = alg.const(0)
-        zero_ulp = 1 << (emin_r - m_r - R) if emin_r - m_r >= R else 0  # an ulp of zero below the unit: count it as 0 (stricter)
-        self.unit_ulp = alg.ite(ud.is_zero, zero_ulp, alg.shl(1, alg.sub(alg.max(exp_d, emin_r), m_r + R)))
-        finite = alg.not_(alg.or_(ud.is_inf, ud.is_nan))
-        outside = alg.and_(alg.not_(ud.is_zero), alg.or_(alg.lt(ud.exp, e_lo), alg.lt(e_hi, ud.exp)))
-        self.finite, self.outside, self.bound = finite, outside, bound
+        self.finite, self.outside, self.bound = self.view.finite, self.view.outside, bound
         # what :meth:`script` asks about: the domain's inputs, and of them only those whose output is finite
         self.scope = f"every input of the domain ({domain.describe()}) whose D is finite"
         self.model, self.lemma_count = model, 0
+        #: called with the scale before each script (an op's facts that depend on it: a lemma per scale)
+        self.before_script: list[Callable[[Fraction], None]] = []
 
     def prove_lemmas(self, run: Runner) -> LemmaChain:
-        """For one T-FDPA: prove the error of each step, so the final query only adds them up.
+        """Facts that leave the final query little to do: an op's own (:data:`ERROR_FACTS`), or for one T-FDPA the
+        error of each step, so the final query only adds them up.
 
         Each summand loses less than one unit 2**(e_max - F) when aligned;
         the running sums of the aligned summands stay within (j+1) units of
@@ -316,6 +336,11 @@ class _ErrorFormula:
         """
         alg, model, x = self.alg, self.model, self.x
         chain = LemmaChain(alg, run)
+        op = ERROR_FACTS.get(model.kind)
+        if op is not None and op.supports(model, x.K):
+            op.facts(chain, self)
+            self.lemma_count = len(chain.proven)
+            return chain
         if not (self.bound.fused and supports_fused_parts(model, x.K)) or model.F is None:
             return chain
         p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
@@ -341,13 +366,34 @@ class _ErrorFormula:
         self.lemma_count = len(chain.proven)
         return chain
 
+    def fixed(self, alg: SmtAlgebra, neg: Bool, sig: Int, exp: Int, frac: int) -> Int:
+        """(-1)**neg * sig * 2**(exp - frac) in units of 2**R (exp - frac >= R)."""
+        mag = alg.shl(sig, alg.sub(exp, frac + self.R))
+        return alg.ite(neg, alg.neg(mag), mag)
+
+    def output_view(self, alg: SmtAlgebra, ud: Unpacked) -> OutputView:
+        """What the query reads of an output's fields ``ud`` (built in ``alg``: the formula's, or a lemma's)."""
+        m_r, emin_r, R = self.bound.rfmt.man_bits, self.bound.rfmt.emin, self.R
+        exp_d = alg.clamp(ud.exp, self.e_lo, self.e_hi)
+        zero_ulp = 1 << (emin_r - m_r - R) if emin_r - m_r >= R else 0  # an ulp of zero below the unit: count it as 0 (stricter)
+        ulp = alg.ite(ud.is_zero, zero_ulp, alg.shl(1, alg.sub(alg.max(exp_d, emin_r), m_r + R)))
+        outside = alg.and_(alg.not_(ud.is_zero), alg.or_(alg.lt(ud.exp, self.e_lo), alg.lt(self.e_hi, ud.exp)))
+        return OutputView(alg.not_(alg.or_(ud.is_inf, ud.is_nan)), outside, self.fixed(alg, ud.neg, ud.sig, exp_d, ud.frac), ulp)
+
+    def violation(self, alg: SmtAlgebra, view: OutputView, exact: Int, unit_fused: Int, lam: Fraction) -> Bool:
+        """A finite output beyond ``lam`` times the bound (or outside the assumed exponent range), in ``alg``."""
+        f, u = lam * self.bound.fused, lam * self.bound.ulps
+        den = f.denominator * u.denominator
+        rhs = alg.add(alg.mul(unit_fused, int(f * den)), alg.mul(view.ulp, int(u * den)))
+        err = alg.abs(alg.sub(view.value, exact))
+        return alg.and_(view.finite, alg.or_(view.outside, alg.lt(rhs, alg.mul(err, den))))
+
     def script(self, lam: Fraction) -> str:
         """The query: a finite output beyond ``lam`` times the bound (or outside the assumed exponent range)."""
-        alg, bound = self.alg, self.bound
-        f, u = lam * bound.fused, lam * bound.ulps
-        den = f.denominator * u.denominator
-        rhs = alg.add(alg.mul(self.unit_fused, int(f * den)), alg.mul(self.unit_ulp, int(u * den)))
-        beyond = alg.and_(self.finite, alg.or_(self.outside, alg.lt(rhs, alg.mul(self.err, den))))
+        alg = self.alg
+        for hook in self.before_script:
+            hook(lam)
+        beyond = self.violation(alg, self.view, self.exact, self.unit_fused, lam)
         return alg.script(f"(assert {alg.raw_bool(beyond)})")
 
 
@@ -397,15 +443,16 @@ def error_bound(
     if scale < 0 or resolution <= 0:
         raise InputError("error-bound: scale must be >= 0 and resolution > 0")
     run = Runner(solver, timeout, seed)
-    formulas = [_ErrorFormula(model, K, domain, bound, narrow=True)]
+    formulas = [ErrorFormula(model, K, domain, bound, narrow=True)]
     chains: list[Optional[LemmaChain]] = [None]
 
     prover = error_prover(model, K) if lemmas else None
     parts = prover is not None and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
+    counts: dict[Fraction, int] = {}  # per scale proved by a chain: its lemmas and facts
     scopes: dict[Fraction, str] = {}  # per scale proved: the inputs that proof covers (its formula's or its lemmas')
 
-    def violation(f: _ErrorFormula, values: dict[str, int], lam: Fraction) -> Optional[tuple[Witness, int, Fraction]]:
+    def violation(f: ErrorFormula, values: dict[str, int], lam: Fraction) -> Optional[tuple[Witness, int, Fraction]]:
         """The solver's witness replayed: (witness, d, ratio) when it breaks ``lam`` * bound; None when it only left
         the exponent range a narrow formula assumed (the full formula is queued); ReplayError when it breaks nothing."""
         w = f.x.witness(values)
@@ -416,7 +463,7 @@ def error_bound(
             return w, got, ratio
         if not f.narrow:
             raise ReplayError(f"error-bound witness {w} is within {lam} * bound (ratio {ratio})")
-        formulas.append(_ErrorFormula(model, K, domain, bound, narrow=False))  # ask again over the full ranges
+        formulas.append(ErrorFormula(model, K, domain, bound, narrow=False))  # ask again over the full ranges
         chains.append(None)
         return None
 
@@ -449,11 +496,12 @@ def error_bound(
             chain = chains[-1]
             if chain is not None and chain.proven:
                 script = chain.certificate(script.rstrip("\n").rsplit("\n", 1)[-1])
+                counts[lam] = len(chain.proven) + len(chain.lemmas)
             if r.verdict == "unsat":
                 scopes[lam] = f.scope
                 return "holds", None, script
             if r.verdict == "unknown":
-                return "unknown", r.reason, script
+                return "unknown", (chain.stopped if chain is not None and chain.stopped else r.reason), script
             found = violation(f, r.values, lam)
             if found is not None:
                 return "fails", found, script
@@ -476,6 +524,8 @@ def error_bound(
     if verdict == "holds":
         if scale in blocks:
             extra["proof"] = "compositional (full domain: every finite input)"
+        if scale in counts:
+            extra["lemmas"] = counts[scale]
         extra["scope"] = f"{scopes[scale]}, K={K}; a NaN or infinite D is outside the bound"
         return make_result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
                            reason=f"|Phi - exact| <= {bound.describe(scale)} for {extra['scope']}")
@@ -516,7 +566,7 @@ def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, ve
     return {"tight": str(hi), "attained": str(lo)}
 
 
-def _search_witness(model: Model, K: int, bound: Table9Bound, formulas: list[_ErrorFormula], run: Runner,
+def _search_witness(model: Model, K: int, bound: Table9Bound, formulas: list[ErrorFormula], run: Runner,
                     seed: int) -> Optional[tuple[Witness, int, Fraction, Any]]:
     """A simulated input with a large ratio error/bound (:mod:`.error_search`), confirmed by the solver.
 

@@ -238,6 +238,9 @@ def test_efdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> Non
     from smtmma.models import Model
     from smtmma.proof_kernel.blocks import chain_block
     from smtmma.proofs.check_certificate import check_text
+    from smtmma.queries.formula import Domain
+    from smtmma.queries.properties.error_bound import ErrorFormula
+    from smtmma.queries.query_algebra import Runner
 
     model = Model("e-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2)
     r = error_bound(model, K=2, timeout=60)
@@ -255,6 +258,15 @@ def test_efdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> Non
     assert small.verdict == "fails" and small.witness is not None
     ratio = py_ratio(model, table9_bound(model, 2), small.witness, small.outputs["d"])
     assert ratio is not None and ratio > Fraction(1, 2)
+    # narrow exponents put the query's unit 2^R above the static place (fp32 c's 2^-149): the facts then compare in
+    # the finer unit (the query itself is small enough to answer at once, so the facts are asked for here)
+    run = Runner("bitwuzla", 60, 0)
+    wide_c = Model("e-fdpa", "e4m3", "e4m3", "fp32", "fp32", L=2)
+    narrow = ErrorFormula(wide_c, 2, Domain(exp=(-2, 2), cexp=(-4, 4)), table9_bound(wide_c, 2), narrow=True)
+    assert narrow.R > -149
+    chain = narrow.prove_lemmas(run)
+    assert not chain.stopped and len(chain.proven) == 7
+    assert run.check(narrow.script(Fraction(1))).verdict == "unsat" and len(chain.lemmas) == 1
 
 
 @pytest.mark.slow

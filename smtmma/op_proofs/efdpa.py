@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import exact_floor, exact_sum, placed, placed_total
+from ..encodings.fused_sum import exact_floor, exact_sum, placed, placed_total, signed
 from ..encodings.rounding import round_pack
 from ..encodings.terms import input_term, product
 from ..formats import Format, get_format
@@ -353,7 +353,12 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     floor = exact_floor(terms)
     neg, mag, lsb = exact_sum(alg, terms)
     fin = all_finite(alg, *ua, *ub, uc)
-    shift = floor - formula.R
+    shift = floor - formula.R  # below 0 when a domain's narrow exponents put the query's unit above the static place
+
+    def same(g: Any, placed_value: Int, X: Int) -> Bool:
+        """A value placed at 2**floor equals X (units 2**R): compared in the finer of the two units."""
+        return g.eq(g.shl(placed_value, shift), X) if shift >= 0 else g.eq(placed_value, g.shl(X, -shift))
+
     chain.prove("a finite D has finite inputs (an infinite or NaN input makes D infinite or NaN)",
                 implies(alg, [formula.finite], fin), uses=[])
     rne = round_pack(alg, out, "rne", neg, mag, lsb)
@@ -364,12 +369,12 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     for k, (p, X) in enumerate(zip(placed_terms, formula.exact_terms)):
         what = f"product {k}" if k < len(x.a) else "c"
         chain.prove(f"{what}, placed at 2^{floor}, is its exact value (units 2^{formula.R})",
-                    implies(alg, [fin], alg.eq(alg.shl(p, shift), X)), uses=[])
+                    implies(alg, [fin], same(alg, p, X)), uses=[])
         each.append(chain.last)
-    chain.prove("the placed sum is the exact value", implies(alg, [fin], alg.eq(alg.shl(alg.sum_all(placed_terms), shift), formula.exact)),
+    chain.prove("the placed sum is the exact value", implies(alg, [fin], same(alg, alg.sum_all(placed_terms), formula.exact)),
                 uses=each)
-    Y = formula.fixed(alg, neg, mag, lsb, 0)
-    chain.prove("the exact sum's sign and magnitude are the exact value", implies(alg, [fin], alg.eq(Y, formula.exact)),
+    Y = signed(alg, neg, mag)
+    chain.prove("the exact sum's sign and magnitude are the exact value", implies(alg, [fin], same(alg, Y, formula.exact)),
                 uses=[chain.last])
     if chain.stopped:
         return False
@@ -388,7 +393,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
             def statement(g: Any, v: Sequence[Any], lo: int = lo, hi: Optional[int] = hi) -> Bool:
                 n, m, d, X = v
                 view = formula.output_view(g, unpack(g, formula.out, d))
-                premise = [g.eq(d, round_pack(g, out, "rne", n, m, g.const(floor))), g.eq(formula.fixed(g, n, m, g.const(floor), 0), X),
+                premise = [g.eq(d, round_pack(g, out, "rne", n, m, g.const(floor))), same(g, signed(g, n, m), X),
                            _in_case(g, m, lo, hi)]
                 return implies(g, premise, g.not_(formula.violation(g, view, X, g.const(0), lam)))
 

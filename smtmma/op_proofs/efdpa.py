@@ -53,7 +53,7 @@ from .fused_sum import negated_sum_lemmas
 from .moves import finite_nonneg, next_value
 from .rounding import negated_output_fact
 
-__all__ = ["EfdpaShape", "adder_lemmas", "error_facts", "glue_lemma", "negated_sum_facts", "position", "positions", "prove_monotone",
+__all__ = ["EfdpaShape", "adder_lemmas", "error_facts", "glue_lemma", "magnitude_cases", "negated_sum_facts", "position", "positions", "prove_monotone",
            "rounding_cases", "rounding_lemmas", "supports_error_facts", "supports_monotone", "supports_symmetry", "term_lemmas"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
@@ -119,7 +119,12 @@ def _rounding_premise(alg: QueryAlgebra, n1: Bool, m1: Int, n2: Bool, m2: Int) -
 
 def rounding_cases(sh: EfdpaShape) -> list[tuple[int, int | None]]:
     """[lo, hi) bit ranges of M' (powers of two), covering [0, mag_hi]."""
-    cuts = [c for c in _CUTS if (1 << c) <= sh.mag_hi]
+    return magnitude_cases(sh.mag_hi)
+
+
+def magnitude_cases(mag_hi: int) -> list[tuple[int, int | None]]:
+    """[lo, hi) bit ranges (powers of two, :data:`_CUTS`) covering a magnitude in [0, mag_hi]; hi None: unbounded."""
+    cuts = [c for c in _CUTS if (1 << c) <= mag_hi]
     bounds = [0, *cuts]
     return [(lo, hi) for lo, hi in zip(bounds, cuts + [None])]  # type: ignore[operator]
 
@@ -379,8 +384,6 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     if chain.stopped:
         return False
     args = [neg, mag, formula.d, formula.exact]
-    cuts = [c for c in _CUTS if (1 << c) <= mag.hi]
-    cases = list(zip([0, *cuts], [*cuts, None]))
     done: set[Fraction] = set()
 
     def rounding_lemma(lam: Fraction) -> None:
@@ -388,7 +391,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
             return
         done.add(lam)
 
-        for lo, hi in cases:  # one lemma per range of mag's bits: each a few seconds where one is many (and z3's reach)
+        for lo, hi in magnitude_cases(mag.hi):  # one lemma per range of mag's bits: each a few seconds where one is many (and z3's reach)
 
             def statement(g: Any, v: Sequence[Any], lo: int = lo, hi: Optional[int] = hi) -> Bool:
                 n, m, d, X = v

@@ -317,7 +317,7 @@ class ErrorFormula:
             self.unit_fused = alg.shl(1, alg.sub(e_max, bound.F + R))
         else:
             self.unit_fused = alg.const(0)
-        self.finite, self.outside, self.bound = self.view.finite, self.view.outside, bound
+        self.finite, self.outside = self.view.finite, self.view.outside
         # what :meth:`script` asks about: the domain's inputs, and of them only those whose output is finite
         self.scope = f"every input of the domain ({domain.describe()}) whose D is finite"
         self.model, self.lemma_count = model, 0

@@ -240,6 +240,34 @@ def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
 
 
+def test_tr_fdpa_overflow_lemmas_cover_what_the_glue_leaves_out() -> None:
+    """TF32 products reach 2^128 (§4.2): the glue holds where none does, and three lemmas cover the rest (D = +inf,
+    an overflowing product stays so when a or b is raised); FP16 products never overflow, so none are added."""
+    from smtmma.op_proofs import trfdpa
+    from smtmma.op_proofs.fused_sum import Plan
+
+    model = smtmma.lookup("gfx942", "tf32f32").model
+    plan = Plan(model, 4)
+    glue, _ = trfdpa.cdna3_glue(plan, finite_output=False)
+    parts = trfdpa.overflow_lemmas(plan)
+    assert "where no product reaches 2^128" in glue.label
+    assert [p.label.split(" (")[0].split(":")[0] for p in parts] == ["overflow", "overflow stays", "overflow stays"]
+    run = _bitwuzla_or_default()
+    assert [run.check(p.script, proof=True).verdict for p in [glue, *parts]] == ["unsat"] * 4
+    m = smtmma.formats.get_format(model.a_fmt).man_bits
+    big, two = 254 << m, 128 << m  # 2^127 x 2 = 2^128 overflows before the sum: +inf
+    assert sim(model, (big, 0, 0, 0), (two, 0, 0, 0), 0) == 0x7F800000
+    assert trfdpa.overflow_lemmas(Plan(smtmma.lookup("gfx942", "f16f32").model, 4)) == []
+
+
+@pytest.mark.slow  # ~35 s on 2 cores
+def test_gfx942_tf32f32_is_proved_monotone_through_the_property() -> None:
+    """A table cell that had no answer in 120 s (the glue was false where a product overflows): holds by 27 lemmas."""
+    r = check_property("monotonicity", smtmma.lookup("gfx942", "tf32f32").model, timeout=60.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 27
+    assert "overflowing to +inf" in r.reason
+
+
 def _bitwuzla_or_default() -> Runner:
     return Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0)
 

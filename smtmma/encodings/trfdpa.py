@@ -5,18 +5,27 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..formats import Format
-from .algebra import Algebra, Int, IntLike
+from .algebra import Algebra, Bool, Int, IntLike
 from .fields import Unpacked
 from .fused_sum import aligned, max_exponent
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["trfdpa", "overflowing_products", "round_down_with_c", "shift_cut", "sum_at", "c_at", "c_exponent", "product_top"]
+__all__ = ["trfdpa", "overflowing_products", "overflows", "round_down_with_c", "shift_cut", "sum_at", "c_at", "c_exponent", "product_top"]
 
 
 def product_top(t: Term) -> int:
     """The largest leading-bit exponent a product term can reach (it overflows past 127, §4.2)."""
     return t.exp.hi - t.frac + t.sig.hi.bit_length() - 1
+
+
+def overflows(alg: Algebra, t: Term) -> Bool:
+    """Whether a product term is non-zero with |s 2**e| >= 2**128 (its leading bit at exponent 128 or above), where
+    Alg. 10 makes it +/-inf (§4.2); constant false when its range cannot reach that."""
+    if product_top(t) < 128:
+        return alg.bconst(False)
+    lead = alg.add(alg.sub(t.exp, t.frac + 1), alg.bit_length(t.sig))
+    return alg.and_(alg.le(128, lead), alg.ne(t.sig, 0))
 
 
 def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpacked]) -> tuple[list[Term], list[Specials]]:
@@ -25,9 +34,7 @@ def overflowing_products(alg: Algebra, a: Sequence[Unpacked], b: Sequence[Unpack
     for x, y in zip(a, b):
         t, s = product(alg, x, y)
         if product_top(t) >= 128:
-            lead = alg.add(alg.sub(t.exp, t.frac + 1), alg.bit_length(t.sig))
-            over = alg.and_(alg.le(128, lead), alg.ne(t.sig, 0))
-            over = alg.and_(over, alg.not_(s.nan))
+            over = alg.and_(overflows(alg, t), alg.not_(s.nan))
             s = Specials(s.nan, alg.or_(s.pos_inf, alg.and_(over, alg.not_(t.neg))), alg.or_(s.neg_inf, alg.and_(over, t.neg)))
         terms.append(t)
         specials.append(s)

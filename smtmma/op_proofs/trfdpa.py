@@ -22,8 +22,12 @@ exact value; the glue (:func:`cdna3_glue`) and a composition in units
 The whole-model query gives no answer in 300 s (issue 8), nor does the
 second stage as one lemma in 120 s; by stages, every check is small:
 
-* **glue** (the model, all finite inputs): D = rho(S 2**(E-F2)) with S, E
+* **glue** (the model, all finite inputs; TF32 and BF16, whose products
+  can reach 2**128: those where none does): D = rho(S 2**(E-F2)) with S, E
   from the model's own steps (:func:`cdna3_glue`);
+* **overflow** (TF32, BF16; :func:`overflow_lemmas`): a product reaching
+  2**128 makes D = +inf (§4.2), and raising a or b keeps it there; so a
+  move either gives D' = +inf or leaves both runs where the glue holds;
 * **first stage, raising a product's a or b**: the lemmas of the T-FDPA
   proof (:mod:`~smtmma.op_proofs.tfdpa`) on the L products alone, with a margin:
   the raised product gains 4 w more than the others can lose, so
@@ -52,11 +56,12 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.rounding import convert_fixed
-from ..encodings.terms import Term, input_term
+from ..encodings.terms import Term, input_term, product
 from ..encodings.trfdpa import (
     c_at,
     c_exponent,
     overflowing_products,
+    overflows,
     product_top,
     round_down_with_c,
     shift_cut,
@@ -67,7 +72,7 @@ from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_
 from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, summand_lemma
-from .moves import nonneg_pattern, raised_pattern
+from .moves import finite_nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, value_le
 from .tfdpa import (
     MonotoneShape,
@@ -86,7 +91,7 @@ from .tfdpa import (
 )
 
 __all__ = ["MARGIN", "Cdna3Glue", "ProductSums", "ProductsSum", "Stage2", "cdna3_error_applies", "cdna3_error_parts",
-           "cdna3_glue", "cdna3_monotone_applies", "first_stage", "monotone_lemmas", "prove_error_bound",
+           "cdna3_glue", "cdna3_monotone_applies", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
            "prove_error_interval", "prove_monotone", "round_down_lemma", "second_stage_lemmas", "supports_error_bound",
            "supports_monotone", "truncated_products"]
 
@@ -158,12 +163,16 @@ def cdna3_glue(plan: Plan, *, finite_output: bool = True, products: ProductsSum 
     S, E = round_down_with_c(g, T, e_max, ct, F, F2, floor, drop_far_c=gtr)
     composed = convert_fixed(g, plan.rfmt, plan.mode, S, g.sub(E, F2))
     g.assert_(all_finite(g, *ua, *ub, uc, *([ud] if finite_output else [])))
+    bounded = not finite_output and any(product_top(t) >= 128 for t in terms)
+    if bounded:  # an overflowing product makes D infinite (§4.2): :func:`overflow_lemmas` covers those inputs
+        g.assert_(g.not_(g.any(overflows(g, t) for t in terms)))
     if not finite_output:  # the monotonicity proof's stage-1 exponents range over the products' only
         facts.append(g.le(e_max, max(plan.tp.exp.hi, plan.e_lo)))
     facts += [g.eq(d, composed), between(g, e_max, plan.e_lo, plan.e_hi), between(g, E, plan.e_lo, plan.e_hi), g.le(e_max, E),
               g.or_(g.eq(ct.sig, 0), g.le(ct.exp, E)), between(g, T, T.lo, T.hi), between(g, S, S.lo, S.hi)]
     alg_name = "Alg. 11" if gtr else "Alg. 10"
-    glue = Part(f"glue ({alg_name}): on finite inputs{' with a finite output' if finite_output else ''}, the model's output is rho(S * 2^(E-F2)), "
+    where = " with a finite output" if finite_output else " where no product reaches 2^128" if bounded else ""
+    glue = Part(f"glue ({alg_name}): on finite inputs{where}, the model's output is rho(S * 2^(E-F2)), "
                   f"S = RD_F2(T at E) + RD_F(c at E){' (far c dropped)' if gtr else ''}, T the RZ_F-aligned products' sum"
                   f"{' of the two groups, each rounded down at e_max' if gtr else ''}; every exponent bounds its summands",
                   negated_script(g, g.all(facts)))
@@ -298,12 +307,11 @@ MARGIN = 4
 
 def cdna3_monotone_applies(model: Model, K: int) -> bool:
     """What the monotonicity proof of Alg. 10 and 11 assumes: one FDPA (K = L) with F2 >= F, steps 3-4 rounding down,
-    inputs read as they are, and no product reaching 2**128 (§4.2); the kind is the caller's."""
+    inputs read as they are (products that can reach 2**128, §4.2, get :func:`overflow_lemmas`); the kind is the
+    caller's."""
     if model.L is None or K != model.L or model.sum_rz or model.ftz_inputs:
         return False
-    if model.F is None or model.F2 is None or model.F2 < model.F:
-        return False
-    return product_top(Plan(model, K).tp) < 128  # no product reaches 2**128
+    return model.F is not None and model.F2 is not None and model.F2 >= model.F
 
 
 def supports_monotone(model: Model, K: int) -> bool:
@@ -459,13 +467,45 @@ def second_stage_lemmas(sh: MonotoneShape, T_hi: int, S_hi: int) -> list[Part]:
     return lemmas
 
 
+def overflow_lemmas(plan: Plan) -> list[Part]:
+    """Where a product can reach 2**128 (TF32, BF16: §4.2), the inputs the glue leaves out: on finite non-negative
+    inputs an overflowing product makes D = +inf (the model, one run), and raising a or b keeps an overflowing
+    product overflowing ([] when no product can overflow).
+
+    With these, a single move either gives the raised inputs an overflowing product (D' = +inf, not below D) or
+    leaves both runs without one, where the glue and the rest of the proof hold."""
+    if product_top(plan.tp) < 128:
+        return []
+    g, x, ua, ub, uc, d = glue_inputs(plan)
+    for fmt, v in [*((plan.fa, v) for v in x.a), *((plan.fb, v) for v in x.b), (plan.fc, x.c)]:
+        g.assert_(finite_nonneg(g, fmt, v))
+    g.assert_(g.any(overflows(g, product(g, u, v)[0]) for u, v in zip(ua, ub)))
+    ud = unpack(g, plan.out, d)
+    out = [Part("overflow (Alg. 10, §4.2): on finite non-negative inputs, a product reaching 2^128 makes D = +inf",
+                negated_script(g, g.and_(ud.is_inf, g.not_(ud.neg))))]
+    for who in ("a", "b"):
+        h = QueryAlgebra()
+        fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
+        _, u, _, u2 = raised_pattern(h, fmt, who)
+        _, w = nonneg_pattern(h, "y", other)
+        t, t2 = (product(h, u, w)[0], product(h, u2, w)[0]) if who == "a" else (product(h, w, u)[0], product(h, w, u2)[0])
+        h.assert_(overflows(h, t))
+        out.append(Part(f"overflow stays (raising {who}): a product reaching 2^128 still does with {who} at its next value",
+                        negated_script(h, overflows(h, t2))))
+    return out
+
+
 def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the TR-FDPA proof, the glue first (see the module docstring)."""
     lemmas, sh, gl, a_hi = first_stage(model, K, n=K, margin=MARGIN)
-    return lemmas + second_stage_lemmas(sh, K * a_hi, gl.S.hi)
+    return lemmas + second_stage_lemmas(sh, K * a_hi, gl.S.hi) + overflow_lemmas(sh.plan)
 
 
 def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D (TR-FDPA): "holds" with every lemma's
     block (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    return run_parts(monotone_lemmas(model, K), run)
+    lemmas = monotone_lemmas(model, K)
+    proof = run_parts(lemmas, run)
+    if any(p.label.startswith("overflow") for p in lemmas):
+        proof.summary += "; a product overflowing to +inf (§4.2) stays so"
+    return proof

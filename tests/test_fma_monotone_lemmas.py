@@ -45,9 +45,9 @@ def test_only_fma_chains_have_a_shape_and_a_proof() -> None:
         FmaShape.of(model_of("sm90", "f16f32"))
     assert supports_monotone(MODEL, 4) and not supports_monotone(model_of("sm90", "f16f32"), 4)
     assert not supports_monotone(MODEL, 0)
-    hopper = model_of("sm90", "f64f64")  # NaN payloads propagated: not the IEEE FMA chain the glue states
-    assert hopper.nan == "propagate" and not supports_monotone(hopper, 1)
-    assert supports_monotone(hopper.replace(nan="ieee"), 1)
+    hopper = model_of("sm90", "f64f64")  # NaN payloads propagated: the glue states the chain of FMAs of that style
+    assert hopper.nan == "propagate" and supports_monotone(hopper, 1) and FmaShape.of(hopper).nan == "propagate"
+    assert FmaShape.of(hopper.replace(nan="ieee")).nan == "ieee"
 
 
 @pytest.mark.parametrize("label", FAST)

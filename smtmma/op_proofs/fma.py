@@ -109,6 +109,7 @@ class FmaShape:
     low: int
     prod_lead: tuple[int, int]  # non-zero products
     c_lead: tuple[int, int]  # non-zero c
+    nan: str = "ieee"  # the model's NaN style (encodings.fma.fma): "propagate" keeps an operand's payload
 
     @property
     def sig_bits(self) -> int:
@@ -128,7 +129,8 @@ class FmaShape:
         window, low = sum2_window(p, c)
         lp = alg.add(alg.sub(p.exp, p.frac), 1)
         lc = alg.add(alg.sub(c.exp, c.frac), 1)
-        return cls(fmt, window, low, (lp.lo, lp.hi + p.sig.hi.bit_length() - 1), (lc.lo, lc.hi + c.sig.hi.bit_length() - 1))
+        return cls(fmt, window, low, (lp.lo, lp.hi + p.sig.hi.bit_length() - 1), (lc.lo, lc.hi + c.sig.hi.bit_length() - 1),
+                   "propagate" if model.nan == "propagate" else "ieee")
 
 
 @dataclass
@@ -439,11 +441,10 @@ def _product_lemma(sh: FmaShape, moved: bool) -> Part:
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is, IEEE
-    NaNs (the glue equates the model with the chain of IEEE FMAs on every input, NaNs included)."""
+    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is (the
+    glue equates the model with the chain of FMAs of its NaN style on every input; the split lemma, on non-negative
+    operands, meets no NaN)."""
     if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt or K < 1:
-        return False
-    if model.nan == "propagate":  # Hopper's f64 NaN payloads differ from the IEEE FMA's: the glue would be false
         return False
     f = get_format(model.c_fmt)
     return model.via in (None, f.name) and not model.ftz_inputs and f.nan == "ieee" and f.subnormals and f.signed
@@ -629,14 +630,16 @@ def split_lemmas(sh: FmaShape) -> list[Part]:
     x, y = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, input_term(uc))
     r = round_pack(alg, f, "rne", *window_sum(alg, sh.window, x.triple(), y.triple()))
     premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b), nonneg(alg, f, c)]
-    split = alg.eq(fma(alg, ua, ub, uc, out=f), alg.ite(uc.is_inf, f.inf_bits(), r))
-    out = [Part("split (Alg. 3): fma of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
+    split = alg.eq(fma(alg, ua, ub, uc, out=f, nan=sh.nan), alg.ite(uc.is_inf, f.inf_bits(), r))
+    style = " (NaNs propagated: none arises here)" if sh.nan == "propagate" else ""
+    out = [Part(f"split (Alg. 3): fma{style} of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
                   "the window sum of the product's and c's leads", negated_script(alg, implies(alg, premise, split)))]
     alg = QueryAlgebra()
     a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
     ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
     out.append(Part("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", negated_script(alg, implies(
-        alg, [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], alg.eq(fma(alg, ua, ub, uc, out=f), fma(alg, ub, ua, uc, out=f))))))
+        alg, [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)],
+        alg.eq(fma(alg, ua, ub, uc, out=f, nan=sh.nan), fma(alg, ub, ua, uc, out=f, nan=sh.nan))))))
     return out
 
 
@@ -645,8 +648,9 @@ def glue_lemma(model: Model, K: int, sh: FmaShape) -> Part:
     x = InputSet.of(alg, model, K)
     d = x.c
     for a, b in zip(x.a, x.b):
-        d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt)
-    return Part(f"glue (Alg. 4): the model's D is the chain of {K} FMAs, c first (every input)",
+        d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt, nan=sh.nan)
+    style = ", NaN payloads propagated" if sh.nan == "propagate" else ""
+    return Part(f"glue (Alg. 4): the model's D is the chain of {K} FMAs{style}, c first (every input)",
                   negated_script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
 
 

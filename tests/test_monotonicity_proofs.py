@@ -331,12 +331,31 @@ def _nvf4() -> smtmma.Model:
 
 
 def test_gst_fdpa_monotonicity_proof_applies_to_one_scale_per_group() -> None:
-    """nvf4 (UE4M3 per 16 lanes = G) at K = L is covered; mxf4's scale spans two groups, and K < L is another shape."""
+    """nvf4 (UE4M3 per 16 lanes = G) and mxf4 (UE8M0 per 32 lanes, two groups) at K = L are covered; K < L is another
+    shape, and so is a block that splits a group."""
     from smtmma.op_proofs.gstfdpa import supports_monotone
 
     assert supports_monotone(_nvf4(), 64)
     assert not supports_monotone(_nvf4(), 32)
-    assert not supports_monotone(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
+    assert supports_monotone(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
+    assert not supports_monotone(_nvf4().replace(block=8), 64)
+
+
+def test_gst_fdpa_scale_shared_by_two_groups_adds_its_lemmas() -> None:
+    """mxf4: raising a 32-lane scale raises two groups at one exponent: the shared-exponents lemma, the other group's
+    "loses nothing" (sa, sb) and the composition with its slack: each unsat; without the second group's w in the sums'
+    identity it is sat."""
+    from smtmma.op_proofs.gstfdpa import monotone_lemmas
+
+    lemmas = monotone_lemmas(smtmma.lookup("sm100", "mxf4f32", "tcgen05").model, 64)
+    extra = lemmas[45:]
+    assert len(lemmas) == 50 and [lem.label.split(" (")[0].split(":")[0] for lem in extra] == [
+        "exponents, a block scale raised", "raised with it", "raised with it", "composition, the sums", "composition"]
+    run = _bitwuzla_or_default()
+    assert [run.check(lem.script, proof=True).verdict for lem in extra] == ["unsat"] * 5
+    w = re.search(r" \(bvmul \(_ bv1 \d+\) w\)\)", extra[3].script)  # the identity's "+ 1 w", last in its sum
+    assert w is not None
+    assert run.check(extra[3].script.replace(w.group(0), ")")).verdict == "sat"
 
 
 def test_gst_fdpa_group_lemmas_hold() -> None:

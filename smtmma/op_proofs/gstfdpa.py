@@ -23,9 +23,18 @@ group's own (every check a check-sat on fresh variables, expecting unsat):
 * **group step / gain, a scale raised** (fresh p, one scale moved to its next
   value): the exponent does not fall (or the summand was zero), and the gain.
 
-A block scale raises one group's summand only when the block is the group
-(``block == G``: nvf4, one UE4M3 scale per 16 lanes); mxf4's 32-lane scale
-reaches two groups and is not covered.  As in :mod:`~smtmma.op_proofs.tfdpa`,
+A block scale raises one group's summand when the block is the group
+(``block == G``: nvf4, one UE4M3 scale per 16 lanes).  mxf4's 32-lane UE8M0
+scale reaches two groups, which share its exponent (line 5); raising it adds:
+
+* **exponents, a block scale raised**: the m raised groups at one exponent
+  e before and e' after give E <= E', E' = E or e';
+* **raised with it**: the other group of the block loses nothing,
+  2**D A(t', E') >= A(t, E) (the gain lemmas cover the first, a non-zero one
+  when there is one);
+* **composition** with that group's slack in [0, 2**D A(t', E')].
+
+As in :mod:`~smtmma.op_proofs.tfdpa`,
 applying a lemma stated on fresh variables to each of the model's groups is
 the step no solver checks.
 """
@@ -37,7 +46,7 @@ from typing import Callable, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import aligned
+from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.gstfdpa import group_dot, gst_terms, scaled_group
 from ..encodings.terms import Term, input_term, product
 from ..formats import get_format
@@ -57,6 +66,8 @@ from .tfdpa import (
     exponents_lemma,
     gain_goal,
     gain_lemma,
+    capped_shift,
+    fresh_exponents,
     gain_setup,
     realign_lemma,
     value_lemma,
@@ -67,10 +78,11 @@ __all__ = ["GroupSummand", "GstShape", "dot_chain_lemma", "glue_lemma", "monoton
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one GST-FDPA of K = L lanes, one block scale per group, C inside."""
+    """Whether :func:`prove_monotone` applies: one GST-FDPA of K = L lanes, each block of scales whole groups, C inside."""
     return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
-            and model.L % model.G == 0 and model.block == model.G and model.scale_fmt is not None
-            and model.carry_bits is None and not model.c_after and model.via is None and not model.ftz_inputs)
+            and model.L % model.G == 0 and model.block is not None and model.block % model.G == 0
+            and model.scale_fmt is not None and model.carry_bits is None and not model.c_after and model.via is None
+            and not model.ftz_inputs)
 
 
 def supports_error_bound(model: Model, K: int) -> bool:
@@ -379,6 +391,48 @@ def _group_lemmas(g: GstShape) -> list[Part]:
     return out + [_scale_next_lemma(g), *_scaling_lemmas(g), _group_aligned_step_lemma(g)]
 
 
+def _shared_exponents_lemma(g: GstShape, m: int) -> Part:
+    """Raising a block scale that m groups share: on fresh exponents (zero flags) of the groups + c summands, the m
+    raised ones at one exponent e before and e' after (a group's exponent is its scales', Alg. 9 line 5), each a
+    zero or non-zero with e <= e': E <= E', and E' is E or e' (with a raised summand non-zero)."""
+    sh = g.sh
+    p, model = sh.plan, sh.model
+    alg = QueryAlgebra()
+    lo, hi = min(p.tp.exp.lo, p.tc.exp.lo), max(p.tp.exp.hi, p.tc.exp.hi)
+    f = alg.bconst(False)
+    e, e2 = ranged_var(alg, "er", lo, hi), ranged_var(alg, "er_2", lo, hi)  # the raised groups'
+    zs = [(ranged_var(alg, f"zr{i}", 0, 1), ranged_var(alg, f"zr{i}_2", 0, 1)) for i in range(m)]
+    for z, z2 in zs:
+        alg.assert_(alg.or_(alg.eq(z, 0), alg.and_(alg.ne(z2, 0), alg.le(e, e2))))
+    others = [Term(f, ranged_var(alg, f"z{i}", 0, 1), ranged_var(alg, f"e{i}", lo, hi), 0) for i in range(m, sh.n)]
+
+    def e_max(ts: list[Term]) -> Int:
+        out = max_exponent(alg, ts, sh.floor)
+        return alg.max(out, model.emax_floor) if model.emax_floor is not None else out
+
+    E = e_max([Term(f, z, e, 0) for z, _ in zs] + others)
+    E2 = e_max([Term(f, z2, e2, 0) for _, z2 in zs] + others)
+    lifted = alg.and_(alg.any(alg.ne(z2, 0) for _, z2 in zs), alg.eq(E2, e2))
+    return Part(f"exponents, a block scale raised ({m} groups share it, one exponent): E <= E', E' = E or E' = the "
+                "raised groups' exponent", negated_script(alg, alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), lifted))))
+
+
+def _raised_peer_lemma(g: GstShape, who: str) -> Part:
+    """Another group of the block whose scale ``who`` is raised, at E and at E' >= E, E' = E or its own exponent:
+    it loses nothing, 2**D A(t', E') >= A(t, E) >= 0 (slack s = 2**D A(t', E') - A(t, E) >= 0)."""
+    sh = g.sh
+    alg = QueryAlgebra()
+    t, t2, _, _ = _scale_moves(g, alg, who)
+    E, E2 = fresh_exponents(alg, sh)
+    for x, at in ((t, E), (t2, E2)):
+        alg.assert_(alg.or_(alg.eq(x.sig, 0), alg.le(x.exp, at)))
+    alg.assert_(alg.or_(alg.eq(E2, E), alg.eq(E2, t2.exp)))
+    D, _ = capped_shift(alg, sh, E, E2)
+    A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t2, E2, sh.F)
+    return Part(f"raised with it ({who} shared by two groups): the other group loses nothing, 2^D A(t',E') >= A(t,E), "
+                f"D = min(E'-E, {sh.Dc})", negated_script(alg, alg.all([alg.le(0, A), alg.le(A, alg.shl(A2, D))])))
+
+
 def monotone_lemmas(model: Model, K: int) -> list[Part]:
     """Every lemma of the proof, the glue first (see the module docstring)."""
     g = GstShape(model, K)
@@ -389,6 +443,10 @@ def monotone_lemmas(model: Model, K: int) -> list[Part]:
               *_add_step_lemmas(g), *(dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), exponent_step_lemma(sh, "c"),
               gain_lemma(sh, "c", "all"), distributivity_lemma(sh, s_rng), *composition_lemmas(sh, g.a_hi),
               value_lemma(sh, s_rng), monotone_rounding_lemma(sh.plan, s_rng, sh.F)]
+    m = (model.block or g.G) // g.G  # groups that share one block scale (mxf4: 32-lane scales, 16-lane groups)
+    if m > 1:
+        lemmas += [_shared_exponents_lemma(g, m), *(_raised_peer_lemma(g, who) for who in ("sa", "sb")),
+                   *composition_lemmas(sh, g.a_hi, peers=m - 1)]
     return lemmas
 
 

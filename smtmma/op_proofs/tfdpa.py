@@ -414,16 +414,17 @@ def distributivity_lemma(sh: MonotoneShape, s_rng: tuple[int, int]) -> Part:
                   negated_script(alg, goal))
 
 
-def composition_lemmas(sh: MonotoneShape, a_hi: int) -> list[Part]:
+def composition_lemmas(sh: MonotoneShape, a_hi: int, peers: int = 0) -> list[Part]:
     """With B_i = A_i + s_i - w (s_i >= 0, the other summands) and B_0 = A_0 + K w + s_0: sum A <= sum B.
 
-    Written at one bit-width W with every variable bounded far below 2**(W-2)
+    ``peers``: summands 1..peers are raised with the first and lose nothing (B_i = A_i + s_i; GST-FDPA's groups that
+    share a raised block scale).  Written at one bit-width W with every variable bounded far below 2**(W-2)
     (no sum wraps): the rewriter then cancels the sums, where mixed widths
     leave a solver adding inequalities bit by bit (no answer in minutes).
     """
     a_bits, s0_bits = a_hi.bit_length(), a_hi.bit_length() + sh.Dc  # s_0 <= 2**D * A(t', E'); s_i <= w (i >= 1)
     k = sh.gain_k
-    top = (sh.n << a_bits) + (1 << s0_bits) + (k << sh.Dc)  # above sum A + sum s: no sum wraps below 2**W
+    top = ((sh.n + peers) << a_bits) + ((1 + peers) << s0_bits) + (k << sh.Dc)  # above sum A + sum s: no sum wraps
     W = max(64, top.bit_length() + 1)  # bitwuzla cancels these sums at 64 bits, not at 67 (measured)
 
     def lit(v: int) -> str:
@@ -432,24 +433,27 @@ def composition_lemmas(sh: MonotoneShape, a_hi: int) -> list[Part]:
     lines = ["(set-logic QF_BV)", f"(declare-const w (_ BitVec {W}))", f"(assert (bvult w {lit(1 << sh.Dc)}))"]
     for i in range(sh.n):
         lines += [f"(declare-const A{i} (_ BitVec {W}))", f"(assert (bvult A{i} {lit(1 << a_bits)}))",
-                  f"(declare-const s{i} (_ BitVec {W}))", f"(assert (bvult s{i} {lit(1 << (s0_bits if i == 0 else sh.Dc))}))"]
+                  f"(declare-const s{i} (_ BitVec {W}))", f"(assert (bvult s{i} {lit(1 << (s0_bits if i <= peers else sh.Dc))}))"]
     lines.append(f"(define-fun B0 () (_ BitVec {W}) (bvadd A0 s0 (bvmul {lit(k)} w)))")
-    lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvsub (bvadd A{i} s{i}) w))" for i in range(1, sh.n)]
+    lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvadd A{i} s{i}))" for i in range(1, peers + 1)]
+    lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvsub (bvadd A{i} s{i}) w))" for i in range(peers + 1, sh.n)]
     total = " ".join(f"A{i}" for i in range(sh.n))
     total_b = " ".join(f"B{i}" for i in range(sh.n))
     if sh.margin:
         total += f" (bvmul {lit(sh.margin)} w)"
     more = f" + {sh.margin} w" if sh.margin else ""
-    label = (f"composition: {sh.n - 1} summands with A_i <= B_i + w and the raised one with A_0 + {k} w <= B_0 "
+    raised = f" and {peers} raised with it with A_i <= B_i" if peers else ""
+    label = (f"composition: {sh.n - 1 - peers} summands with A_i <= B_i + w{raised} and the raised one with A_0 + {k} w <= B_0 "
              f"(as equalities with slacks s_i >= 0) give sum A{more} <= sum B")
     goal = f"(assert (not (bvule (bvadd {total}) (bvadd {total_b}))))"
     if W <= 64:
         return [Part(label, "\n".join(lines + [goal]) + "\n")]
     # wider than 64 bits bitwuzla no longer cancels the sums under the inequality (no answer in 120 s for GST-FDPA's
     # 86 bits), but proves the identity, and the inequality once the identity is a premise, in well under a second
-    slacks = " ".join(f"s{i}" for i in range(sh.n))
+    slacks = " ".join(f"s{i}" for i in range(sh.n)) + (f" (bvmul {lit(peers)} w)" if peers else "")
     identity = f"(= (bvadd {total_b}) (bvadd (bvadd {total}) (bvadd {slacks})))"
-    return [Part(f"composition, the sums: sum B = (sum A{more}) + sum s (the definitions of the B_i)",
+    extra = f" + {peers} w" if peers else ""
+    return [Part(f"composition, the sums: sum B = (sum A{more}) + sum s{extra} (the definitions of the B_i)",
                    "\n".join(lines + [f"(assert (not {identity}))"]) + "\n"),
             Part(label + " (with the sums' identity above as a premise)",
                    "\n".join(lines + [f"(assert {identity})", goal]) + "\n")]

@@ -28,7 +28,7 @@ from .instr_names import named_shape
 from .formats import Format, clip, get_format
 from .models import Model
 
-__all__ = ["simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
+__all__ = ["issue_chunks", "simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
            "check_scales", "chunk_order", "converted_pattern", "fdpa_chunks", "lane_scale_index", "lane_scales"]
 
 _BACKENDS = ("auto", "native", "numpy")
@@ -151,45 +151,38 @@ def run_model(
             d = fadd(d, s)
             alg.note("accumulator", d, fmt=f32)
         return d
-    # Alg. 5: FDPAs over consecutive chunks of L = min(K, L_max), the last padded with zeros.
-    assert model.L is not None
-    L = max(1, min(K, model.L))
+    # Alg. 5: FDPAs over consecutive chunks of L = min(K, L_max), the last padded with zeros; with ``issue``,
+    # each instruction's lanes are one Alg. 5 of their own, and the D of one is the C of the next (issue_chunks).
     step = _fdpa_step(model)
     zero_a, zero_b = decode_input(alg, fa, alg.const(0), model.via), decode_input(alg, fb, alg.const(0), model.via)
     per_lane_sa, per_lane_sb = lane_scales(alg, model, scale_a, scale_b, K)
-    # With ``issue``, each instruction's lanes (the last padded with zeros) are one Alg. 5 of their own, and
-    # the D of one instruction is the C of the next (placement.py: chained issues).
-    width = model.issue or K
-    if model.issue:
-        L = model.L
+    issues = issue_chunks(model, K)
     d = c
-    for start in range(0, K, width):
-        lanes = range(start, min(start + width, K))
-        if width < K:
-            alg.note(f"instruction {start // width + 1} of {-(-K // width)} (lanes {_lanes(list(lanes), K)})")
-        d = _fdpas(alg, model, step, [dec_a[k] for k in lanes], [dec_b[k] for k in lanes],
-                   dec_c if start == 0 else unpack(alg, fd, d), c if start == 0 else d, zero_a, zero_b,
-                   per_lane_sa and [per_lane_sa[k] for k in lanes], per_lane_sb and [per_lane_sb[k] for k in lanes],
-                   fd, L, start, width if model.issue else len(lanes))
+    for i, (start, chunks) in enumerate(issues):
+        if len(issues) > 1:
+            real = sorted(k for ks in chunks for k in ks if k is not None)
+            alg.note(f"instruction {i + 1} of {len(issues)} (lanes {_lanes(real, K)})")
+        d = _fdpas(alg, model, step, chunks, dec_a, dec_b, dec_c if start == 0 else unpack(alg, fd, d), c if start == 0 else d,
+                   zero_a, zero_b, per_lane_sa, per_lane_sb, fd)
     return d
 
 
-def _fdpas(alg: Algebra, model: Model, step: Callable[..., Int], dec_a: list, dec_b: list, dec_c: Unpacked, c: Int,
-           zero_a: Unpacked, zero_b: Unpacked, dec_sa: Optional[list], dec_sb: Optional[list], fd: Format, L: int,
-           offset: int, width: int) -> Int:
-    """Alg. 5 over one instruction's lanes, zero-padded to ``width``: FDPAs of L lanes (interleaved by register when
-    the model says so), C first or, with ``c_after``, added last by an RNE add.  ``dec_sa``/``dec_sb``: each lane's scale."""
+def _fdpas(alg: Algebra, model: Model, step: Callable[..., Int], chunks: list[list[Optional[int]]], dec_a: list,
+           dec_b: list, dec_c: Unpacked, c: Int, zero_a: Unpacked, zero_b: Unpacked, dec_sa: Optional[list],
+           dec_sb: Optional[list], fd: Format) -> Int:
+    """Alg. 5 over one instruction's FDPAs (``chunks``: the lanes each reads, None a zero pad; :func:`issue_chunks`),
+    C first or, with ``c_after``, added last by an RNE add.  ``dec_sa``/``dec_sb``: each lane's scale."""
     K = len(dec_a)
     d = alg.const(0) if model.c_after else c
-    chunks = chunk_order(K, width, L, model.interleave)
+    last = max(k for ks in chunks for k in ks if k is not None)  # a pad reads the issue's last lane's scales
     for j, ks in enumerate(chunks):
-        ca = [dec_a[k] if k < K else zero_a for k in ks]
-        cb = [dec_b[k] if k < K else zero_b for k in ks]
+        ca = [dec_a[k] if k is not None else zero_a for k in ks]
+        cb = [dec_b[k] if k is not None else zero_b for k in ks]
         sa = sb = None
         if dec_sa is not None and dec_sb is not None:
-            sa = [dec_sa[min(k, K - 1)] for k in ks]
-            sb = [dec_sb[min(k, K - 1)] for k in ks]
-        alg.note(f"FDPA {j + 1} of {len(chunks)} (lanes {_lanes([k + offset for k in ks], K + offset)})")
+            sa = [dec_sa[last if k is None else k] for k in ks]
+            sb = [dec_sb[last if k is None else k] for k in ks]
+        alg.note(f"FDPA {j + 1} of {len(chunks)} (lanes {_lanes(ks, K)})")
         d = step(alg, ca, cb, dec_c if j == 0 and not model.c_after else unpack(alg, fd, d), sa, sb)
         alg.note("FDPA result", d, fmt=fd)
     if model.c_after:  # C joins last, through an RNE add of the output format
@@ -210,23 +203,31 @@ def chunk_order(lanes: int, width: int, L: int, interleave: Optional[int]) -> li
     return [order[j * L:(j + 1) * L] for j in range(chunks)]
 
 
-def fdpa_chunks(model: Model, K: int) -> list[list[Optional[int]]]:
-    """Every FDPA :func:`run_model` chains for K lanes (Alg. 5), in order: the lanes it reads (None: a zero pad),
-    issue after issue (``model.issue`` lanes each)."""
+def issue_chunks(model: Model, K: int) -> list[tuple[int, list[list[Optional[int]]]]]:
+    """The FDPAs :func:`run_model` chains for K lanes (Alg. 5), per instruction issue (``model.issue`` lanes each;
+    one issue without): the issue's first lane and, FDPA by FDPA, the lanes it reads (0-based in the whole dot;
+    None: a zero pad).  An issue's FDPAs read L lanes each (min(K, L) without ``issue``), interleaved by register
+    when the model says so (:func:`chunk_order`)."""
     assert model.L is not None
     width = model.issue or K
     L = model.L if model.issue else max(1, min(K, model.L))
-    out: list[list[Optional[int]]] = []
+    out: list[tuple[int, list[list[Optional[int]]]]] = []
     for start in range(0, K, width):
         n = min(start + width, K) - start
-        for ks in chunk_order(n, width if model.issue else n, L, model.interleave):
-            out.append([start + k if k < n else None for k in ks])
+        out.append((start, [[start + k if k < n else None for k in ks]
+                            for ks in chunk_order(n, width if model.issue else n, L, model.interleave)]))
     return out
 
 
-def _lanes(ks: Sequence[int], K: int) -> str:
-    """Lane list of one FDPA, runs compressed: "0-7", "0,1,4,5" or "8-15, padded" (lanes >= K are zero padding)."""
-    real = [k for k in ks if k < K]
+def fdpa_chunks(model: Model, K: int) -> list[list[Optional[int]]]:
+    """Every FDPA :func:`run_model` chains for K lanes (Alg. 5), in order: the lanes it reads (None: a zero pad),
+    issue after issue (:func:`issue_chunks`)."""
+    return [ks for _, chunks in issue_chunks(model, K) for ks in chunks]
+
+
+def _lanes(ks: Sequence[Optional[int]], K: int) -> str:
+    """Lane list of one FDPA, runs compressed: "0-7", "0,1,4,5" or "8-15, padded" (None or lanes >= K: zero pads)."""
+    real = [k for k in ks if k is not None and k < K]
     if real and real == list(range(real[0], real[-1] + 1)):
         text = f"{real[0]}-{real[-1]}" if len(real) > 1 else str(real[0])
     else:

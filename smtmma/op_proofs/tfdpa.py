@@ -84,7 +84,7 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container
-from ..simulate import chunk_order, converted_pattern, decode_input, nan_pattern, run_model
+from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_sum2_facts, plan_scales, negated_sum_lemmas, summand_lemma
 from .moves import nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
@@ -525,8 +525,7 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     Returns the fact about D."""
     fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
     fd = output_container(model)
-    K, L0 = len(x.a), model.L
-    assert L0 is not None
+    K = len(x.a)
     step = model.replace(c_after=False, issue=None, interleave=None)
     lane = list(decoded)  # per lane: the fact that -a_k, as the unit reads it, has a_k's fields, sign flipped
     if model.via is not None and model.via != fa.name:
@@ -537,21 +536,19 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
                                 what=f"a converted to {to.name} (as the unit reads it)")
             lane[k] = chain.last
     zero = alg.const(0)
-    width = model.issue or K
     d = d2 = x.c
     c_fact: Optional[int] = decoded_c
-    for start in range(0, K, width):
-        n = min(start + width, K) - start
-        L = L0 if model.issue else max(1, min(n, L0))
-        chunks = chunk_order(n, width if model.issue else n, L, model.interleave)  # as run_model chains them
+    issues = issue_chunks(model, K)  # as run_model chains them
+    for start, chunks in issues:
+        end = max(k for ks in chunks for k in ks if k is not None)
         c_in, c_in2, c_in_fact = (x.c, nc, decoded_c) if start == 0 else (d, d2, c_fact)  # this issue's C
         acc, acc2 = (zero, zero) if model.c_after else (c_in, c_in2)
         acc_fact: Optional[int] = None if model.c_after else c_in_fact
         for j, ks in enumerate(chunks):
-            pick = lambda xs: [xs[start + k] if k < n else zero for k in ks]  # noqa: E731
+            pick = lambda xs: [xs[k] if k is not None else zero for k in ks]  # noqa: E731
             a1, a2, b = pick(x.a), pick(na), pick(x.b)
-            facts = [lane[start + k] if k < n else None for k in ks]
-            at = f"FDPA {j + 1} of lanes {start}-{start + n - 1}" if K > L or model.c_after else "the FDPA"
+            facts = [lane[k] if k is not None else None for k in ks]
+            at = f"FDPA {j + 1} of lanes {start}-{end}" if K > len(ks) or model.c_after else "the FDPA"
             p = fused_parts(alg, step, a1, b, acc)
             q = fused_parts(alg, step, a2, b, acc2)
             cu = unpack(alg, fc, acc)

@@ -442,3 +442,28 @@ def test_sm90_f64f64_is_proved_monotone_through_the_property() -> None:
     r = check_property("monotonicity", smtmma.lookup("sm90", "f64f64").model, timeout=60.0)
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 35
     assert r.blocks[0].label.startswith("glue (Alg. 4): the model's D is the chain of 4 FMAs, NaN payloads propagated")
+
+
+def test_a_chain_with_c_added_last_is_glued_to_its_fdpa_steps() -> None:
+    """sm90's FP8 mma (FDPAs chained from 0 on lanes converted to FP16, then C by an RNE add): the chain proof's glue
+    is the model's own terms (unsat at once), its step is the one-FDPA model on FP16 lanes with C inside, and the
+    conversion keeps the order of e4m3 and e5m2 values."""
+    from smtmma.op_proofs import tfdpa
+
+    model = smtmma.lookup("sm90", "e4m3e5m2f16", "mma").model
+    step = tfdpa.chain_step(model)
+    assert step.describe() == "t-fdpa:L=16,F=25,rho=rne-fp16" and (step.a_fmt, step.b_fmt) == ("fp16", "fp16")
+    assert tfdpa.supports_chain_monotone(model, 16) and not tfdpa.supports_chain_monotone(step, 16)
+    lemmas = tfdpa.chain_monotone_lemmas(model, 16)
+    assert len(lemmas) == 25 and lemmas[0].label.startswith("glue (Alg. 5, C last)")
+    assert sum(lem.label.startswith("FDPA step: ") for lem in lemmas) == 19
+    run = _bitwuzla_or_default()
+    assert [run.check(lem.script, proof=True).verdict for lem in lemmas[:3]] == ["unsat"] * 3  # glue, two conversions
+
+
+@pytest.mark.slow  # ~20 s on 2 cores
+def test_sm90_fp8_mma_with_fp16_output_is_proved_monotone_through_the_property() -> None:
+    """A table cell that had no answer in 120 s (the per-input query): 24 lemmas, the chain composed of its steps."""
+    r = check_property("monotonicity", smtmma.lookup("sm90", "e4m3e4m3f16", "mma").model, timeout=60.0)
+    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
+    assert "the RNE add of C, composed along the chain" in r.reason

@@ -66,6 +66,13 @@ runs' alignment exponents, D = min(E' - E, Dc) and w = 2**D - 1, the lemmas
 As in the error-bound proof (above), applying a lemma stated on
 one generic summand (or one node of the sum) to each of the model's is the
 step no solver checks; every lemma itself is a check-sat of the certificate.
+
+**Monotonicity of a chain with C added last**, :func:`prove_chain_monotone`
+(sm90's FP8 ``mma``: FDPAs chained from 0 on inputs converted to FP16, then
+C by an RNE add): the glue (the model's D is that composition, run_model's
+own terms), the conversion keeps the order, the one-FDPA proof above for the
+step (:func:`chain_step`, single moves chained), a step with c = +inf stays
++inf, and the RNE add is monotone in both operands.
 """
 
 from __future__ import annotations
@@ -79,20 +86,20 @@ from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
 from ..encodings.tfdpa import tfdpa_terms
-from ..formats import get_format
+from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_sum2_facts, plan_scales, negated_sum_lemmas, summand_lemma
-from .moves import nonneg_pattern, raised_pattern
+from .moves import finite_nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
-__all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "composition_lemmas", "distributivity_lemma",
+__all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
-           "prove_error_bound", "prove_monotone", "realign_lemma", "supports_chained_symmetry", "supports_error_bound",
+           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound",
            "supports_monotone", "value_lemma"]
 
 
@@ -497,6 +504,103 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
     return run_parts(monotone_lemmas(model, K), run)
+
+
+# -- monotonicity of chained FDPAs (Alg. 5 with C added last) ------------------------------------------------
+
+
+def chain_step(model: Model) -> Model:
+    """The one-FDPA model each FDPA of a ``c_after`` chain is: inputs in the format they are converted to exactly
+    (``via``), C inside the sum (the previous FDPA's D, or 0)."""
+    v = model.via or model.a_fmt
+    return model.replace(a_fmt=v, b_fmt=model.via or model.b_fmt, via=None, c_after=False, issue=None, interleave=None)
+
+
+def supports_chain_monotone(model: Model, K: int) -> bool:
+    """Whether :func:`prove_chain_monotone` applies: T-FDPAs chained from zero by Alg. 5 within one issue, C added
+    last by an RNE add in D's format (``c_after``), each FDPA one the one-FDPA proof covers (:func:`chain_step`)."""
+    if model.kind != "t-fdpa" or not model.c_after or model.L is None or model.scale_fmt is not None or model.ftz_inputs:
+        return False
+    if model.issue is not None and K > model.issue:
+        return False
+    return model.c_fmt == output_container(model).name and supports_monotone(chain_step(model), model.L)
+
+
+def chain_monotone_lemmas(model: Model, K: int) -> list[Part]:
+    """The chain's glue, the conversions, the FDPA step's lemmas (:func:`monotone_lemmas`), an FDPA with c = +inf, and
+    the RNE add of C (see :func:`prove_chain_monotone`)."""
+    assert model.L is not None
+    step = chain_step(model)
+    fd = output_container(model)
+    nan_bits = nan_pattern(model, fd)
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    to_a, to_b = get_format(step.a_fmt), get_format(step.b_fmt)
+    # glue: the model's D is C added (RNE) to the chain of FDPA steps on the converted lanes, from 0 (run_model's own)
+    g = QueryAlgebra()
+    x = InputSet.of(g, model, K)
+    conv = lambda fmt, to, v: v if fmt.name == to.name else converted_pattern(g, unpack(g, fmt, v), to)  # noqa: E731
+    ca, cb = [conv(fa, to_a, v) for v in x.a], [conv(fb, to_b, v) for v in x.b]
+    zero = g.const(0)
+    acc: Int = zero
+    ((_, chunks),) = issue_chunks(model, K)
+    for ks in chunks:
+        acc = run_model(g, step, [ca[k] if k is not None else zero for k in ks], [cb[k] if k is not None else zero for k in ks], acc)
+    d = add(g, unpack(g, fd, acc), decode_input(g, fc, x.c, fd.name), out=fd, ftz=False, nan_bits=nan_bits)
+    out = [Part(f"glue (Alg. 5, C last): the model's D is RNE-{fd.name}(chain + C), the chain {len(chunks)} FDPA steps "
+                f"({step.describe()}) from 0 on the lanes converted to {to_a.name}", negated_script(g, g.eq(run_model(g, model, x.a, x.b, x.c), d)))]
+    for fmt, to in dict.fromkeys([(fa, to_a), (fb, to_b)]):
+        if fmt.name == to.name:
+            continue
+        h = QueryAlgebra()
+        v, _, v2, _ = raised_pattern(h, fmt, "v")
+        p, p2 = (converted_pattern(h, unpack(h, fmt, y), to) for y in (v, v2))
+        goal = h.all([finite_nonneg(h, to, p), finite_nonneg(h, to, p2), h.le(value_key(h, to, p), value_key(h, to, p2))])
+        out.append(Part(f"conversion: a finite non-negative {fmt.name} and its next value convert to finite non-negative "
+                        f"{to.name} values in the same order", negated_script(h, goal)))
+    out += [Part(f"FDPA step: {p.label}", p.script) for p in monotone_lemmas(step, model.L)]
+    # an FDPA step of finite non-negative lanes: not NaN and not below zero for c non-negative, +inf for c = +inf
+    h = QueryAlgebra()
+    lanes = [nonneg_pattern(h, f"a{k}", to_a)[0] for k in range(model.L)], [nonneg_pattern(h, f"b{k}", to_b)[0] for k in range(model.L)]
+    c = h.var("c", fd.bits)
+    h.assert_(_nonneg_or_inf(h, fd, c))
+    r = run_model(h, step, *lanes, c)
+    is_inf = lambda y: h.eq(y, fd.inf_bits())  # noqa: E731
+    out.append(Part("FDPA step with c = +inf: finite non-negative lanes and c not below zero give D not below zero, "
+                    "+inf when c is", negated_script(h, h.and_(_nonneg_or_inf(h, fd, r), h.or_(h.not_(is_inf(c)), is_inf(r))))))
+    # C added last: RNE add of values not below zero is monotone in each operand
+    for raised in ("the chain", "C"):
+        h = QueryAlgebra()
+        y, y2, z = (h.var(n, fd.bits) for n in ("y", "y2", "z"))
+        for v in (y, y2, z):
+            h.assert_(_nonneg_or_inf(h, fd, v))
+        h.assert_(h.le(value_key(h, fd, y), value_key(h, fd, y2)))
+        s1, s2 = ((add(h, unpack(h, fd, v), unpack(h, fd, z), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2))
+                  if raised == "the chain" else
+                  (add(h, unpack(h, fd, z), unpack(h, fd, v), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2)))
+        goal = h.all([_nonneg_or_inf(h, fd, s1), _nonneg_or_inf(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))])
+        out.append(Part(f"C added last (RNE-{fd.name}): raising {raised} (values not below zero, +inf included) never "
+                        "lowers the sum", negated_script(h, goal)))
+    return out
+
+
+def _nonneg_or_inf(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
+    """x is not NaN and not below zero (+inf and -0 included)."""
+    u = unpack(alg, fmt, x)
+    return alg.and_(alg.not_(u.is_nan), alg.or_(alg.not_(u.neg), u.is_zero))
+
+
+def prove_chain_monotone(model: Model, K: int, run: Runner) -> PartsProof:
+    """Prove that no single move of a finite non-negative input lowers D of a ``c_after`` chain (Alg. 5, C last).
+
+    The chain is monotone if each of its steps is: raising a lane raises its converted value (**conversion**), so
+    its FDPA's D by the one-FDPA proof (**FDPA step**, single moves chained); a larger c of a later FDPA, finite, by
+    the same proof, or +inf, which that FDPA keeps (**c = +inf**); and the RNE add of C is monotone in both
+    operands.  "holds" with every lemma's block, or "unknown" naming the first lemma a solver did not prove.
+    """
+    proof = run_parts(chain_monotone_lemmas(model, K), run)
+    proof.summary = ("glue, the conversions, the one-FDPA proof of each step (glue, re-alignment and gain, composition, "
+                     "rounding), a step with c = +inf, the RNE add of C, composed along the chain")
+    return proof
 
 
 # -- symmetry of chained FDPAs (Alg. 5: several FDPAs, C added last, inputs converted first) ------------------

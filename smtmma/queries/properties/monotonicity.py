@@ -46,7 +46,8 @@ class Prover(NamedTuple):
 
 #: the compositional monotonicity proofs of each kind, tried in order (the first that supports the model runs)
 MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
-    "t-fdpa": (Prover(tfdpa.supports_monotone, tfdpa.prove_monotone),),
+    "t-fdpa": (Prover(tfdpa.supports_monotone, tfdpa.prove_monotone),
+               Prover(tfdpa.supports_chain_monotone, tfdpa.prove_chain_monotone)),  # Alg. 5, C added last
     "tr-fdpa": (Prover(trfdpa.supports_monotone, trfdpa.prove_monotone),),
     "gtr-fdpa": (Prover(gtrfdpa.supports_monotone, gtrfdpa.prove_monotone),),
     "gst-fdpa": (Prover(gstfdpa.supports_monotone, gstfdpa.prove_monotone),),
@@ -102,7 +103,7 @@ def monotonicity(
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
     is pinned in the query and confirmed by the solver.  Where a
-    compositional proof covers the model (one T-FDPA, one CDNA3 TR-/GTR-FDPA,
+    compositional proof covers the model (one T-FDPA or a chain of them with C added last, one CDNA3 TR-/GTR-FDPA,
     FTZ-AddMul's tree, one GST-FDPA with a scale per group, a chain of FMAs, one E-FDPA)
     it runs next; if it does not prove the property, each
     position gets a short solver call (a witness), then the full timeout

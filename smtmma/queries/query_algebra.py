@@ -380,12 +380,14 @@ def fused_parts(
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     lanes_sa, lanes_sb = lane_scales(alg, model, scale_a, scale_b, len(a))
     dec_a, dec_b = [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b]
+    fd = output_format(model)
+    dec_c = decode_input(alg, fc, c, fd.container or fd.name)  # C widened exactly to D's format, as run_model reads it
     dots: list[Int] = []
     if model.kind == "gst-fdpa":  # Alg. 9 lines 1-8: one scaled summand per group
         assert model.G is not None
-        terms, _, dots = gst_terms(alg, dec_a, dec_b, unpack(alg, fc, c), lanes_sa, lanes_sb, model.G)
+        terms, _, dots = gst_terms(alg, dec_a, dec_b, dec_c, lanes_sa, lanes_sb, model.G)
     else:  # the op's own summands (Alg. 7 step 1), inputs decoded as the model reads them
-        terms, _ = tfdpa_terms(alg, dec_a, dec_b, unpack(alg, fc, c), lanes_sa, lanes_sb)
+        terms, _ = tfdpa_terms(alg, dec_a, dec_b, dec_c, lanes_sa, lanes_sb)
     total, e_max = truncated_sum(alg, terms, model.F, None, model.emax_floor)
     # the same summands and running sums truncated_sum adds up (identical definitions, so the same terms)
     e_ref = max_exponent(alg, terms)

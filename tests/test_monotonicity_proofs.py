@@ -467,3 +467,18 @@ def test_sm90_fp8_mma_with_fp16_output_is_proved_monotone_through_the_property()
     r = check_property("monotonicity", smtmma.lookup("sm90", "e4m3e4m3f16", "mma").model, timeout=60.0)
     assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
     assert "the RNE add of C, composed along the chain" in r.reason
+
+
+def test_the_chain_search_reaches_a_binade_through_the_first_fdpas_rounding() -> None:
+    """sm90 e5m2 x e5m2 -> f32 mma, K = 16: no eight e5m2 products sum to 2^-6 - 2^-30 exactly, but a sum in
+    [2^-6 - 2^-30, 2^-6) rounds (RZ) there; raising b0 lifts the first FDPA to 2^-6, the second aligns one bit
+    higher and its products lose their last bit: D drops by one ulp.  The FP16-output chains, proved monotone, give none."""
+    from smtmma.queries.properties.monotone_search import chain_candidate
+
+    model = smtmma.lookup("sm90", "e5m2e5m2f32", "mma").model
+    hit = chain_candidate(model, 16)
+    assert hit is not None and hit[0] == "b0"
+    _, w, w2 = hit
+    assert w2.b[0] == w.b[0] + 1 and w2.a == w.a
+    assert (sim(model, w.a, w.b, 0), sim(model, w2.a, w2.b, 0)) == (0x3C800001, 0x3C800000)  # 2^-6 + 2^-29 -> 2^-6
+    assert chain_candidate(smtmma.lookup("sm90", "e5m2e5m2f16", "mma").model, 16) is None

@@ -59,8 +59,10 @@ def chain_candidate(model: Model, K: int, *, tries: int = 4000) -> Optional[tupl
     adds between u and 2u, so that result goes from 2**e - u to 2**e; the second FDPA then aligns one bit higher, and
     its products -- odd multiples of the smallest product pmin, whose last bit is one unit 2**(e-1-F) before --
     each lose pmin.  When their sum puts the result just past one of its rounding steps, the loss outweighs the
-    gain u (m: the output's fraction bits; it needs 2**(F-m) small).  C = 0, every other lane 0.  The pair is checked by the simulator; None when the model does not chain
-    FDPAs, a format is wider than 8 bits, or no exact sum is found in ``tries`` movers.
+    gain u (m: the output's fraction bits; it needs 2**(F-m) small).  C = 0, every other lane 0.  Where no lanes sum
+    to 2**e - u exactly, a sum in [2**e - u, 2**e) that the first FDPA's rounding takes there (tries / 16 movers).
+    Each pair is checked by the simulator; None when the model does not chain FDPAs, a format is wider than 8 bits,
+    or no pair drops.
     """
     if model.kind != "t-fdpa" or model.F is None or model.L is None or model.scale_fmt is not None or model.ftz_inputs:
         return None
@@ -92,16 +94,9 @@ def chain_candidate(model: Model, K: int, *, tries: int = 4000) -> Optional[tupl
             if isinstance(q2, Fraction) and u <= p * (q2 - q) < 2 * u and p * q < T - u:
                 movers.append((p * q, x, y))
     movers.sort(reverse=True)
-    for p, x, y in movers[:tries]:
-        rest, lanes = T - u - p, []
-        for v in products:  # greedy: the largest product that fits, lane by lane
-            if len(lanes) == len(first) - 1 or rest == 0:
-                break
-            while v <= rest and len(lanes) < len(first) - 1:
-                lanes.append(pair_of[v])
-                rest -= v
-        if rest != 0:
-            continue
+    out = output_container(model)
+
+    def attempt(p: Fraction, x: int, y: int, lanes: list[tuple[int, int]]) -> Optional[tuple[str, Witness, Witness]]:
         a, b = [0] * K, [0] * K
         for k, (xa, yb) in zip(first[1:], lanes):
             a[k], b[k] = xa, yb
@@ -122,14 +117,42 @@ def chain_candidate(model: Model, K: int, *, tries: int = 4000) -> Optional[tupl
         n = len(rows_a)
         d = simulate_dot(model, None, np.array(rows_a + rows_a, dtype=np.uint64), np.array(rows_b + moved, dtype=np.uint64),
                          np.zeros(2 * n, dtype=np.uint64)).astype(np.uint64)
-        out = output_container(model)
         for i in range(n):
             v1, v2 = to_fraction(out, int(d[i])), to_fraction(out, int(d[n + i]))
             if isinstance(v1, Fraction) and isinstance(v2, Fraction) and v2 < v1:
                 return (f"b{first[0]}", Witness(tuple(rows_a[i]), tuple(rows_b[i]), 0),
                         Witness(tuple(rows_a[i]), tuple(moved[i]), 0))
-        return None  # the construction holds for this model's formats or not at all
+        return None
+
+    for p, x, y in movers[:tries]:  # the first FDPA's lanes sum exactly to 2**e - u
+        lanes = _greedy(products, T - u - p, T - u - p, len(first) - 1)
+        if lanes is not None:
+            found = attempt(p, x, y, [pair_of[v] for v in lanes])
+            if found is not None:
+                return found
+            break
+    # or to a sum its rounding takes to 2**e - u: RZ and truncation keep [2**e - u, 2**e) there (FP8 products too
+    # coarse to sum to 2**e - u exactly in a few lanes); the simulator decides whether the pair drops
+    for p, x, y in movers[:tries // 16]:
+        lanes = _greedy(products, T - u - p, T - p - pmin, len(first) - 1)
+        if lanes is not None:
+            found = attempt(p, x, y, [pair_of[v] for v in lanes])
+            if found is not None:
+                return found
     return None
+
+
+def _greedy(products: list[Fraction], lo: Fraction, hi: Fraction, count: int) -> Optional[list[Fraction]]:
+    """At most ``count`` of ``products`` (sorted, largest first; repeats allowed), greedily the largest that fits
+    under ``hi``, summing to a value in [lo, hi]; None when the greedy sum falls short of lo."""
+    rest, taken = hi, []
+    for v in products:
+        while v <= rest and len(taken) < count:
+            taken.append(v)
+            rest -= v
+        if len(taken) == count or rest == 0:
+            break
+    return taken if hi - rest >= lo else None
 
 
 def search(model: Model, K: int, *, seed: int = 0, n: int = 4096, rounds: int = 3) -> Optional[tuple[str, Witness, Witness]]:

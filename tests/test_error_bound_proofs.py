@@ -273,3 +273,20 @@ def test_efdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> Non
 def test_gfx908_f16f32_efdpa_bound_holds() -> None:
     r = error_bound(model_of("gfx908", "f16f32"), K=4, timeout=300)
     assert r.verdict == "holds" and r.extra["lemmas"] == 13  # 9 facts, the rounding lemma in 4 ranges of mag's bits
+
+
+def test_a_chain_with_fp16_intermediates_breaks_one_fdpas_bound() -> None:
+    """sm90's FP8 mma with FP16 output rounds its first FDPA to FP16 before the second: no prover covers the chain,
+    but one FDPA's Table 9 bound, posed for it, is refuted by a simulated input the solver confirms (pinned, sat),
+    replayed exactly: D = 0 where the exact value is 2^-11, 910x the bound.  FTZ-AddMul is still refused."""
+    from smtmma.errors import InputError
+    from smtmma.queries.properties.error_bound import posed_without_prover
+
+    model = model_of("sm90", "e4m3e4m3f16", "mma")
+    assert "adding C after" in posed_without_prover(model) and posed_without_prover(model_of("sm90", "e4m3e4m3f16", "wgmma")) == ""
+    r = error_bound(model, timeout=60)
+    assert r.verdict == "fails" and r.witness is not None and [b.expect for b in r.blocks] == ["sat"]
+    assert Fraction(str(r.extra["ratio"])) > 900 and r.extra["posed"].startswith("one FDPA's Table 9 bound")
+    assert py_ratio(model, table9_bound(model, 16), r.witness, r.outputs["d"]) == Fraction(str(r.extra["ratio"]))
+    with pytest.raises(InputError, match="FTZ-AddMul"):
+        table9_bound(model_of("gfx90a", "f16f32"), 4)

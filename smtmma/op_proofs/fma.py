@@ -86,11 +86,11 @@ from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, rang
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input, run_model
-from .moves import finite_nonneg, next_value
+from .moves import finite_nonneg, next_value, nonneg
 from .fused_sum import negated_sum2_facts
 from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts", "nonneg",
+__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts",
            "prove_monotone", "supports_symmetry",
            "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
            "term_lemmas", "up_by_one", "window_lemmas"]
@@ -185,12 +185,6 @@ def _zero_if_neg(alg: QueryAlgebra, n: Bool, m: Int, s: Bool) -> Bool:
 
 def _rne(alg: QueryAlgebra, sh: FmaShape, n: Bool, m: Int, l: Int, s: Bool) -> Int:
     return round_pack(alg, sh.fmt, "rne", n, m, l, s)
-
-
-def nonneg(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
-    """x is a pattern of ``fmt`` that is not NaN and not below zero (-0 and +inf included)."""
-    u = unpack(alg, fmt, x)
-    return alg.and_(alg.not_(u.is_nan), alg.or_(alg.not_(u.neg), u.is_zero))
 
 
 def _vle(alg: QueryAlgebra, sh: FmaShape, r1: Int, r2: Int) -> Bool:

@@ -46,7 +46,7 @@ from typing import Callable, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import aligned, max_exponent
+from ..encodings.fused_sum import aligned
 from ..encodings.gstfdpa import group_dot, gst_terms, scaled_group
 from ..encodings.terms import Term, input_term, product
 from ..formats import get_format
@@ -70,6 +70,7 @@ from .tfdpa import (
     fresh_exponents,
     gain_setup,
     realign_lemma,
+    shape_e_max,
     value_lemma,
 )
 
@@ -396,7 +397,7 @@ def _shared_exponents_lemma(g: GstShape, m: int) -> Part:
     raised ones at one exponent e before and e' after (a group's exponent is its scales', Alg. 9 line 5), each a
     zero or non-zero with e <= e': E <= E', and E' is E or e' (with a raised summand non-zero)."""
     sh = g.sh
-    p, model = sh.plan, sh.model
+    p = sh.plan
     alg = QueryAlgebra()
     lo, hi = min(p.tp.exp.lo, p.tc.exp.lo), max(p.tp.exp.hi, p.tc.exp.hi)
     f = alg.bconst(False)
@@ -405,13 +406,8 @@ def _shared_exponents_lemma(g: GstShape, m: int) -> Part:
     for z, z2 in zs:
         alg.assert_(alg.or_(alg.eq(z, 0), alg.and_(alg.ne(z2, 0), alg.le(e, e2))))
     others = [Term(f, ranged_var(alg, f"z{i}", 0, 1), ranged_var(alg, f"e{i}", lo, hi), 0) for i in range(m, sh.n)]
-
-    def e_max(ts: list[Term]) -> Int:
-        out = max_exponent(alg, ts, sh.floor)
-        return alg.max(out, model.emax_floor) if model.emax_floor is not None else out
-
-    E = e_max([Term(f, z, e, 0) for z, _ in zs] + others)
-    E2 = e_max([Term(f, z2, e2, 0) for _, z2 in zs] + others)
+    E = shape_e_max(alg, sh, [Term(f, z, e, 0) for z, _ in zs] + others)
+    E2 = shape_e_max(alg, sh, [Term(f, z2, e2, 0) for _, z2 in zs] + others)
     lifted = alg.and_(alg.any(alg.ne(z2, 0) for _, z2 in zs), alg.eq(E2, e2))
     return Part(f"exponents, a block scale raised ({m} groups share it, one exponent): E <= E', E' = E or E' = the "
                 "raised groups' exponent", negated_script(alg, alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), lifted))))

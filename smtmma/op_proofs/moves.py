@@ -16,7 +16,7 @@ from ..encodings.fields import Unpacked, unpack
 from ..formats import Format
 from ..queries.query_algebra import QueryAlgebra
 
-__all__ = ["finite_nonneg", "next_moves", "next_value", "nonneg_pattern", "raised_pattern", "smallest_positive"]
+__all__ = ["finite_nonneg", "next_moves", "next_value", "nonneg", "nonneg_pattern", "raised_pattern", "smallest_positive"]
 
 
 def smallest_positive(fmt: Format, exp: Optional[tuple[int, int]], subnormals: bool) -> Optional[int]:
@@ -49,6 +49,12 @@ def next_moves(alg: QueryAlgebra, fmt: Format, old: Int, new: Int, first: Option
         if first is not None:
             moves.append(alg.and_(uo.is_zero, alg.eq(new, first)))
     return moves
+
+
+def nonneg(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
+    """x is a pattern of ``fmt`` that is not NaN and not below zero (-0 and +inf included)."""
+    u = unpack(alg, fmt, x)
+    return alg.and_(alg.not_(u.is_nan), alg.or_(alg.not_(u.neg), u.is_zero))
 
 
 def finite_nonneg(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:

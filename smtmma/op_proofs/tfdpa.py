@@ -86,20 +86,20 @@ from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
 from ..encodings.tfdpa import tfdpa_terms
-from ..formats import Format, get_format
+from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_sum2_facts, plan_scales, negated_sum_lemmas, summand_lemma
-from .moves import finite_nonneg, nonneg_pattern, raised_pattern
+from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
-           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound",
+           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound",
            "supports_monotone", "value_lemma"]
 
 
@@ -386,9 +386,16 @@ def aligned_step_lemma(sh: MonotoneShape) -> Part:
                   negated_script(alg, alg.le(lo, hi)))
 
 
+def shape_e_max(alg: QueryAlgebra, sh: MonotoneShape, ts: list[Term]) -> Int:
+    """The encoding's e_max of summands ``ts``: their largest exponent (zeros at the shape's floor), at least the
+    model's floor."""
+    e = max_exponent(alg, ts, sh.floor)
+    return alg.max(e, sh.model.emax_floor) if sh.model.emax_floor is not None else e
+
+
 def exponents_lemma(sh: MonotoneShape) -> Part:
     """On n fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
-    p, model = sh.plan, sh.model
+    p = sh.plan
     alg = QueryAlgebra()
     kinds = [p.tp, p.tc] if sh.with_c else [p.tp]
     lo, hi = min(t.exp.lo for t in kinds), max(t.exp.hi for t in kinds)
@@ -400,12 +407,7 @@ def exponents_lemma(sh: MonotoneShape) -> Part:
     others = [term(str(i)) for i in range(1, sh.n)]
     t, t2 = term("0"), term("0_2")
     alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))))
-
-    def e_max(ts: list[Term]) -> Int:
-        e = max_exponent(alg, ts, sh.floor)
-        return alg.max(e, model.emax_floor) if model.emax_floor is not None else e
-
-    E, E2 = e_max([t, *others]), e_max([t2, *others])
+    E, E2 = shape_e_max(alg, sh, [t, *others]), shape_e_max(alg, sh, [t2, *others])
     goal = alg.all([alg.le(E, E2), alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp)))])
     return Part(f"exponents: raising one of {sh.n} summands (a zero, or to an exponent not smaller) gives E <= E', "
                   "E' = E or E' = the raised summand's exponent (the encoding's e_max)", negated_script(alg, goal))
@@ -562,31 +564,25 @@ def chain_monotone_lemmas(model: Model, K: int) -> list[Part]:
     h = QueryAlgebra()
     lanes = [nonneg_pattern(h, f"a{k}", to_a)[0] for k in range(model.L)], [nonneg_pattern(h, f"b{k}", to_b)[0] for k in range(model.L)]
     c = h.var("c", fd.bits)
-    h.assert_(_nonneg_or_inf(h, fd, c))
+    h.assert_(nonneg(h, fd, c))
     r = run_model(h, step, *lanes, c)
     is_inf = lambda y: h.eq(y, fd.inf_bits())  # noqa: E731
     out.append(Part("FDPA step with c = +inf: finite non-negative lanes and c not below zero give D not below zero, "
-                    "+inf when c is", negated_script(h, h.and_(_nonneg_or_inf(h, fd, r), h.or_(h.not_(is_inf(c)), is_inf(r))))))
+                    "+inf when c is", negated_script(h, h.and_(nonneg(h, fd, r), h.or_(h.not_(is_inf(c)), is_inf(r))))))
     # C added last: RNE add of values not below zero is monotone in each operand
     for raised in ("the chain", "C"):
         h = QueryAlgebra()
         y, y2, z = (h.var(n, fd.bits) for n in ("y", "y2", "z"))
         for v in (y, y2, z):
-            h.assert_(_nonneg_or_inf(h, fd, v))
+            h.assert_(nonneg(h, fd, v))
         h.assert_(h.le(value_key(h, fd, y), value_key(h, fd, y2)))
         s1, s2 = ((add(h, unpack(h, fd, v), unpack(h, fd, z), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2))
                   if raised == "the chain" else
                   (add(h, unpack(h, fd, z), unpack(h, fd, v), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2)))
-        goal = h.all([_nonneg_or_inf(h, fd, s1), _nonneg_or_inf(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))])
+        goal = h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))])
         out.append(Part(f"C added last (RNE-{fd.name}): raising {raised} (values not below zero, +inf included) never "
                         "lowers the sum", negated_script(h, goal)))
     return out
-
-
-def _nonneg_or_inf(alg: QueryAlgebra, fmt: Format, x: Int) -> Bool:
-    """x is not NaN and not below zero (+inf and -0 included)."""
-    u = unpack(alg, fmt, x)
-    return alg.and_(alg.not_(u.is_nan), alg.or_(alg.not_(u.neg), u.is_zero))
 
 
 def prove_chain_monotone(model: Model, K: int, run: Runner) -> PartsProof:

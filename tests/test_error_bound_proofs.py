@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 
 from smtmma.catalogue import model_of
+from smtmma.formats import decode_scalar, get_format
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
@@ -290,3 +291,25 @@ def test_a_chain_with_fp16_intermediates_breaks_one_fdpas_bound() -> None:
     assert py_ratio(model, table9_bound(model, 16), r.witness, r.outputs["d"]) == Fraction(str(r.extra["ratio"]))
     with pytest.raises(InputError, match="FTZ-AddMul"):
         table9_bound(model_of("gfx90a", "f16f32"), 4)
+
+
+def test_a_chain_with_fp32_intermediates_breaks_one_fdpas_bound() -> None:
+    """With FP32 output the first FDPA's RZ to FP32 loses up to one ulp of a running sum that sits binades above
+    e_max, which one FDPA's bound does not count: C = 0 (e_max is the largest product's), large products lift the sum,
+    small ones put bits where each rounding cuts.  The search's chain shape finds such an input; the solver confirms
+    it pinned and the simulator replays it exactly, its ratio computed by hand from the decoded inputs."""
+    from smtmma.formats import to_fraction
+
+    model = model_of("sm90", "e5m2e5m2f32", "mma")
+    r = error_bound(model, timeout=60)
+    assert r.verdict == "fails" and r.witness is not None and [b.expect for b in r.blocks] == ["sat"]
+    w, d = r.witness, r.outputs["d"]
+    fa, f32 = get_format("e5m2"), get_format("fp32")
+    exact = sum(to_fraction(fa, x) * to_fraction(fa, y) for x, y in zip(w.a, w.b)) + to_fraction(f32, w.c)
+    e_max = max(decode_scalar(fa, x)[1] + decode_scalar(fa, y)[1] for x, y in zip(w.a, w.b)
+                if to_fraction(fa, x) and to_fraction(fa, y))
+    e_max = max([e_max] + ([decode_scalar(f32, w.c)[1]] if to_fraction(f32, w.c) else []))
+    e_d = decode_scalar(f32, d)[1]
+    bound = 17 * Fraction(2) ** (e_max - 25) + Fraction(2) ** (max(e_d, -126) - 23)
+    ratio = abs(to_fraction(f32, d) - exact) / bound
+    assert ratio == Fraction(str(r.extra["ratio"])) > 1

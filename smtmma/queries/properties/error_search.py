@@ -7,7 +7,12 @@ loses almost one unit 2**(e_max - F) to truncation, and the output
 conversion loses almost one ulp.  :func:`search` draws inputs of that shape
 (c sets e_max; products just below a multiple of the unit, all one sign),
 keeps the best by the exact ratio, and climbs from it by changing one
-operand's low bits or exponent at a time.  Everything runs on the NumPy
+operand's low bits or exponent at a time.  FDPAs chained from zero with C
+added last (Alg. 5, ``c_after``) round each running sum to the output
+format, which Table 9 does not count: those models also get inputs of that
+shape (:func:`_draw_chained`: C zero, so e_max is the largest product's;
+large products lift the running sum a few binades above e_max, small ones
+put bits where each intermediate rounding cuts).  Everything runs on the NumPy
 simulator in batches; the ratio is computed in exact arithmetic by the
 caller's ``ratio`` function.
 """
@@ -64,6 +69,26 @@ def _draw(model: Model, K: int, n: int, rng: np.random.Generator) -> tuple[np.nd
     return operand(fa, e_a), operand(fb, e_b), c
 
 
+def _draw_chained(model: Model, K: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, c) patterns, n rows, for a chain that rounds each FDPA's result to the output format: c = +0; in each
+    row some lanes carry products at exponent E (near the top of the input formats), the others products whose
+    bits fall in the 2**-(m - 11) .. 2**-(m + 2) part of 2**E (m: the rounded format's fraction bits), all positive."""
+    fa, fb = get_format(model.a_fmt), get_format(model.b_fmt)
+    m = get_format(model.conversion.fmt).man_bits
+    E = fa.emax + fb.emax - 2
+    big = rng.random((n, K)) < rng.uniform(0.3, 0.9, (n, 1))
+    e_a = rng.integers(fa.emax - 4, fa.emax + 1, (n, K))
+    low = E - rng.integers(m - 11, m + 3, (n, K))
+    e_b = np.where(big, E - e_a, low // 2)
+    e_a = np.where(big, e_a, low - low // 2)
+
+    def operand(fmt: Format, e: np.ndarray) -> np.ndarray:
+        field = np.clip(e + fmt.bias, 1, _top_field(fmt))
+        return _pattern(fmt, np.zeros(e.shape, bool), field, rng.integers(0, 1 << fmt.man_bits, e.shape))
+
+    return operand(fa, e_a), operand(fb, e_b), np.zeros(n, dtype=np.int64)
+
+
 def _mutate(model: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, n: int,
             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n copies of one input, each with one operand's low mantissa bits or exponent changed."""
@@ -108,6 +133,8 @@ def search(model: Model, K: int, ratio: Ratio, *, seed: int = 0, draws: int = 30
                 best = (w, int(d[i]), r)
 
     consider(*_draw(model, K, draws, rng))
+    if model.c_after and model.L is not None and model.F is not None:  # intermediate roundings: their own shape
+        consider(*_draw_chained(model, K, draws, rng))
     for _ in range(climbs):
         if best is None:
             break

@@ -13,7 +13,7 @@ that statement, which the independent checker verifies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..encodings.algebra import Bool
 from .lemma import Arg, Lemma
@@ -78,7 +78,11 @@ class LemmaChain:
     asserted, which can only help later queries.  With ``uses`` (indices of
     earlier facts, :attr:`last` after each proof) the fact is checked under
     those only: the solver then bit-blasts only their terms (a running-sum
-    fact of an L = 32 sum: 0.13 s instead of 4 s).  ``apply(lemma, args)``
+    fact of an L = 32 sum: 0.13 s instead of 4 s).  Where the runner's solver
+    has an incremental session (:meth:`Runner.session`, bitwuzla), every check
+    is asked there: the formula is sent once, each fact joins it when proved
+    (it holds wherever the query's assertions do), and each check is a scope
+    of its own.  ``apply(lemma, args)``
     asserts a :class:`Lemma` (proved on its own, see :meth:`Lemma.proof`) at
     the run's terms.  On sat or unknown the chain stops.
     """
@@ -91,6 +95,11 @@ class LemmaChain:
     lemmas: list[Lemma] = field(default_factory=list)
     #: the order facts and applications came in: ("fact", index into ``proven``) or ("apply", application text)
     order: list[tuple[str, object]] = field(default_factory=list)
+    #: an incremental solver session (the runner's, opened at the first fact; None: separate scripts) and what it holds
+    session: object = None
+    _sent: tuple[int, int] = (0, 0)
+    _sent_top: set[str] = field(default_factory=set)
+    _no_session: bool = False
 
     def _chain_lines(self) -> set[str]:
         """The ``(assert ...)`` lines of the facts and applications so far."""
@@ -142,20 +151,63 @@ class LemmaChain:
             return False
         raw = self.alg.raw_bool(goal)
         deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
+        alg = self.alg
         if deps is None:
-            script = self.alg.script(f"(assert (not {raw}))")
+            lines = self._chain_lines_in_order()
         else:
-            alg = self.alg
-            premises = [f"(assert {self.proven[i][1]})" for i in deps]
-            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *premises,
+            lines = [f"(assert {self.proven[i][1]})" for i in deps]
+        r = self._check_in_session(lines + [f"(assert (not {raw}))"])
+        if r is None:  # no session: the same question as one script
+            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
                                 f"(assert (not {raw}))"]) + "\n"
-        r = self.runner.check(script, proof=True)
+            r = self.runner.check(script, proof=True)
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False
         self.record(label, raw, deps)
         self.last = len(self.proven) - 1
         return True
+
+    def _chain_lines_in_order(self) -> list[str]:
+        """The facts and applications asserted so far, in the order they came (``(assert ...)`` lines)."""
+        return [f"(assert {self.proven[x][1]})" if kind == "fact" else f"(assert {x})"  # type: ignore[index]
+                for kind, x in self.order]
+
+    def _check_in_session(self, scoped: list[str]) -> Any:
+        """The answer on the formula so far (declarations, definitions, the query's own assertions: sent to the
+        session once) plus ``scoped`` in a scope of their own; None where the runner has no session (or it ended)."""
+        if self._no_session:
+            return None
+        if self.session is None:
+            self.session = self.runner.session()
+            if self.session is None:
+                self._no_session = True
+                return None
+        alg, (nd, nf) = self.alg, self._sent
+        # proved facts join the top level: each holds wherever the query's own assertions do (the solver proved
+        # it), so a check's answer is the one its certificate scope has -- the named facts are hints, not
+        # hypotheses -- and the solver's preprocessing, which reads only the top level, may use them
+        top = [a for a in self._context() + [f"(assert {raw})" for _, raw, _ in self.proven] if a not in self._sent_top]
+        if not self.session.add([*alg.decls[nd:], *alg.defs[nf:], *top]):  # type: ignore[attr-defined]
+            self._no_session = True
+            return None
+        self._sent = (len(alg.decls), len(alg.defs))
+        self._sent_top.update(top)
+        r = self.runner.check_scoped(self.session, [x for x in scoped if x not in self._sent_top])
+        if r.verdict == "unknown" and not self.session.alive:  # type: ignore[attr-defined]
+            self._no_session = True  # it ended (a crash, a check far past its limit): scripts from here on
+            return None
+        return r
+
+    def check_final(self, final: str, want: Sequence[str] = ()) -> Any:
+        """The property's check: the formula with every fact and application asserted and ``final`` (an ``(assert
+        ...)`` line), the certificate's last check; in the session when the chain has one, else as one script.  A
+        sat answer comes from the script (so its ``want`` values are read)."""
+        if self.proven or self.order:
+            r = self._check_in_session(self._chain_lines_in_order() + [final])
+            if r is not None and r.verdict != "sat":
+                return r
+        return self.runner.check(self.alg.script(final), want)
 
     def certificate(self, final: str) -> str:
         """The certificate script (:func:`chain_text`): every lemma and fact proved, then the property ``final``

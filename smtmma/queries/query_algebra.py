@@ -38,9 +38,11 @@ from ..errors import InputError, SmtmmaError
 from ..formats import Format, get_format
 from ..models import Model
 from ..simulate import decode_input, lane_scales, output_format
+from ..deadline import remaining
 from .backends import SolverResult, solve
 from .distinguish import Witness
 from .formula import DotFormula
+from .session import Session, open_session
 
 __all__ = [
     "QueryAlgebra",
@@ -322,6 +324,23 @@ class Runner:
         self.solver_seconds += r.seconds
         if r.solver:
             self.used = r.solver
+        return r
+
+    def session(self) -> Optional[Session]:
+        """An incremental session of this runner's solver (:mod:`smtmma.queries.session`), None where it has none."""
+        return open_session(self.solver, self.seed)
+
+    def check_scoped(self, session: Session, lines: Sequence[str]) -> SolverResult:
+        """The answer on what ``session`` holds plus ``lines`` (a scope of their own), under this runner's limit and
+        what is left of the command's (:func:`~smtmma.deadline.remaining`)."""
+        limit = self.timeout
+        left = remaining()
+        if left is not None:
+            limit = min(limit, left) if limit else left
+        r = session.check(list(lines), limit or 600.0)
+        self.calls += 1
+        self.solver_seconds += r.seconds
+        self.used = r.solver
         return r
 
     @property

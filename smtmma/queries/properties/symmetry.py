@@ -154,7 +154,7 @@ def symmetry(
         chain.prove("D of the negated inputs is minus D, as values", alg.not_(violated), uses=[d_fact])
     final = f"(assert {alg.raw_bool(violated)})"
     script = alg.script(final)
-    r = run.check(script, x.declared + ["d", "d_neg"])
+    r = chain.check_final(final, x.declared + ["d", "d_neg"])
     smt2 = chain.certificate(final) if chain.proven else script
     extra: dict[str, object] = {"lemmas": len(chain.proven)} if chain.proven else {}
     if r.verdict == "unknown":

@@ -69,3 +69,23 @@ def test_a_chain_makes_the_same_certificate_with_and_without_a_session(monkeypat
     assert with_session.smt2 == without.smt2 and with_session.extra["lemmas"] == without.extra["lemmas"] > 10
     gc.collect()
     assert not [p for p in mp.active_children() if p.is_alive()]  # the chain's session ended with it
+
+
+def test_a_check_past_the_session_budget_is_asked_as_a_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    from smtmma.proof_kernel import chain
+
+    model = model_of("sm70", "f16f32")
+    scripts: list[str] = []
+    check = query_algebra.Runner.check
+
+    def counted(self: query_algebra.Runner, script: str, *args: object, **kw: object) -> object:
+        scripts.append(script)
+        return check(self, script, *args, **kw)
+
+    monkeypatch.setattr(query_algebra.Runner, "check", counted)
+    quick = check_property("symmetry", model, solver="bitwuzla", timeout=60)
+    in_session = len(scripts)
+    monkeypatch.setattr(chain, "SESSION_BUDGET", 1e-6)  # the scoped checks run out: facts fall back to scripts
+    slow = check_property("symmetry", model, solver="bitwuzla", timeout=60)
+    assert quick.verdict == slow.verdict == "holds" and quick.smt2 == slow.smt2
+    assert len(scripts) - in_session > in_session + 5  # facts asked as scripts, not in the session

@@ -21,7 +21,12 @@ from .lemma import Arg, Lemma
 if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
     from ..queries.query_algebra import QueryAlgebra, Runner
 
-__all__ = ["LemmaChain", "chain_text", "assertion_term"]
+__all__ = ["LemmaChain", "SESSION_BUDGET", "chain_text", "assertion_term"]
+
+#: seconds a check may take in a chain's solver session before it is asked as one script instead: the session
+#: reuses the terms it encoded, but the solver preprocesses only top-level assertions, not a scope's negated goal
+#: (sm80 f64f64 symmetry, an FMA's output fact: 21 s as a script, 77 s in the session)
+SESSION_BUDGET = 5.0
 
 
 def assertion_term(line: str) -> str:
@@ -82,7 +87,8 @@ class LemmaChain:
     has an incremental session (:meth:`Runner.session`, bitwuzla), every check
     is asked there: the formula is sent once, each fact joins it when proved
     (it holds wherever the query's assertions do), and each check is a scope
-    of its own.  ``apply(lemma, args)``
+    of its own; one it has not answered in :data:`SESSION_BUDGET` seconds is
+    asked as a script.  ``apply(lemma, args)``
     asserts a :class:`Lemma` (proved on its own, see :meth:`Lemma.proof`) at
     the run's terms.  On sat or unknown the chain stops.
     """
@@ -193,19 +199,19 @@ class LemmaChain:
             return None
         self._sent = (len(alg.decls), len(alg.defs))
         self._sent_top.update(top)
-        r = self.runner.check_scoped(self.session, [x for x in scoped if x not in self._sent_top])
-        if r.verdict == "unknown" and not self.session.alive:  # type: ignore[attr-defined]
-            self._no_session = True  # it ended (a crash, a check far past its limit): scripts from here on
+        r = self.runner.check_scoped(self.session, [x for x in scoped if x not in self._sent_top], budget=SESSION_BUDGET)
+        if r.verdict == "unknown":  # past the budget: a script (the solver preprocesses its every assertion)
+            self._no_session = not self.session.alive  # type: ignore[attr-defined]  # it ended: scripts from here on
             return None
         return r
 
     def check_final(self, final: str, want: Sequence[str] = ()) -> Any:
         """The property's check: the formula with every fact and application asserted and ``final`` (an ``(assert
-        ...)`` line), the certificate's last check; in the session when the chain has one, else as one script.  A
-        sat answer comes from the script (so its ``want`` values are read)."""
+        ...)`` line), the certificate's last check; in the session when the chain has one, else (or past the
+        session's budget, or sat: its ``want`` values are read there) as one script."""
         if self.proven or self.order:
             r = self._check_in_session(self._chain_lines_in_order() + [final])
-            if r is not None and r.verdict != "sat":
+            if r is not None and r.verdict == "unsat":
                 return r
         return self.runner.check(self.alg.script(final), want)
 

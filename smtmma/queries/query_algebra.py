@@ -330,13 +330,13 @@ class Runner:
         """An incremental session of this runner's solver (:mod:`smtmma.queries.session`), None where it has none."""
         return open_session(self.solver, self.seed)
 
-    def check_scoped(self, session: Session, lines: Sequence[str]) -> SolverResult:
-        """The answer on what ``session`` holds plus ``lines`` (a scope of their own), under this runner's limit and
-        what is left of the command's (:func:`~smtmma.deadline.remaining`)."""
+    def check_scoped(self, session: Session, lines: Sequence[str], budget: Optional[float] = None) -> SolverResult:
+        """The answer on what ``session`` holds plus ``lines`` (a scope of their own), under this runner's limit,
+        ``budget`` (seconds) and what is left of the command's (:func:`~smtmma.deadline.remaining`)."""
         limit = self.timeout
-        left = remaining()
-        if left is not None:
-            limit = min(limit, left) if limit else left
+        for cap in (remaining(), budget):
+            if cap is not None:
+                limit = min(limit, cap) if limit else cap
         r = session.check(list(lines), limit or 600.0)
         self.calls += 1
         self.solver_seconds += r.seconds

@@ -38,7 +38,7 @@ def test_a_parse_error_is_an_unknown_and_a_bad_definition_ends_nothing_silently(
     r = s.check(["(assert (bvult s undeclared))"], 10)
     assert r.verdict == "unknown" and r.reason
     assert not s.add(["(define-fun broken () Bool (bvadd x))"])  # refused: the caller falls back to scripts
-    s.close()
+    assert not s.alive and s.check(["(assert true)"], 10).verdict == "unknown"  # a half-parsed session is not reused
 
 
 def test_only_bitwuzla_has_a_session() -> None:

@@ -13,13 +13,15 @@ that statement, which the independent checker verifies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..encodings.algebra import Bool
 from .lemma import Arg, Lemma
 
 if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
+    from ..queries.backends import SolverResult
     from ..queries.query_algebra import QueryAlgebra, Runner
+    from ..queries.session import Session
 
 __all__ = ["LemmaChain", "SESSION_BUDGET", "chain_text", "assertion_term"]
 
@@ -101,15 +103,19 @@ class LemmaChain:
     lemmas: list[Lemma] = field(default_factory=list)
     #: the order facts and applications came in: ("fact", index into ``proven``) or ("apply", application text)
     order: list[tuple[str, object]] = field(default_factory=list)
-    #: an incremental solver session (the runner's, opened at the first fact; None: separate scripts) and what it holds
-    session: object = None
-    _sent: tuple[int, int] = (0, 0)
-    _sent_top: set[str] = field(default_factory=set)
+    #: an incremental solver session (the runner's, opened at the first check; None: separate scripts), and how many
+    #: of the formula's declarations, definitions and assertions it holds
+    session: Optional["Session"] = None
+    _sent: tuple[int, int, int] = (0, 0, 0)
     _no_session: bool = False
+
+    def _applied(self) -> list[str]:
+        """The ``(assert ...)`` lines of the lemma applications so far, in order."""
+        return [f"(assert {x})" for kind, x in self.order if kind == "apply"]
 
     def _chain_lines(self) -> set[str]:
         """The ``(assert ...)`` lines of the facts and applications so far."""
-        return {f"(assert {raw})" for _, raw, _ in self.proven} | {f"(assert {x})" for kind, x in self.order if kind == "apply"}
+        return {f"(assert {raw})" for _, raw, _ in self.proven} | set(self._applied())
 
     def _context(self) -> list[str]:
         """The assertions that are not facts or applications (domain, output definitions)."""
@@ -162,7 +168,7 @@ class LemmaChain:
             lines = self._chain_lines_in_order()
         else:
             lines = [f"(assert {self.proven[i][1]})" for i in deps]
-        r = self._check_in_session(lines + [f"(assert (not {raw}))"])
+        r = self._check_in_session(f"(assert (not {raw}))", applied=deps is None)
         if r is None:  # no session: the same question as one script
             script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
                                 f"(assert (not {raw}))"]) + "\n"
@@ -179,9 +185,16 @@ class LemmaChain:
         return [f"(assert {self.proven[x][1]})" if kind == "fact" else f"(assert {x})"  # type: ignore[index]
                 for kind, x in self.order]
 
-    def _check_in_session(self, scoped: list[str]) -> Any:
-        """The answer on the formula so far (declarations, definitions, the query's own assertions: sent to the
-        session once) plus ``scoped`` in a scope of their own; None where the runner has no session (or it ended)."""
+    def _check_in_session(self, goal: str, *, applied: bool) -> Optional["SolverResult"]:
+        """The answer on the formula so far plus ``goal`` (an ``(assert ...)`` line) in a scope of its own, with the
+        lemma applications when ``applied``; None where the runner has no session (or it ended, or the check ran past
+        :data:`SESSION_BUDGET`: the caller asks a script, whose every assertion the solver preprocesses).
+
+        What the formula gained since the last check joins the session's top level: declarations, definitions, the
+        query's own assertions, and the proved facts -- each holds wherever the query's assertions do (the solver
+        proved it), so a check's answer is the one its certificate scope has (the facts it names are hints, not
+        hypotheses), and the solver's preprocessing, which reads only the top level, may use them.  Applications
+        stay in the scopes that assert them, as in the certificate's scripts."""
         if self._no_session:
             return None
         if self.session is None:
@@ -189,28 +202,25 @@ class LemmaChain:
             if self.session is None:
                 self._no_session = True
                 return None
-        alg, (nd, nf) = self.alg, self._sent
-        # proved facts join the top level: each holds wherever the query's own assertions do (the solver proved
-        # it), so a check's answer is the one its certificate scope has -- the named facts are hints, not
-        # hypotheses -- and the solver's preprocessing, which reads only the top level, may use them
-        top = [a for a in self._context() + [f"(assert {raw})" for _, raw, _ in self.proven] if a not in self._sent_top]
-        if not self.session.add([*alg.decls[nd:], *alg.defs[nf:], *top]):  # type: ignore[attr-defined]
+        alg, (nd, nf, na) = self.alg, self._sent
+        apps = self._applied()
+        top = [a for a in alg.asserts[na:] if a not in apps]
+        if not self.session.add([*alg.decls[nd:], *alg.defs[nf:], *top]):
             self._no_session = True
             return None
-        self._sent = (len(alg.decls), len(alg.defs))
-        self._sent_top.update(top)
-        r = self.runner.check_scoped(self.session, [x for x in scoped if x not in self._sent_top], budget=SESSION_BUDGET)
-        if r.verdict == "unknown":  # past the budget: a script (the solver preprocesses its every assertion)
-            self._no_session = not self.session.alive  # type: ignore[attr-defined]  # it ended: scripts from here on
+        self._sent = (len(alg.decls), len(alg.defs), len(alg.asserts))
+        r = self.runner.check_scoped(self.session, [*(apps if applied else []), goal], budget=SESSION_BUDGET)
+        if r.verdict == "unknown":
+            self._no_session = not self.session.alive  # it ended: scripts from here on
             return None
         return r
 
-    def check_final(self, final: str, want: Sequence[str] = ()) -> Any:
+    def check_final(self, final: str, want: Sequence[str] = ()) -> "SolverResult":
         """The property's check: the formula with every fact and application asserted and ``final`` (an ``(assert
         ...)`` line), the certificate's last check; in the session when the chain has one, else (or past the
         session's budget, or sat: its ``want`` values are read there) as one script."""
         if self.proven or self.order:
-            r = self._check_in_session(self._chain_lines_in_order() + [final])
+            r = self._check_in_session(final, applied=True)
             if r is not None and r.verdict == "unsat":
                 return r
         return self.runner.check(self.alg.script(final), want)

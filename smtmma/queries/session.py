@@ -114,13 +114,16 @@ class Session:
         return None
 
     def add(self, lines: list[str]) -> bool:
-        """Parse ``lines`` (declarations, definitions, assertions) at top level, in every later check; False when
-        the session ended."""
+        """Parse ``lines`` (declarations, definitions, assertions) at top level, in every later check; False (and the
+        session ends: the solver may hold part of the text) when they were refused or the session had ended."""
         if not self.alive:
             return False
         if not lines:
             return True
-        return self._ask(("add", "\n".join(lines)), 600.0) is True
+        if self._ask(("add", "\n".join(lines)), 600.0) is True:
+            return True
+        self.close()
+        return False
 
     def check(self, lines: list[str], seconds: float) -> SolverResult:
         """Assert ``lines`` in a scope of their own and check: unsat, sat (no values) or unknown; the scope is

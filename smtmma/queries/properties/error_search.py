@@ -133,7 +133,7 @@ def search(model: Model, K: int, ratio: Ratio, *, seed: int = 0, draws: int = 30
                 best = (w, int(d[i]), r)
 
     consider(*_draw(model, K, draws, rng))
-    if model.c_after and model.L is not None and model.F is not None:  # intermediate roundings: their own shape
+    if model.c_after:  # intermediate roundings: their own shape
         consider(*_draw_chained(model, K, draws, rng))
     for _ in range(climbs):
         if best is None:

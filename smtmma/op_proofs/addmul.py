@@ -51,14 +51,14 @@ from typing import Callable, Optional, Union
 from ..encodings.addmul import add, flush_input, mul, round_product
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.terms import Specials, Term, input_term
+from ..encodings.terms import Specials, Term
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, value_key
 from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
-from .fused_sum import negated_sum2_facts
+from .fused_sum import negated_rounded_sum2
 from .moves import finite_nonneg, next_value
 from .rounding import negated_output_fact
 
@@ -400,7 +400,7 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     """Prove, in the symmetry query's own formula, op by op of Alg. 2 on (-A, B, -C) as the model runs them, that
     each result decodes to the original's fields with the sign flipped (unless zero or NaN): the flushed inputs
     (Alg. 2 lines 1-3), each FTZ-Mul (Alg. 1), each FTZ-Add through its exact sum
-    (:func:`~smtmma.op_proofs.fused_sum.negated_sum2_facts`), the pairwise sums and the accumulation.
+    (:func:`~smtmma.op_proofs.fused_sum.negated_rounded_sum2`), the pairwise sums and the accumulation.
     ``decoded``, ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact
     about D."""
     fa, fb, fc, f32 = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt), get_format("fp32")
@@ -416,12 +416,10 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
         """(bits, negated run's bits, fact) of FTZ-Add(u, v) as run_model adds them (operands as fp32 patterns)."""
         (x1, x2, fx), (y1, y2, fy) = u, v
         ux, uy, ux2, uy2 = (unpack(alg, f32, t) for t in (x1, y1, x2, y2))
-        finite = alg.not_(alg.any([ux.is_nan, ux.is_inf, uy.is_nan, uy.is_inf]))
-        fs = negated_sum2_facts(chain, alg, f"{label} (FTZ-Add)", input_term(ux), input_term(uy), input_term(ux2),
-                                input_term(uy2), [fx], [fy], finite)
+        negated_rounded_sum2(chain, alg, "an FTZ-Add (Alg. 1)", f32, "rne", (ux,), (uy,), (ux2,), (uy2,))  # a chain it stops proves no more
         d1 = add(alg, ux, uy, out=f32, ftz=True, nan_bits=nan32)
         d2 = add(alg, ux2, uy2, out=f32, ftz=True, nan_bits=nan32)
-        negated_output_fact(chain, alg, f32, d1, d2, label, [fs, fx, fy])
+        negated_output_fact(chain, alg, f32, d1, d2, label, [fx, fy], applied=True)
         return d1, d2, chain.last
 
     c1 = flush_input_bits(alg, fc, x.c) if model.ftz_inputs else x.c

@@ -87,7 +87,7 @@ from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input, run_model
 from .moves import finite_nonneg, next_value, nonneg
-from .fused_sum import negated_sum2_facts
+from .fused_sum import negated_rounded_sum2
 from .rounding import negated_output_fact
 
 __all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts",
@@ -723,9 +723,10 @@ def supports_symmetry(model: Model, K: int) -> bool:
 def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: InputSet, na: list[Int], nc: Int,
                         decoded: list[Optional[int]], decoded_c: Optional[int]) -> Optional[int]:
     """Prove, in the symmetry query's own formula, FMA by FMA of the chain (Alg. 4) on (-A, B, -C), that each step is
-    the original step negated: the exact sum a*b + c (Alg. 3 line 1, :func:`~smtmma.encodings.fused_sum.exact_sum2`)
-    keeps its window leads, its placed terms negated, their sum negated, its magnitude, last place and sticky bit;
-    and the rounded D decodes to the same fields, sign flipped (both zero, or both NaN, otherwise).  ``decoded``,
+    the original step negated: the lemmas of :func:`~smtmma.op_proofs.fused_sum.negated_rounded_sum2` (the exact sum
+    a*b + c of Alg. 3 line 1 keeps its magnitude, last place and sticky bit; its RNE keeps its fields), proved once
+    on fresh constants and applied at each FMA, then the fact that D decodes to the same fields, sign flipped (both
+    zero, or both NaN, otherwise).  ``decoded``,
     ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact about D."""
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     fd = output_container(model)
@@ -735,12 +736,11 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     for k in range(len(x.a)):
         ua, ub, una = unpack(alg, fa, x.a[k]), unpack(alg, fb, x.b[k]), unpack(alg, fa, na[k])
         at = f"FMA {k + 1}" if len(x.a) > 1 else "the FMA"
-        finite = alg.not_(alg.any([u.is_nan for u in (ua, ub, c_run)] + [u.is_inf for u in (ua, ub, c_run)]))
-        fs = negated_sum2_facts(chain, alg, f"{at} (Alg. 3 line 1)", product(alg, ua, ub)[0], input_term(c_run),
-                                product(alg, una, ub)[0], input_term(c_neg), [decoded[k]], [c_fact], finite)
+        if not negated_rounded_sum2(chain, alg, "an FMA (Alg. 3: RNE of a*b + c)", fd, "rne", (ua, ub), (c_run,), (una, ub), (c_neg,)):
+            return None
         d = fma(alg, ua, ub, c_run, out=fd, nan=nan)
         d2 = fma(alg, una, ub, c_neg, out=fd, nan=nan)
-        c_neg = negated_output_fact(chain, alg, fd, d, d2, at, [fs, decoded[k], c_fact])
+        c_neg = negated_output_fact(chain, alg, fd, d, d2, at, [decoded[k], c_fact], applied=True)
         c_run = unpack(alg, fd, d)  # the next FMA's c, as run_model reads it
         c_fact = chain.last
     return c_fact

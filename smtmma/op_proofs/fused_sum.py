@@ -29,16 +29,18 @@ from typing import Callable, Optional, Sequence
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, exact_sum2, signed, sum2_window, window_lead, window_place
-from ..encodings.terms import Term, input_term
+from ..encodings.rounding import round_pack
+from ..encodings.terms import Term, input_term, product
 from ..encodings.tfdpa import scaled_product
-from ..formats import get_format
+from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
+from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_sum2_facts", "negated_sum_lemmas",
+__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum2_facts", "negated_sum_lemmas",
            "plan_scales", "sum_operands", "summand_lemma"]
 
 
@@ -260,3 +262,80 @@ def negated_sum2_facts(chain: LemmaChain, alg: QueryAlgebra, label: str, x: Term
                               alg.or_(alg.and_(alg.eq(mag, 0), alg.not_(sticky)), alg.xor(neg2, neg))])),
                 uses=[ft, fx, fy, *ux, *uy])
     return chain.last
+
+
+Operand = Sequence[Unpacked]  # one decoded input (its value), or two (their exact product, Alg. 7 lines 3-4)
+
+
+def _operand_term(g: QueryAlgebra, us: Sequence[Unpacked]) -> Term:
+    """The exact term of an :data:`Operand`: the input's value, or the two inputs' product."""
+    return input_term(us[0]) if len(us) == 1 else product(g, us[0], us[1])[0]
+
+
+def _fields(us: Sequence[Unpacked]) -> list:
+    """An :data:`Operand`'s lemma arguments: (neg, sig, exp) of each input."""
+    return [f for u in us for f in (u.neg, u.sig, u.exp)]
+
+
+def _operands(g: QueryAlgebra, v: Sequence, shapes: Sequence[Operand]) -> list[Term]:
+    """The terms of operands rebuilt on a lemma's parameters ``v`` (laid out as :func:`_fields`)."""
+    out, i, no = [], 0, g.bconst(False)
+    for us in shapes:
+        rebuilt = [Unpacked(v[i + 3 * j], v[i + 3 * j + 2], v[i + 3 * j + 1], u.frac, no, no, no) for j, u in enumerate(us)]
+        out.append(_operand_term(g, rebuilt))
+        i += 3 * len(us)
+    return out
+
+
+def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: Format, mode: str, x: Operand, y: Operand,
+                         x2: Operand, y2: Operand, *, nominal_x: int = 0) -> bool:
+    """Apply, at a symmetry query's terms, two lemmas: :func:`~smtmma.encodings.fused_sum.exact_sum2` of two operands
+    negated (``x2``, ``y2``: decoded inputs with the fields of ``x``, ``y``, the sign of the first input of each
+    flipped unless zero) has the same magnitude, last place and sticky bit, and the opposite sign unless the sum
+    is zero; and rounding (``fmt``, ``mode``) such a (neg, mag, lsb, sticky) gives the same zero, infinity,
+    significand and exponent, the opposite sign unless zero.  An operand is a decoded input, or two (an FMA's product
+    a*b); ``label`` names the op.
+
+    Each lemma is stated on fresh constants and proved once per shape: the sum's on the inputs' decoded fields,
+    whose ranges a solver reads off the decoding rather than the run's cone; the rounding's on the sum's (neg, mag,
+    lsb, sticky).  The cut between them is an equality of magnitudes, which the solver substitutes, so the
+    rounding's proof compares one circuit with itself but for the sign.  False (and the chain stops) when one is not
+    proved.  The same steps as facts in the query's formula (:func:`negated_sum2_facts`, then the output's) make the
+    solver relate two copies of the window adder and the rounding through the run's whole cone: 30-60 s per FP64
+    FMA, where the sum's lemma takes 35 s once (sm80 f64f64 symmetry: about 300 s before, 44 s after)."""
+    shapes = [x, y, x2, y2]
+
+    def summed(g: QueryAlgebra, v: Sequence) -> Bool:
+        tx, ty, tx2, ty2 = _operands(g, v, shapes)
+        n = len(x) + len(y)
+        same_in = []
+        for j in range(n):  # input j of the negated run: the same fields; the first input of each operand flipped
+            neg, sig, exp = v[3 * j: 3 * j + 3]
+            neg2, sig2, exp2 = v[3 * (n + j): 3 * (n + j) + 3]
+            sign = g.or_(g.xor(neg2, neg), g.eq(sig, 0)) if j in (0, len(x)) else g.not_(g.xor(neg2, neg))
+            same_in.append(g.all([g.eq(sig2, sig), g.eq(exp2, exp), sign]))
+        neg, mag, lsb, sticky = exact_sum2(g, tx, ty, nominal_x=nominal_x)
+        neg2, mag2, lsb2, sticky2 = exact_sum2(g, tx2, ty2, nominal_x=nominal_x)
+        same = g.all([g.eq(mag2, mag), g.eq(lsb2, lsb), g.not_(g.xor(sticky2, sticky)), g.or_(g.and_(g.eq(mag, 0), g.not_(sticky)), g.xor(neg2, neg))])
+        return g.or_(g.not_(g.all(same_in)), same)
+
+    args = [f for op in shapes for f in _fields(op)]
+    if not chain.establish(lemma(f"{label}: the exact sum of two operands, each negated (the sign of its first input "
+                                 "flipped unless zero), has the same magnitude, last place and sticky bit, and the "
+                                 "opposite sign unless the sum is zero", summed, args), args):
+        return False
+    out = container_format(fmt)
+
+    def rounding(g: QueryAlgebra, v: Sequence) -> Bool:
+        neg, mag, lsb, sticky, neg2, mag2, lsb2, sticky2 = v
+        premise = g.all([g.eq(mag2, mag), g.eq(lsb2, lsb), g.not_(g.xor(sticky2, sticky)), g.or_(g.and_(g.eq(mag, 0), g.not_(sticky)), g.xor(neg2, neg))])
+        z = unpack(g, out, round_pack(g, fmt, mode, neg, mag, lsb, sticky))
+        z2 = unpack(g, out, round_pack(g, fmt, mode, neg2, mag2, lsb2, sticky2))
+        same = g.all([g.not_(g.xor(z2.is_zero, z.is_zero)), g.not_(g.xor(z2.is_inf, z.is_inf)), g.eq(z2.sig, z.sig),
+                      g.eq(z2.exp, z.exp), g.or_(z.is_zero, g.xor(z2.neg, z.neg))])
+        return g.or_(g.not_(premise), same)
+
+    tx, ty, tx2, ty2 = (_operand_term(alg, op) for op in shapes)
+    args = [*exact_sum2(alg, tx, ty, nominal_x=nominal_x), *exact_sum2(alg, tx2, ty2, nominal_x=nominal_x)]
+    return chain.establish(lemma(f"{label}: {mode.upper()}-{fmt.name} of a (neg, mag, lsb, sticky) and of its negation (unless zero) has "
+                                 "the same fields with the sign flipped (unless zero)", rounding, args), args)

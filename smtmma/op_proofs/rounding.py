@@ -288,13 +288,14 @@ def composed_position(model: Model, K: int, domain: Domain, label: str, run: Run
 
 
 def negated_output_fact(chain: LemmaChain, alg: QueryAlgebra, fmt: Format, d: Int, d2: Int, label: str,
-                        uses: Sequence[Optional[int]], what: str = "D") -> Unpacked:
+                        uses: Sequence[Optional[int]], what: str = "D", *, applied: bool = False) -> Unpacked:
     """Prove, in a symmetry query's formula, that the output ``d2`` of the negated run decodes (``fmt``) to the fields
     of ``d`` with the sign flipped -- both zero or both NaN otherwise -- from the facts ``uses`` (its rounding's input
-    negated: RNE and RZ are sign-symmetric).  Returns ``d2`` decoded, the next step's operand."""
+    negated: RNE and RZ are sign-symmetric) and, with ``applied``, every lemma applied so far (a rounding's own, e.g.
+    :func:`~smtmma.op_proofs.fused_sum.negated_rounded_sum2`).  Returns ``d2`` decoded, the next step's operand."""
     u, u2 = unpack(alg, fmt, d), unpack(alg, fmt, d2)
     flags = [(u2.is_nan, u.is_nan), (u2.is_inf, u.is_inf), (u2.is_zero, u.is_zero)]
     chain.prove(f"{label}: {what} of the negated run decodes to the fields of {what}, sign flipped (unless zero or NaN)",
                 alg.all([*(alg.not_(alg.xor(x, y)) for x, y in flags), alg.eq(u2.sig, u.sig), alg.eq(u2.exp, u.exp),
-                         alg.or_(alg.or_(u.is_zero, u.is_nan), alg.xor(u2.neg, u.neg))]), uses=uses)
+                         alg.or_(alg.or_(u.is_zero, u.is_nan), alg.xor(u2.neg, u.neg))]), uses=uses, applied=applied)
     return u2

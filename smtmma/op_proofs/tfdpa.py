@@ -92,7 +92,7 @@ from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_sum2_facts, plan_scales, negated_sum_lemmas, summand_lemma
+from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_rounded_sum2, plan_scales, negated_sum_lemmas, summand_lemma
 from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
@@ -620,7 +620,7 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
     original negated: each lane converted (``via``) keeps its fields with the sign flipped; per FDPA, the summands
     align at the same e_max and the fused sum is negated summand by summand (where the chained c is not NaN), and
     its D decodes to the original's fields, sign flipped; with ``c_after``, C's RNE add likewise
-    (:func:`~smtmma.op_proofs.fused_sum.negated_sum2_facts`).  The chunks, their lane order (``interleave``) and
+    (:func:`~smtmma.op_proofs.fused_sum.negated_rounded_sum2`).  The chunks, their lane order (``interleave``) and
     issues are those run_model forms; each step is the one-FDPA model on them, so its terms are the model's own.
     Returns the fact about D."""
     fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
@@ -666,13 +666,12 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
         if model.c_after:  # C joins last through an RNE add of D's format (Alg. 5 with C after the FDPAs)
             ux, ux2 = unpack(alg, fd, acc), unpack(alg, fd, acc2)
             uc, uc2 = decode_input(alg, fc, c_in, fd.name), decode_input(alg, fc, c_in2, fd.name)
-            finite = alg.not_(alg.any([ux.is_nan, ux.is_inf, uc.is_nan, uc.is_inf]))
-            fs = negated_sum2_facts(chain, alg, "C added last", input_term(ux), input_term(uc), input_term(ux2),
-                                    input_term(uc2), [acc_fact], [c_in_fact], finite)
+            if not negated_rounded_sum2(chain, alg, "an RNE add (C added last)", fd, "rne", (ux,), (uc,), (ux2,), (uc2,)):
+                return None
             nan_bits = nan_pattern(model, fd)
             acc = add(alg, ux, uc, out=fd, ftz=False, nan_bits=nan_bits)
             acc2 = add(alg, ux2, uc2, out=fd, ftz=False, nan_bits=nan_bits)
-            negated_output_fact(chain, alg, fd, acc, acc2, "C added last", [fs, acc_fact, c_in_fact])
+            negated_output_fact(chain, alg, fd, acc, acc2, "C added last", [acc_fact, c_in_fact], applied=True)
             acc_fact = chain.last
         d, d2, c_fact = acc, acc2, acc_fact
     return c_fact

@@ -124,19 +124,24 @@ class LemmaChain:
 
     def apply(self, lemma: Lemma, args: Sequence[Arg]) -> None:
         """Assert ``lemma`` at the terms ``args`` (its definition joins the formula; the certificate proves it)."""
-        if lemma not in self.lemmas:
+        if not self.holds(lemma):
             self.lemmas.append(lemma)
             self.alg.decls.append(lemma.definition)
         text = lemma.apply(self.alg, args)
         self.alg.asserts.append(f"(assert {text})")
         self.order.append(("apply", text))
 
+    def holds(self, lemma: Lemma) -> bool:
+        """Whether the chain holds ``lemma`` already: one of the same definition (its name is their hash), whatever
+        its label (the same statement made at another step)."""
+        return any(x.name == lemma.name for x in self.lemmas)
+
     def establish(self, lemma: Lemma, args: Sequence[Arg]) -> bool:
         """Prove ``lemma`` on fresh constants (once per chain; the certificate proves it again), then apply it at
         ``args``; False (and the chain stops) when the solver does not prove it."""
         if self.stopped:
             return False
-        if lemma not in self.lemmas:
+        if not self.holds(lemma):
             r = self.runner.check(lemma.script(), proof=True)
             if r.verdict != "unsat":
                 self.stopped = f"lemma {lemma.label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
@@ -151,8 +156,10 @@ class LemmaChain:
         self.order.append(("fact", len(self.proven)))
         self.proven.append((label, raw, uses))
 
-    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None) -> bool:
-        """True when ``goal`` is proved (and now asserted); ``uses``: the earlier facts it needs (None entries skipped)."""
+    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None, *, applied: bool = False) -> bool:
+        """True when ``goal`` is proved (and now asserted); ``uses``: the earlier facts it needs (None entries skipped);
+        ``applied``: the lemma applications so far join the check even with ``uses`` (in the certificate they hold
+        from where they are asserted on)."""
         self.last = None
         if self.stopped:
             return False
@@ -167,8 +174,8 @@ class LemmaChain:
         if deps is None:
             lines = self._chain_lines_in_order()
         else:
-            lines = [f"(assert {self.proven[i][1]})" for i in deps]
-        r = self._check_in_session(f"(assert (not {raw}))", applied=deps is None)
+            lines = [f"(assert {self.proven[i][1]})" for i in deps] + (self._applied() if applied else [])
+        r = self._check_in_session(f"(assert (not {raw}))", applied=deps is None or applied)
         if r is None:  # no session: the same question as one script
             script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
                                 f"(assert (not {raw}))"]) + "\n"

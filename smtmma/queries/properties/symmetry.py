@@ -156,7 +156,7 @@ def symmetry(
     script = alg.script(final)
     r = chain.check_final(final, x.declared + ["d", "d_neg"])
     smt2 = chain.certificate(final) if chain.proven else script
-    extra: dict[str, object] = {"lemmas": len(chain.proven)} if chain.proven else {}
+    extra: dict[str, object] = {"lemmas": len(chain.proven) + len(chain.lemmas)} if chain.proven else {}  # facts and lemmas
     if r.verdict == "unknown":
         return unknown_result(prop, name, model, K, domain, run, "symmetry query", r.reason, smt2=smt2, extra=extra)
     if r.verdict == "unsat":

@@ -13,7 +13,9 @@
 * sign lemmas of symmetry (Phi(-A, B, -C) = -Phi(A, B, C)):
   :func:`negated_sum_lemmas` proves a sum of negated operands is the negated
   sum, operand by operand and running sum by running sum (the operands from
-  :func:`sum_operands`).
+  :func:`sum_operands`); :func:`negated_rounded_sum2` applies the lemmas that
+  a rounded sum of two negated operands (an FMA, an FTZ-Add) keeps its fields
+  with the sign flipped.
 
 The ops' proofs (:mod:`~smtmma.op_proofs.tfdpa`, :mod:`~smtmma.op_proofs.trfdpa`,
 :mod:`~smtmma.op_proofs.gtrfdpa`, :mod:`~smtmma.op_proofs.gstfdpa`) build
@@ -28,7 +30,7 @@ from typing import Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import aligned, exact_sum2, signed, sum2_window, window_lead, window_place
+from ..encodings.fused_sum import aligned, exact_sum2, signed
 from ..encodings.rounding import round_pack
 from ..encodings.terms import Term, input_term, product
 from ..encodings.tfdpa import scaled_product
@@ -40,7 +42,7 @@ from ..proof_kernel.parts import Part, all_finite, between, negated_script, rang
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum2_facts", "negated_sum_lemmas",
+__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
            "plan_scales", "sum_operands", "summand_lemma"]
 
 
@@ -221,49 +223,6 @@ def negated_sum_lemmas(chain: LemmaChain, alg: QueryAlgebra, terms: Optional[Seq
     chain.prove(f"{whole} of the negated inputs is minus {whole}", when(alg.eq(neg_total, alg.neg(total))), uses=[last])
 
 
-def negated_sum2_facts(chain: LemmaChain, alg: QueryAlgebra, label: str, x: Term, y: Term, x2: Term, y2: Term,
-                       uses_x: Sequence[Optional[int]], uses_y: Sequence[Optional[int]], finite: Bool) -> Optional[int]:
-    """Prove, in a symmetry query's formula, that :func:`~smtmma.encodings.fused_sum.exact_sum2` (an FMA's Alg. 3
-    line 1, an FTZ-Add's exact sum) of the negated run's operands ``x2``, ``y2`` is that of ``x``, ``y`` negated.
-
-    ``uses_x``/``uses_y``: the facts that ``x2``/``y2`` have the fields of ``x``/``y`` with the sign flipped (unless
-    zero).  Step by step, as the adder works: the window leads and placed significands agree, each placed operand is
-    negated (the same bits cut), their sum is negated; so the magnitude, last place and sticky bit are kept and the
-    sign flipped unless the sum is an exact zero.  Every fact is stated where ``finite`` holds (no operand NaN or
-    infinite: a NaN keeps its sign, and the specials decide D there).  Returns the last fact (None when nothing
-    needed proving).
-    """
-    when = lambda goal: alg.or_(alg.not_(finite), goal)  # noqa: E731
-    window, low = sum2_window(x, y)
-    leads = []
-    for who, t, t2, uses in (("the first operand", x, x2, uses_x), ("the second operand", y, y2, uses_y)):
-        (lt, tt), (lt2, tt2) = window_lead(alg, t, window, low), window_lead(alg, t2, window, low)
-        chain.prove(f"{label}: {who} of the negated run has the same window lead and placed significand",
-                    alg.and_(alg.eq(lt2, lt), alg.eq(tt2, tt)), uses=list(uses))
-        leads.append((lt, tt, lt2, tt2, [*uses, chain.last]))
-    (lx, tx, lx2, tx2, ux), (ly, ty, ly2, ty2, uy) = leads
-    lmax, lmax2 = alg.max(lx, ly), alg.max(lx2, ly2)
-    placed = []
-    for who, t, t2, (lt, tt, lt2, tt2, uses) in (("the first operand", x, x2, leads[0]), ("the second operand", y, y2, leads[1])):
-        _, a, cut = window_place(alg, window, lmax, t.neg, lt, tt)
-        _, a2, cut2 = window_place(alg, window, lmax2, t2.neg, lt2, tt2)
-        chain.prove(f"{label}: {who} of the negated run, placed in the window, is minus it placed (the same bits cut)",
-                    when(alg.and_(alg.eq(a2, alg.neg(a)), alg.not_(alg.xor(cut2, cut)))), uses=[*uses, *ux[-1:], *uy[-1:]])
-        placed.append((a, a2, chain.last))
-    (ax, ax2, fx), (ay, ay2, fy) = placed
-    chain.prove(f"{label}: the window sum of the negated run is minus the window sum", when(alg.eq(alg.add(ax2, ay2),
-                alg.neg(alg.add(ax, ay)))), uses=[fx, fy])
-    ft = chain.last
-    neg, mag, lsb, sticky = exact_sum2(alg, x, y)
-    neg2, mag2, lsb2, sticky2 = exact_sum2(alg, x2, y2)
-    chain.prove(f"{label}: the exact sum of the negated run has the same magnitude, last place and sticky bit, and the "
-                "opposite sign unless it is zero",
-                when(alg.all([alg.eq(mag2, mag), alg.eq(lsb2, lsb), alg.not_(alg.xor(sticky2, sticky)),
-                              alg.or_(alg.and_(alg.eq(mag, 0), alg.not_(sticky)), alg.xor(neg2, neg))])),
-                uses=[ft, fx, fy, *ux, *uy])
-    return chain.last
-
-
 Operand = Sequence[Unpacked]  # one decoded input (its value), or two (their exact product, Alg. 7 lines 3-4)
 
 
@@ -300,8 +259,8 @@ def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: 
     whose ranges a solver reads off the decoding rather than the run's cone; the rounding's on the sum's (neg, mag,
     lsb, sticky).  The cut between them is an equality of magnitudes, which the solver substitutes, so the
     rounding's proof compares one circuit with itself but for the sign.  False (and the chain stops) when one is not
-    proved.  The same steps as facts in the query's formula (:func:`negated_sum2_facts`, then the output's) make the
-    solver relate two copies of the window adder and the rounding through the run's whole cone: 30-60 s per FP64
+    proved.  The same steps as facts in the query's formula (window leads, placed operands, their sum, the
+    output) make the solver relate two copies of the window adder and the rounding through the run's whole cone: 30-60 s per FP64
     FMA, where the sum's lemma takes 35 s once (sm80 f64f64 symmetry: about 300 s before, 44 s after)."""
     shapes = [x, y, x2, y2]
 

@@ -246,8 +246,17 @@ def _operands(g: QueryAlgebra, v: Sequence, shapes: Sequence[Operand]) -> list[T
     return out
 
 
+def _same_sum(g: QueryAlgebra, s: Sequence, s2: Sequence) -> Bool:
+    """Two (neg, mag, lsb, sticky) of an exact sum (:func:`~smtmma.encodings.fused_sum.exact_sum2`) are one another
+    negated: the same magnitude, last place and sticky bit, the opposite sign unless the sum is zero.  The sum's
+    lemma concludes it and the rounding's assumes it: one term, so the solver matches them."""
+    (neg, mag, lsb, sticky), (neg2, mag2, lsb2, sticky2) = s, s2
+    return g.all([g.eq(mag2, mag), g.eq(lsb2, lsb), g.not_(g.xor(sticky2, sticky)),
+                  g.or_(g.and_(g.eq(mag, 0), g.not_(sticky)), g.xor(neg2, neg))])
+
+
 def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: Format, mode: str, x: Operand, y: Operand,
-                         x2: Operand, y2: Operand, *, nominal_x: int = 0) -> bool:
+                         x2: Operand, y2: Operand) -> bool:
     """Apply, at a symmetry query's terms, two lemmas: :func:`~smtmma.encodings.fused_sum.exact_sum2` of two operands
     negated (``x2``, ``y2``: decoded inputs with the fields of ``x``, ``y``, the sign of the first input of each
     flipped unless zero) has the same magnitude, last place and sticky bit, and the opposite sign unless the sum
@@ -260,8 +269,9 @@ def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: 
     lsb, sticky).  The cut between them is an equality of magnitudes, which the solver substitutes, so the
     rounding's proof compares one circuit with itself but for the sign.  False (and the chain stops) when one is not
     proved.  The same steps as facts in the query's formula (window leads, placed operands, their sum, the
-    output) make the solver relate two copies of the window adder and the rounding through the run's whole cone: 30-60 s per FP64
-    FMA, where the sum's lemma takes 35 s once (sm80 f64f64 symmetry: about 300 s before, 44 s after)."""
+    output) make the solver relate two copies of the window adder and the rounding through the run's whole cone:
+    30-60 s per FP64 FMA, where the sum's lemma takes 35 s once (sm80 f64f64 symmetry: about 300 s before, 44 s
+    after)."""
     shapes = [x, y, x2, y2]
 
     def summed(g: QueryAlgebra, v: Sequence) -> Bool:
@@ -273,9 +283,7 @@ def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: 
             neg2, sig2, exp2 = v[3 * (n + j): 3 * (n + j) + 3]
             sign = g.or_(g.xor(neg2, neg), g.eq(sig, 0)) if j in (0, len(x)) else g.not_(g.xor(neg2, neg))
             same_in.append(g.all([g.eq(sig2, sig), g.eq(exp2, exp), sign]))
-        neg, mag, lsb, sticky = exact_sum2(g, tx, ty, nominal_x=nominal_x)
-        neg2, mag2, lsb2, sticky2 = exact_sum2(g, tx2, ty2, nominal_x=nominal_x)
-        same = g.all([g.eq(mag2, mag), g.eq(lsb2, lsb), g.not_(g.xor(sticky2, sticky)), g.or_(g.and_(g.eq(mag, 0), g.not_(sticky)), g.xor(neg2, neg))])
+        same = _same_sum(g, exact_sum2(g, tx, ty), exact_sum2(g, tx2, ty2))
         return g.or_(g.not_(g.all(same_in)), same)
 
     args = [f for op in shapes for f in _fields(op)]
@@ -286,15 +294,14 @@ def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: 
     out = container_format(fmt)
 
     def rounding(g: QueryAlgebra, v: Sequence) -> Bool:
-        neg, mag, lsb, sticky, neg2, mag2, lsb2, sticky2 = v
-        premise = g.all([g.eq(mag2, mag), g.eq(lsb2, lsb), g.not_(g.xor(sticky2, sticky)), g.or_(g.and_(g.eq(mag, 0), g.not_(sticky)), g.xor(neg2, neg))])
-        z = unpack(g, out, round_pack(g, fmt, mode, neg, mag, lsb, sticky))
-        z2 = unpack(g, out, round_pack(g, fmt, mode, neg2, mag2, lsb2, sticky2))
+        s, s2 = v[:4], v[4:]
+        premise = _same_sum(g, s, s2)
+        z, z2 = (unpack(g, out, round_pack(g, fmt, mode, *t)) for t in (s, s2))
         same = g.all([g.not_(g.xor(z2.is_zero, z.is_zero)), g.not_(g.xor(z2.is_inf, z.is_inf)), g.eq(z2.sig, z.sig),
                       g.eq(z2.exp, z.exp), g.or_(z.is_zero, g.xor(z2.neg, z.neg))])
         return g.or_(g.not_(premise), same)
 
     tx, ty, tx2, ty2 = (_operand_term(alg, op) for op in shapes)
-    args = [*exact_sum2(alg, tx, ty, nominal_x=nominal_x), *exact_sum2(alg, tx2, ty2, nominal_x=nominal_x)]
-    return chain.establish(lemma(f"{label}: {mode.upper()}-{fmt.name} of a (neg, mag, lsb, sticky) and of its negation (unless zero) has "
-                                 "the same fields with the sign flipped (unless zero)", rounding, args), args)
+    args = [*exact_sum2(alg, tx, ty), *exact_sum2(alg, tx2, ty2)]
+    return chain.establish(lemma(f"{label}: {mode.upper()}-{fmt.name} of a (neg, mag, lsb, sticky) and of its negation "
+                                 "(unless zero) has the same fields with the sign flipped (unless zero)", rounding, args), args)

@@ -171,12 +171,12 @@ class LemmaChain:
         raw = self.alg.raw_bool(goal)
         deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
         alg = self.alg
-        if deps is None:
-            lines = self._chain_lines_in_order()
-        else:
-            lines = [f"(assert {self.proven[i][1]})" for i in deps] + (self._applied() if applied else [])
         r = self._check_in_session(f"(assert (not {raw}))", applied=deps is None or applied)
         if r is None:  # no session: the same question as one script
+            if deps is None:
+                lines = self._chain_lines_in_order()
+            else:
+                lines = [f"(assert {self.proven[i][1]})" for i in deps] + (self._applied() if applied else [])
             script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
                                 f"(assert (not {raw}))"]) + "\n"
             r = self.runner.check(script, proof=True)

@@ -12,8 +12,8 @@ HW_SAMPLES = Path(__file__).resolve().parents[1] / "hw-samples"
 FILES = sorted(HW_SAMPLES.glob("*.jsonl"))
 #: Khattak and Mikaitis's validation data: 300 lines each.
 PUBLIC = [p for p in FILES if not p.name.startswith("H200-")]
-#: smtmma's own survey of an H200 and its probes, with the lines each file holds.
-SURVEY_LINES = {"H200-probes": 58, "H200-survey-bf16f32": 248, "H200-survey-e4m3e4m3f16": 244, "H200-survey-e4m3e4m3f32": 244,
+#: smtmma's own survey of an H200, its probes and its property cases, with the lines each file holds.
+SURVEY_LINES = {"H200-probes": 58, "H200-properties": 578, "H200-survey-bf16f32": 248, "H200-survey-e4m3e4m3f16": 244, "H200-survey-e4m3e4m3f32": 244,
                 "H200-survey-e4m3e5m2f16": 244, "H200-survey-e4m3e5m2f32": 244, "H200-survey-e5m2e4m3f16": 244, "H200-survey-e5m2e4m3f32": 244,
                 "H200-survey-e5m2e5m2f16": 244, "H200-survey-e5m2e5m2f32": 244, "H200-survey-f16f16": 249, "H200-survey-f16f32": 245,
                 "H200-survey-f64f64": 263, "H200-survey-tf32f32": 248}

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..hw.kernels import all_kernels, write_kernels
 from ..hw.survey import DEFAULT_RANDOM
+from . import properties_cmd
 from .common import EXIT_OK, draws_arg, path_arg, seed_arg
 from .output import check_output
 
@@ -55,9 +56,9 @@ examples:
 
 def add_parser(sub: Any, fmt: type) -> None:
     """Add the ``hw`` subcommand to ``sub`` (the subparsers of ``smtmma``)."""
-    p = sub.add_parser("hw", help="hardware kernels: write their sources and manifest",
-                       description="The kernels the cuda and hip devices run, and the survey of a device's every "
-                       "instruction (smtmma hw survey --help).", epilog=_HW_EPILOG, formatter_class=fmt)
+    p = sub.add_parser("hw", help="hardware: kernel sources, the survey of a GPU, the property table put to it",
+                       description="The kernels the cuda and hip devices run, the survey of a device's every "
+                       "instruction (smtmma hw survey --help) and the property table put to it (smtmma hw properties --help).", epilog=_HW_EPILOG, formatter_class=fmt)
     hs = p.add_subparsers(dest="hw_command", metavar="SUBCOMMAND", parser_class=type(p))
     k = hs.add_parser("kernels", help="write every kernel's source and manifest.json", epilog=_HW_EPILOG, formatter_class=fmt)
     k.add_argument("--out", type=path_arg, required=True, metavar="DIR",
@@ -80,7 +81,12 @@ def add_parser(sub: Any, fmt: type) -> None:
     v.add_argument("--seed", type=seed_arg, default=0, help="seed of the random vectors (default 0)")
     v.add_argument("--json", action="store_true", help="print summary.json's object instead of the table")
     v.set_defaults(func=_cmd_survey)
-    p.set_defaults(func=lambda args: p.error("a subcommand is required: kernels, survey"))
+    q = hs.add_parser("properties", help="put the property table's cells to a device: symmetry, monotonicity, "
+                      "error bounds and witnesses", description="Does the hardware keep what the model's property "
+                      "cells prove, and break what they refute?", epilog=properties_cmd.EPILOG, formatter_class=fmt)
+    properties_cmd.add_arguments(q, path_arg, draws_arg, seed_arg)
+    q.set_defaults(func=properties_cmd.run_properties)
+    p.set_defaults(func=lambda args: p.error("a subcommand is required: kernels, survey, properties"))
 
 
 def _cmd_kernels(args: argparse.Namespace) -> int:

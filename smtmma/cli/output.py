@@ -38,7 +38,7 @@ from typing import IO, Any, Iterator, Optional, TextIO, Union
 from ..errors import InputError, InputTypeError
 from ..limits import check_output_file
 
-__all__ = ["STDOUT", "is_stdout", "check_output", "open_output", "write_output", "install_console", "one_line_warning"]
+__all__ = ["STDOUT", "is_stdout", "check_output", "output_folder", "open_output", "write_output", "install_console", "one_line_warning"]
 
 #: the name that means standard output
 STDOUT = "-"
@@ -78,6 +78,17 @@ def check_output(path: object, option: str, hint: str, *, stdout: bool = True, f
     if p.exists() and not p.is_file() and not p.is_dir():  # /dev/null, a named pipe: written directly
         return
     check_output_file(path, option, hint)
+
+
+def output_folder(path: object, option: str, hint: str) -> Path:
+    """The folder ``path`` (an ``-o DIR``), checked as :func:`check_output` does and created; one-line InputError."""
+    check_output(path, option, hint, stdout=False, folder=True)
+    out = Path(path)  # type: ignore[arg-type]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{option} {path}: cannot create the folder ({e.strerror or e})") from None
+    return out
 
 
 def _isatty(stream: object) -> bool:

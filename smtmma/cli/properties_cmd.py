@@ -16,7 +16,7 @@ from ..hw.record import recorded_line
 from ..vectors import parse_line, read_vectors
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, print_error
 from .device_options import open_for
-from .output import check_output
+from .output import check_output, output_folder
 
 EPILOG = """\
 Every cell of the catalogue's property table (proofs/catalogue.json, or --table
@@ -74,14 +74,7 @@ def run_properties(args: argparse.Namespace) -> int:
         return _write(args)
     if args.arch is not None:
         raise InputError("--arch goes with --write (a device names its own architecture; a recording names its own)")
-    out: Optional[Path] = None
-    if args.output is not None:
-        check_output(args.output, "-o", "a folder for the recording (properties/)", stdout=False, folder=True)
-        out = Path(args.output)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise InputError(f"-o {args.output}: cannot create the folder ({e.strerror or e})") from None
+    out = None if args.output is None else output_folder(args.output, "-o", "a folder for the recording (properties/)")
     cells = load_cells(args.table)
     gpu = ""
     if args.recorded is not None:

@@ -7,25 +7,17 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional
 
 from ..errors import InputError
 from ..hw.survey import InstrSurvey, Survey, survey
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, print_error
 from .device_options import open_for
-from .output import check_output
+from .output import output_folder
 
 
 def run_survey(args: argparse.Namespace) -> int:
     """The ``hw survey`` command: exit 0 all matched, 1 a difference or a failed instruction, 2 nothing surveyed."""
-    out: Optional[Path] = None
-    if args.output is not None:
-        check_output(args.output, "-o", "a folder for the recordings (survey/)", stdout=False, folder=True)
-        out = Path(args.output)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise InputError(f"-o {args.output}: cannot create the folder ({e.strerror or e})") from None
+    out = None if args.output is None else output_folder(args.output, "-o", "a folder for the recordings (survey/)")
     device = open_for(args.device)
     if device.arch is None:
         device.close()

@@ -55,7 +55,8 @@ exit status:
      or a device that cannot run (toolkit missing, wrong architecture)
   3  a solver gave up (timeout or resource limit; distinguish, query, suite,
      identify), or the command's time limit ran out (--timeout of distinguish
-     and query, --time-limit of suite and identify)
+     and query, --time-limit of suite and identify); query also when no prover
+     covers the model's kind (verdict unknown, "not covered: ..." names the part)
   70 internal error (a bug in smtmma): one line names the file with the
      details; --debug prints the traceback instead
   130 interrupted (Ctrl-C); solver processes are killed on the way out

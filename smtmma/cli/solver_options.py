@@ -107,5 +107,8 @@ def with_script_output(args: argparse.Namespace, run: Callable[[argparse.Namespa
 
 def unknown_note(reason: str) -> None:
     """The error line for a query no solver decided, with what to try next."""
+    if reason.startswith("not covered"):  # no prover for the model's kind: more time would not help
+        print_error(f"no answer: {reason}")
+        return
     print_error(f"no answer: {reason or 'the solver gave up'}; try a larger --timeout, a smaller --domain "
                 "or --solver portfolio")

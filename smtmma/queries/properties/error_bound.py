@@ -443,6 +443,11 @@ def error_bound(
     """
     prop = "error-bound"
     name, K, domain = setup_query(model, name, K, domain, prop)
+    missing = _missing_error_parts(model)
+    if missing and not posed_without_prover(model):  # a valid model no prover covers: no answer, and why
+        r = make_result(prop, "unknown", name, model, K, domain, Runner(solver, timeout, seed),
+                        reason=f"not covered: no Table 9 bound is implemented for {model.describe()}: {missing}")
+        return replace(r, solver="none")  # no solver was asked
     bound = table9_bound(model, K)
     if fused is not None:
         bound = replace(bound, fused=Fraction(fused))

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, Optional
 
 from ..catalogue import resolve_arch
-from ..errors import InputError, SmtmmaError
-from ..hw.properties import DEFAULT_NEAR, PropertyRow, judge, load_cells, property_cases, property_lines, summary_markdown
-from ..hw.record import recorded_line
+from ..errors import InputError
+from ..hw.properties import (DEFAULT_NEAR, DEFAULT_PAIRS, PropertyCase, PropertyRow, judge, load_cells, property_cases,
+                             property_lines, summary_markdown)
+from ..hw.record import record_vectors
 from ..vectors import parse_line, read_vectors
 from .common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, print_error
 from .device_options import open_for
@@ -60,8 +61,8 @@ def add_arguments(p: argparse.ArgumentParser, path_arg: Any, draws_arg: Any, see
     p.add_argument("--table", type=path_arg, metavar="FILE",
                    help="the property table ('smtmma prove --catalogue --json'; default: the shipped proofs/catalogue.json)")
     p.add_argument("--instr", action="append", metavar="INSTR", help="only this instruction type (repeatable)")
-    p.add_argument("--pairs", type=draws_arg, default=64, metavar="N",
-                   help="random cases per cell and instruction shape (default 64)")
+    p.add_argument("--pairs", type=draws_arg, default=DEFAULT_PAIRS, metavar="N",
+                   help=f"random cases per cell and instruction shape (default {DEFAULT_PAIRS})")
     p.add_argument("--near", type=draws_arg, default=DEFAULT_NEAR, metavar="N",
                    help=f"inputs searched close to each proved error bound (default {DEFAULT_NEAR}; about 1-2 s each)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the random cases and searches (default 0)")
@@ -107,11 +108,7 @@ def _write(args: argparse.Namespace) -> int:
     if args.output is not None:
         raise InputError("-o goes with --device or --recorded; --write FILE is the only output here")
     check_output(args.write, "--write", "a file for the vectors (props.jsonl)")
-    arch = resolve_arch(args.arch)
-    cases = property_cases(arch, load_cells(args.table), args.instr)
-    if not cases:
-        raise InputError(f"the property table has no cell that a {arch} instruction shape runs")
-    _announce(cases, args.near)
+    cases = _cases(resolve_arch(args.arch), load_cells(args.table), args)
     recs = property_lines(cases, args.pairs, args.seed, args.near)
     text = "".join(json.dumps(r) + "\n" for r in recs)
     if args.write == "-":
@@ -131,35 +128,41 @@ def _record(args: argparse.Namespace, cells: list[dict[str, Any]], out: Optional
     try:
         if device.arch is None:
             raise InputError(f"device {args.device} has no architecture: give cuda, hip or sim:ARCH")
-        cases = property_cases(device.arch, cells, args.instr)
-        if not cases:
-            raise InputError(f"the property table has no cell that a {device.arch} instruction shape runs")
-        _announce(cases, args.near)
+        cases = _cases(device.arch, cells, args)
         recs = property_lines(cases, args.pairs, args.seed, args.near)
         vs = [parse_line(json.dumps(r), i + 1) for i, r in enumerate(recs)]
-        t0 = time.perf_counter()
         print(f"{len(cases)} cell x shape cases, {len(vs)} lines on {device.description}", file=sys.stderr, flush=True)
-        ds: list[int] = []
-        try:
-            for start in range(0, len(vs), 4096):
-                ds += device.run(vs[start:start + 4096])
-                if len(vs) > 4096:
-                    print(f"  {len(ds)}/{len(vs)} lines ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
-        except SmtmmaError as e:
-            print_error(f"the device stopped after {len(ds)} of {len(vs)} lines: {e}")
-        text = [recorded_line(v, d, device) for v, d in zip(vs, ds)]
-        print(f"{len(ds)} lines recorded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+        def progress(done: int, total: int) -> None:
+            if total > 4096:
+                print(f"  {done}/{total} lines", file=sys.stderr, flush=True)
+
+        fh = io.StringIO()
+        rep = record_vectors(device, vs, fh, 4096, progress)
+        text = fh.getvalue()
         if out is not None:
             try:
-                (out / "properties.jsonl").write_text("".join(t + "\n" for t in text), encoding="utf-8")
+                (out / "properties.jsonl").write_text(text, encoding="utf-8")
             except OSError as e:
                 raise InputError(f"-o {out}: cannot write the recording ({e.strerror or e})") from None
-        return [parse_line(t, i + 1) for i, t in enumerate(text)], device.description
+        if rep.error:
+            print_error(f"the device stopped after {rep.written} of {rep.lines} lines: {rep.error}")
+        print(f"{rep.written} lines recorded in {rep.seconds:.1f} s", file=sys.stderr, flush=True)
+        return [parse_line(t, i + 1) for i, t in enumerate(text.splitlines())], device.description
     finally:
         device.close()
 
 
-def _announce(cases: list, near: int) -> None:
+def _cases(arch: str, cells: list[dict[str, Any]], args: argparse.Namespace) -> list[PropertyCase]:
+    """The cases of ``arch`` (announced when near-bound searches make them slow); InputError when there are none."""
+    cases = property_cases(arch, cells, args.instr)
+    if not cases:
+        raise InputError(f"the property table has no cell that a {arch} instruction shape runs")
+    _announce(cases, args.near)
+    return cases
+
+
+def _announce(cases: list[PropertyCase], near: int) -> None:
     """Say on stderr what the vectors cost when the near-bound searches take more than a moment."""
     bounds = {c.cell["name"] for c in cases if c.prop == "error-bound" and c.cell.get("verdict") == "holds"
               and c.model.scale_fmt is None}

@@ -48,10 +48,10 @@ from ..queries.distinguish import Witness
 from ..queries.query_algebra import neg_pattern
 from ..queries.properties.error_bound import py_ratio, table9_bound
 from ..queries.properties.error_search import search
-from ..sampling import draw_operands, is_inf_bits, is_nan_bits, round_to_format, to_float64
+from ..sampling import draw_operands, is_inf_bits, is_nan_bits, negate_bits, round_to_format, to_float64
 from ..simulate import simulate_dot
 from ..vectors import TestVector, vector_formats
-from .survey import SurveyTarget, survey_targets
+from .survey import SurveyTarget, survey_targets, target_line
 from .validate import VALIDATION_KINDS
 
 __all__ = ["DEFAULT_NEAR", "DEFAULT_PAIRS", "PropertyCase", "PropertyRow", "property_cases", "property_lines", "judge", "load_cells",
@@ -96,7 +96,7 @@ class PropertyRow:
     cell: str
     verdict: str  # the table's: holds / fails (witness) / ...
     op: str  # the instruction shape
-    test: str  # what was tried: "random pairs", "witness"
+    test: str  # what was tried: "random", "near" (near-bound inputs) or "witness"
     tried: int = 0
     agree: int = 0
     notes: list[str] = field(default_factory=list)
@@ -169,16 +169,9 @@ def property_lines(cases: Sequence[PropertyCase], pairs: int = DEFAULT_PAIRS, se
 
 def _record(case: PropertyCase, a: Sequence[int], b: Sequence[int], c: int, role: str, tag: str,
             sa: Optional[Sequence[int]] = None, sb: Optional[Sequence[int]] = None) -> dict[str, Any]:
-    fm = vector_formats(case.target.entry)
-    t = case.target
-    rec: dict[str, Any] = {"arch": t.entry.arch, "instr": t.entry.instr, "op": t.shape.name,
-                           "a": [format_hex(fm.a, int(x)) for x in a], "b": [format_hex(fm.b, int(x)) for x in b],
-                           "c": format_hex(fm.c, int(c))}
-    if fm.scale is not None and sa is not None and sb is not None:
-        rec["scale_a"] = [format_hex(fm.scale, int(x)) for x in sa]
-        rec["scale_b"] = [format_hex(fm.scale, int(x)) for x in sb]
-    rec.update({"property": case.cell["name"], "case": f"{case.cell['name']}@{t.shape.name}#{tag}", "role": role})
-    return rec
+    name = case.cell["name"]
+    return target_line(case.target, a, b, c, sa, sb, property=name, case=f"{name}@{case.target.shape.name}#{tag}",
+                       role=role)
 
 
 class _Rows(NamedTuple):
@@ -221,12 +214,12 @@ def _finite(fmt: Format, bits: np.ndarray) -> np.ndarray:
 def _symmetry_lines(case: PropertyCase, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     fm = vector_formats(case.target.entry)
     rows = _finite_rows(case, n, rng)
-    a, b, c = rows.a, rows.b, rows.c
+    na, nc = negate_bits(fm.a, rows.a), negate_bits(fm.c, rows.c)
     out = []
-    for j in range(len(c)):
+    for j in range(len(rows.c)):
         sa, sb = rows.scales(j)
-        out.append(_record(case, a[j], b[j], c[j], "base", str(j), sa, sb))
-        out.append(_record(case, [neg_pattern(fm.a, int(x)) for x in a[j]], b[j], neg_pattern(fm.c, int(c[j])), "negated", str(j), sa, sb))
+        out.append(_record(case, rows.a[j], rows.b[j], rows.c[j], "base", str(j), sa, sb))
+        out.append(_record(case, na[j], rows.b[j], nc[j], "negated", str(j), sa, sb))
     return out
 
 
@@ -241,35 +234,29 @@ def _next_up(fmt: Format, bits: int) -> Optional[int]:
 def _monotone_lines(case: PropertyCase, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     fm = vector_formats(case.target.entry)
     rows = _finite_rows(case, n, rng)
-    a, b, c = rows.a, rows.b, rows.c
-    if fm.a.signed:
-        a = a & np.uint64(~fm.a.sign_mask & ((1 << fm.a.bits) - 1))
-    if fm.b.signed:
-        b = b & np.uint64(~fm.b.sign_mask & ((1 << fm.b.bits) - 1))
-    if fm.c.signed:
-        c = c & np.uint64(~fm.c.sign_mask & ((1 << fm.c.bits) - 1))
+    a, b, c = _nonneg(fm.a, rows.a), _nonneg(fm.b, rows.b), _nonneg(fm.c, rows.c)
     edge = _binade_tops(fm, a, b, rows.sa, rows.sb)
+    K = case.K
+    fmts = [fm.a] * K + [fm.b] * K + [fm.c]  # the inputs in the order a_0..a_K-1, b_0..b_K-1, c
     out = []
     for j in range(len(c)):
         if j % 2 and edge[j]:  # every other pair: c at the top of a binade above the products, raised across it
             c[j] = edge[j]
-        a2, b2, c2 = [int(x) for x in a[j]], [int(x) for x in b[j]], int(c[j])
-        pick = 2 * case.K if j % 2 else int(rng.integers(2 * case.K + 1))
-        if pick == 2 * case.K:
-            up = _next_up(fm.c, c2)
-            c2 = c2 if up is None else up
-        elif pick < case.K:
-            up = _next_up(fm.a, a2[pick])
-            a2[pick] = a2[pick] if up is None else up
-        else:
-            up = _next_up(fm.b, b2[pick - case.K])
-            b2[pick - case.K] = b2[pick - case.K] if up is None else up
+        pick = 2 * K if j % 2 else int(rng.integers(2 * K + 1))
+        values = [int(v) for v in (*a[j], *b[j], c[j])]
+        up = _next_up(fmts[pick], values[pick])
         if up is None:
             continue
+        values[pick] = up
         sa, sb = rows.scales(j)
         out.append(_record(case, a[j], b[j], c[j], "base", str(j), sa, sb))
-        out.append(_record(case, a2, b2, c2, "raised", str(j), sa, sb))
+        out.append(_record(case, values[:K], values[K:2 * K], values[2 * K], "raised", str(j), sa, sb))
     return out
+
+
+def _nonneg(fmt: Format, bits: np.ndarray) -> np.ndarray:
+    """The patterns with the sign bit cleared (their absolute values; an unsigned format's are their own)."""
+    return bits & np.uint64(~fmt.sign_mask & ((1 << fmt.bits) - 1)) if fmt.signed else bits
 
 
 def _binade_tops(fm: Any, a: np.ndarray, b: np.ndarray, sa: Optional[np.ndarray], sb: Optional[np.ndarray]) -> np.ndarray:
@@ -384,7 +371,7 @@ def judge(lines: Sequence[TestVector], cells: Sequence[dict[str, Any]]) -> list[
         if v.d is None or "case" not in v.raw:
             continue
         groups.setdefault(str(v.raw["case"]), {})[str(v.raw.get("role"))] = v
-    rows: dict[tuple[str, str], PropertyRow] = {}
+    rows: dict[tuple[str, str, str], PropertyRow] = {}
     for case_id, roles in groups.items():
         first = next(iter(roles.values()))
         name = str(first.raw.get("property"))
@@ -394,7 +381,7 @@ def judge(lines: Sequence[TestVector], cells: Sequence[dict[str, Any]]) -> list[
         op = str(first.raw.get("op"))
         tag = case_id.rsplit("#", 1)[-1]
         test = "witness" if tag == "w" else ("near" if tag.startswith("n") else "random")
-        row = rows.setdefault((name, op + test), PropertyRow(name, str(cell["verdict"]), op, test))
+        row = rows.setdefault((name, op, test), PropertyRow(name, str(cell["verdict"]), op, test))
         ok, note, ratio = _keeps(cell, roles)
         if ok is None:
             continue

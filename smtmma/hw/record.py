@@ -22,7 +22,7 @@ from ..formats import format_hex
 from ..vectors import TestVector, read_vectors, vector_formats
 from .device import Device
 
-__all__ = ["RecordReport", "record_file", "recorded_line"]
+__all__ = ["RecordReport", "record_file", "record_vectors", "recorded_line"]
 
 
 @dataclass
@@ -75,17 +75,17 @@ def record_file(
     if not vectors:
         raise InputError(f"{in_path}: no test vectors")
     if hasattr(out_path, "write"):
-        return _record(device, vectors, out_path, batch, progress)  # type: ignore[arg-type]
+        return record_vectors(device, vectors, out_path, batch, progress)  # type: ignore[arg-type]
     try:
         fh = open(out_path, "w", encoding="utf-8")  # type: ignore[arg-type]
     except OSError as e:
         raise InputError(f"{out_path}: cannot write ({e.strerror or e})") from None
     with fh:
-        return _record(device, vectors, fh, batch, progress)
+        return record_vectors(device, vectors, fh, batch, progress)
 
 
-def _record(device: Device, vectors: list[TestVector], fh: TextIO, batch: int,
-            progress: Optional[Callable[[int, int], None]]) -> RecordReport:
+def record_vectors(device: Device, vectors: list[TestVector], fh: TextIO, batch: int = 1024,
+                   progress: Optional[Callable[[int, int], None]] = None) -> RecordReport:
     """Run ``vectors`` batch by batch, each batch's lines written and flushed before the next runs."""
     t0 = time.perf_counter()
     written = 0

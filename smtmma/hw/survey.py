@@ -49,7 +49,7 @@ from .device import Device
 from .record import recorded_line
 from .validate import VALIDATION_KINDS
 
-__all__ = ["SurveyTarget", "InstrSurvey", "Survey", "survey_targets", "survey", "suites_dir", "DEFAULT_RANDOM"]
+__all__ = ["SurveyTarget", "InstrSurvey", "Survey", "survey_targets", "survey", "suites_dir", "target_line", "DEFAULT_RANDOM"]
 
 #: Random vectors per instruction, drawn in equal parts from each §3.1.4 kind.
 DEFAULT_RANDOM = 2000
@@ -197,8 +197,9 @@ def _candidates(t: SurveyTarget) -> list[tuple[str, Model]]:
     return out
 
 
-def _line(t: SurveyTarget, a: Sequence[int], b: Sequence[int], c: int, sa: Optional[Sequence[int]],
-          sb: Optional[Sequence[int]], **extra: Any) -> dict[str, Any]:
+def target_line(t: SurveyTarget, a: Sequence[int], b: Sequence[int], c: int, sa: Optional[Sequence[int]],
+                sb: Optional[Sequence[int]], **extra: Any) -> dict[str, Any]:
+    """A test-vector line (inputs only) for instruction ``t``: patterns as hex, ``op`` the shape, then ``extra``."""
     fm = vector_formats(t.entry)
     rec: dict[str, Any] = {"arch": t.entry.arch, "instr": t.entry.instr, "op": t.shape.name}
     rec["a"] = _hex_list(fm.a, a)
@@ -227,12 +228,12 @@ def _suite_records(t: SurveyTarget, folder: Optional[Path], seed: int, pool_rows
     if folder is not None and t.entry.instr in PROVISIONAL_SUITES.get(t.entry.arch, ()):
         path = suite_file(folder, t.entry.arch, t.entry.instr)
         if path.is_file():
-            return [_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="provisional suite") for v in read_vectors(path)]
+            return [target_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="provisional suite") for v in read_vectors(path)]
     if folder is not None:
         for name in (t.entry.instr, *INSTRS[t.entry.instr].aliases):  # e4m3e4m3f32 ships as e4m3f32
             path = folder / f"{name}.jsonl"
             if path.is_file():
-                return [_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="suite") for v in read_vectors(path)]
+                return [target_line(t, v.a, v.b, v.c, v.scale_a, v.scale_b, source="suite") for v in read_vectors(path)]
     return _pool_suite(t, seed, pool_rows, cands)
 
 
@@ -255,7 +256,7 @@ def _pool_suite(t: SurveyTarget, seed: int, pool_rows: int, cands: list[tuple[st
         return []
     table = np.unique(np.array(outs, dtype=np.uint64), axis=0)
     chosen = select(table) if len(table) > 1 else [0]
-    return [_line(t, a[j], b[j], c[j], None if sa is None else sa[j], None if sb is None else sb[j],
+    return [target_line(t, a[j], b[j], c[j], None if sa is None else sa[j], None if sb is None else sb[j],
                   source="suite (pool)") for j in chosen]
 
 
@@ -289,7 +290,7 @@ def _random_records(t: SurveyTarget, n: int, seed: int) -> list[dict[str, Any]]:
                 continue
             a, b, c, sa, sb = draw_operands(kind, fm.a, fm.b, fm.c, many, K, rng, scale_fmt=fm.scale, block=fm.block)
             for j in range(many):
-                out.append(_line(t, a[j], b[j], c[j], None if sa is None else sa[j], None if sb is None else sb[j],
+                out.append(target_line(t, a[j], b[j], c[j], None if sa is None else sa[j], None if sb is None else sb[j],
                                  source=f"random: {kind}"))
     return out
 

@@ -46,7 +46,7 @@ from .common import (
 )
 
 __all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_prover",
-           "posed_without_prover", "table9_bound"]
+           "posed_without_prover", "table9_bound", "uncovered"]
 
 
 class OutputView(NamedTuple):
@@ -155,13 +155,21 @@ def posed_without_prover(model: Model) -> str:
     return missing if missing and model.kind == "t-fdpa" and model.scale_fmt is None and (model.c_after or model.via) else ""
 
 
-def table9_bound(model: Model, K: int) -> Table9Bound:
-    """MMA-Sim Table 9's error bound for ``model`` at length ``K`` (a chain of T-FDPAs: one FDPA's); InputError where
-    no bound is implemented."""
-    kind = model.kind
+def uncovered(model: Model) -> str:
+    """Why no Table 9 bound is implemented for ``model`` ("" when one is): the op whose error parts are missing."""
     missing = _missing_error_parts(model)
     if missing and not posed_without_prover(model):
-        raise InputError(f"error-bound: no Table 9 bound is implemented for {model.describe()}: {missing} "
+        return f"no Table 9 bound is implemented for {model.describe()}: {missing}"
+    return ""
+
+
+def table9_bound(model: Model, K: int) -> Table9Bound:
+    """MMA-Sim Table 9's error bound for ``model`` at length ``K`` (a chain of T-FDPAs: one FDPA's); InputError where
+    no bound is implemented (:func:`uncovered`)."""
+    kind = model.kind
+    why = uncovered(model)
+    if why:
+        raise InputError(f"error-bound: {why} "
                          "(supported: one T-FDPA, ST-FDPA, GST-FDPA, TR-FDPA, GTR-FDPA or E-FDPA with K <= L, or a single FMA)")
     if kind == "fma":
         if K != 1:
@@ -443,10 +451,9 @@ def error_bound(
     """
     prop = "error-bound"
     name, K, domain = setup_query(model, name, K, domain, prop)
-    missing = _missing_error_parts(model)
-    if missing and not posed_without_prover(model):  # a valid model no prover covers: no answer, and why
-        r = make_result(prop, "unknown", name, model, K, domain, Runner(solver, timeout, seed),
-                        reason=f"not covered: no Table 9 bound is implemented for {model.describe()}: {missing}")
+    why = uncovered(model)
+    if why:  # a valid model no prover covers: no answer, and why
+        r = make_result(prop, "unknown", name, model, K, domain, Runner(solver, timeout, seed), reason=f"not covered: {why}")
         return replace(r, solver="none")  # no solver was asked
     bound = table9_bound(model, K)
     if fused is not None:

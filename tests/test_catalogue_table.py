@@ -71,11 +71,19 @@ def test_carry_bits_cell_and_not_applicable() -> None:
 
 
 def test_uncovered_error_bound_is_unknown_with_the_missing_part() -> None:
+    chained = spec_model("tr-fdpa:c_after", "gfx942", "f16f32")  # a valid model no prover covers
+    out = decide_cell(chained, "bound", CTX)
+    assert out.verdict == "unknown" and out.certificate is None
+    assert out.extra["cell"].startswith("unknown: not covered: no Table 9 bound is implemented for tr-fdpa:")
+    assert out.extra["cell"].endswith("the error parts of adding C after the rounded fused sum (a second rounding) are missing")
+
+
+def test_ftz_addmul_bound_cell_fails_with_a_flushed_input() -> None:
     cdna2 = next(tm for tm in table_models("gfx90a") if tm.model.kind == "ftz-addmul")
     out = decide_cell(cdna2, "bound", CTX)
-    assert out.verdict == "unknown" and out.certificate is None
-    assert out.extra["cell"].startswith("unknown: not covered: no Table 9 bound is implemented for ftz-addmul")
-    assert out.extra["cell"].endswith("the error parts of FTZ-AddMul's pairwise roundings (Alg. 1-2) are missing")
+    assert out.verdict == "fails" and out.witness is not None and out.certificate is not None
+    ok, summary = check_text(out.certificate.text(), "z3", 60.0)  # the pinned witness, re-checked by a second solver
+    assert ok and "1 witnesses" in summary
 
 
 def test_spec_model_takes_the_rows_formats() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from smtmma.catalogue import model_of
 from smtmma.formats import decode_scalar, get_format
+from smtmma.models import parse_model_spec
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
 from smtmma.proofs.claim import CLAIMS, Context
@@ -279,7 +280,8 @@ def test_gfx908_f16f32_efdpa_bound_holds() -> None:
 def test_a_chain_with_fp16_intermediates_breaks_one_fdpas_bound() -> None:
     """sm90's FP8 mma with FP16 output rounds its first FDPA to FP16 before the second: no prover covers the chain,
     but one FDPA's Table 9 bound, posed for it, is refuted by a simulated input the solver confirms (pinned, sat),
-    replayed exactly: D = 0 where the exact value is 2^-11, 910x the bound.  FTZ-AddMul is still refused."""
+    replayed exactly: D = 0 where the exact value is 2^-11, 910x the bound.  FTZ-AddMul is posed the same form at
+    FP32's precision (no Table 9 row); a chained TR-FDPA is still refused, naming the missing part."""
     from smtmma.errors import InputError
     from smtmma.queries.properties.error_bound import posed_without_prover
 
@@ -289,8 +291,11 @@ def test_a_chain_with_fp16_intermediates_breaks_one_fdpas_bound() -> None:
     assert r.verdict == "fails" and r.witness is not None and [b.expect for b in r.blocks] == ["sat"]
     assert Fraction(str(r.extra["ratio"])) > 900 and r.extra["posed"].startswith("one FDPA's Table 9 bound")
     assert py_ratio(model, table9_bound(model, 16), r.witness, r.outputs["d"]) == Fraction(str(r.extra["ratio"]))
-    with pytest.raises(InputError, match="FTZ-AddMul"):
-        table9_bound(model_of("gfx90a", "f16f32"), 4)
+    cdna2 = model_of("gfx90a", "f16f32")
+    assert "FTZ-AddMul's pairwise roundings" in posed_without_prover(cdna2)
+    assert (table9_bound(cdna2, 4).fused, table9_bound(cdna2, 4).F, table9_bound(cdna2, 4).ulps) == (5, 23, Fraction(1, 2))
+    with pytest.raises(InputError, match="adding C after the rounded fused sum"):
+        table9_bound(parse_model_spec("tr-fdpa:c_after", model_of("gfx942", "f16f32")), 4)
 
 
 def test_a_chain_with_fp32_intermediates_breaks_one_fdpas_bound() -> None:

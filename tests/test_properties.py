@@ -56,10 +56,11 @@ def test_registry_and_dispatch() -> None:
         check_property("carry_bits", M("gfx942", "f32f32"))
     with pytest.raises(InputError, match="K must be at most L=8"):
         check_property("carry-bits", M("sm80"), K=16)
-    uncovered = check_property("error-bound", M("gfx90a", "bf16f32"))  # a valid model no prover covers: unknown, and why
-    assert uncovered.verdict == "unknown" and uncovered.reason == (
-        "not covered: no Table 9 bound is implemented for ftz-addmul:P=2,ftz_inputs: "
-        "the error parts of FTZ-AddMul's pairwise roundings (Alg. 1-2) are missing")
+    chained = smtmma.models.parse_model_spec("tr-fdpa:c_after", M("gfx942"))  # a valid model no prover covers
+    uncovered = check_property("error-bound", chained)
+    assert uncovered.verdict == "unknown" and uncovered.solver == "none" and uncovered.reason == (
+        "not covered: no Table 9 bound is implemented for tr-fdpa:L=8,F=24,F2=31,rho=rne-fp32,c_after: "
+        "the error parts of adding C after the rounded fused sum (a second rounding) are missing")
     with pytest.raises(InputError, match="custom needs predicate="):
         check_property("custom", M("sm80"))
 
@@ -357,6 +358,25 @@ def test_half_the_table9_bound_fails_with_an_exact_witness() -> None:
     err = abs(Fraction(to_fraction("fp32", d)) - exact)
     assert bound / 2 < err
     assert Fraction(r.extra["ratio"]) == err / bound  # type: ignore[arg-type]
+
+
+def test_ftz_addmul_has_no_bound_of_table9s_form_a_flushed_input_loses_its_product() -> None:
+    # Table 9 has no FTZ-AddMul row; the posed form (K + 1 units of FP32's last place at e_max, plus 1/2 ulp) fails:
+    # a subnormal input is flushed to +0 (ftz_inputs), so D misses that whole product
+    m = M("gfx90a", "f16f32")
+    r = check_property("error-bound", m)
+    assert r.verdict == "fails" and r.witness is not None and r.K == 4
+    assert r.extra["posed"].startswith("Table 9 has no FTZ-AddMul row: one FDPA's form, F = 23")
+    w = r.witness
+    d = sim(m, w)
+    assert r.outputs == {"d": d}
+    exact = sum((Fraction(to_fraction("fp16", x)) * Fraction(to_fraction("fp16", y)) for x, y in zip(w.a, w.b)), Fraction(0))
+    exact += Fraction(to_fraction("fp32", w.c))
+    assert exact != 0 and to_fraction("fp32", d) == 0  # the flushed product is the whole error
+    assert any((x & 0x7C00) == 0 and x & 0x3FF for x in (*w.a, *w.b))  # an fp16 subnormal input
+    exps = [max((x >> 10) & 31, 1) + max((y >> 10) & 31, 1) - 30 for x, y in zip(w.a, w.b) if x & 0x7FFF and y & 0x7FFF]
+    bound = 5 * Fraction(2) ** (max(exps) - 23) + Fraction(1, 2) * Fraction(2) ** -149  # ulp of D = 0
+    assert Fraction(r.extra["ratio"]) == abs(exact) / bound > 10 ** 6  # type: ignore[arg-type]
 
 
 def test_error_bound_rejects_a_bad_scale() -> None:

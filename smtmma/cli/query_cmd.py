@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from fractions import Fraction
 from typing import Any, TextIO
 
 from ..queries.distinguish import smt2_file_text
@@ -131,7 +132,10 @@ def _query(args: argparse.Namespace, script_out: TextIO) -> int:
             if k == "symbols":  # printed once, as "where:", after the bound
                 continue
             v = json_scalar(v)
-            print(f"  {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
+            text = json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+            if k in ("ratio", "tight", "attained") and "/" in text and len(text) > 24:  # an exact ratio of wide integers
+                text += f" (about {float(Fraction(text)):.4g})"
+            print(f"  {k}: {text}")
         if extra.get("symbols"):
             print(f"  where: {extra['symbols']}")
         reason = getattr(r, "reason", "")

@@ -18,6 +18,7 @@ carry-bit parameter).  The record's ``extra["cell"]`` is the table's text.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -131,7 +132,11 @@ def _cell_text(key: str, r: QueryResult) -> str:
     if key == "carry":
         return str(r.extra.get("carry_bits"))
     if key == "bound":
-        return f"{r.extra.get('bound')}" if r.verdict == "holds" else f"fails: |D - exact| = {r.extra.get('ratio')} x bound"
+        if r.verdict == "holds":
+            return f"{r.extra.get('bound')}"
+        ratio = str(r.extra.get("ratio"))
+        shown = ratio if len(ratio) <= 24 else f"{float(Fraction(ratio)):.4g}"  # the exact ratio stays in extra.ratio
+        return f"fails: |D - exact| = {shown} x bound"
     return {"holds": "yes", "fails": "no"}[r.verdict]
 
 

@@ -46,7 +46,7 @@ from .common import (
 )
 
 __all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_prover",
-           "posed_without_prover", "table9_bound", "uncovered"]
+           "posed_form", "posed_without_prover", "table9_bound", "uncovered"]
 
 
 class OutputView(NamedTuple):
@@ -119,15 +119,21 @@ class Table9Bound:
         out = []
         if self.fused:
             floor = f", at least {model.emax_floor} (the model's alignment floor)" if model.emax_floor is not None else ""
-            if model.kind == "gst-fdpa":  # Alg. 9 line 5: a group summand sits at its scales' exponent
+            if model.kind == "ftz-addmul":  # no fused sum: e_max only scales the posed bound
+                out.append("e_max = the largest unbiased exponent among the non-zero products a_k*b_k (e_a + e_b; a "
+                           "subnormal input's exponent is its format's emin) and c; 2^(e_max-"
+                           f"{self.F}) = one unit of the {self.F} fraction bits every FTZ-Add and FTZ-Mul keeps")
+                summands = ""
+            elif model.kind == "gst-fdpa":  # Alg. 9 line 5: a group summand sits at its scales' exponent
                 summands = "the non-zero group summands (e_sa + e_sb, the group's two scales) and c"
             elif model.kind == "st-fdpa":  # Alg. 8 line 4: the scales' exponents join each product's
                 summands = "the non-zero scaled products a_k*b_k*s_a*s_b (e_a + e_b + e_sa + e_sb) and c"
             else:
                 summands = "the non-zero products a_k*b_k (e_a + e_b) and c"
-            out.append(f"e_max = the largest unbiased exponent among {summands}, "
-                       f"the exponent the fused sum is aligned at{floor}; 2^(e_max-{self.F}) = one unit of the F={self.F} "
-                       "fraction bits kept below it")
+            if summands:
+                out.append(f"e_max = the largest unbiased exponent among {summands}, "
+                           f"the exponent the fused sum is aligned at{floor}; 2^(e_max-{self.F}) = one unit of the F={self.F} "
+                           "fraction bits kept below it")
         if self.ulps:
             f = self.rfmt
             out.append(f"ulp({f.name}) = the unit in the last place of D in {f.name} at D's exponent e_D: "
@@ -150,9 +156,20 @@ def _missing_error_parts(model: Model) -> str:
 
 def posed_without_prover(model: Model) -> str:
     """Why no proof covers ``model`` although its bound is posed ("" when one does): T-FDPAs chained with C added
-    last, or on inputs converted first, get one FDPA's Table 9 bound, which a witness can refute but nothing proves."""
+    last, or on inputs converted first, get one FDPA's Table 9 bound, and FTZ-AddMul (no Table 9 row) a bound of
+    the same form at its steps' precision, which a witness can refute but nothing proves."""
     missing = _missing_error_parts(model)
-    return missing if missing and model.kind == "t-fdpa" and model.scale_fmt is None and (model.c_after or model.via) else ""
+    chained = model.kind == "t-fdpa" and model.scale_fmt is None and (model.c_after or model.via)
+    return missing if missing and (chained or model.kind == "ftz-addmul") else ""
+
+
+def posed_form(model: Model) -> str:
+    """What a bound posed without a prover is (``extra["posed"]``): whose form, at which precision."""
+    if model.kind == "ftz-addmul":
+        fd = get_format(model.d_fmt)
+        return (f"Table 9 has no FTZ-AddMul row: one FDPA's form, F = {fd.man_bits} ({fd.name}'s fraction bits, the "
+                "precision of every FTZ-Add and FTZ-Mul), posed")
+    return "one FDPA's Table 9 bound, posed for the whole chain"
 
 
 def uncovered(model: Model) -> str:
@@ -175,6 +192,9 @@ def table9_bound(model: Model, K: int) -> Table9Bound:
         if K != 1:
             raise InputError(f"error-bound: an FMA chain of K={K} rounds K times; Table 9's bound is for one FMA (K=1)")
         return Table9Bound(Fraction(0), Fraction(1, 2), 0, get_format(model.d_fmt))
+    if kind == "ftz-addmul":  # posed (posed_form): the summands' count, each op's RNE at D's precision
+        fd = get_format(model.d_fmt)
+        return Table9Bound(Fraction(K + 1), Fraction(1, 2), fd.man_bits, fd)
     assert model.L is not None
     if K > model.L:
         raise InputError(f"error-bound: Table 9 bounds one FDPA; K must be at most L={model.L}, got {K}")
@@ -315,7 +335,7 @@ class ErrorFormula:
         if model.kind in ("t-fdpa", "st-fdpa") and model.emax_floor is not None:
             lo_e, hi_e = max(lo_e, model.emax_floor), max(hi_e, model.emax_floor)
         lsb_lo = min(r[0] - t.frac for r, t in zip(ranges, terms))
-        quanta = [lsb_lo] + [lo_e - f for f in (model.F, model.F2) if f is not None and bound.fused]
+        quanta = [lsb_lo] + [lo_e - f for f in (bound.F, model.F2) if f is not None and bound.fused]  # bound.F: model.F, or a posed form's
         m_r, emin_r = bound.rfmt.man_bits, bound.rfmt.emin
         if narrow:  # a non-zero result is a multiple of its smallest quantum and below 4n times the largest summand
             e_lo, e_hi = max(min(quanta), ud.exp.lo), min(hi_e + (4 * len(terms)).bit_length() + 1, ud.exp.hi)
@@ -531,7 +551,7 @@ def error_bound(
     gap = posed_without_prover(model)
     seeded = None  # a simulated input with a large ratio, confirmed by the solver (searched once: here or for --tight)
     if gap:  # nothing proves the bound: a simulated input beyond it, confirmed by the solver, refutes it
-        extra["posed"] = "one FDPA's Table 9 bound, posed for the whole chain"
+        extra["posed"] = posed_form(model)
         seeded = _search_witness(model, K, bound, formulas, run, seed) if domain == Domain() else None
         if seeded is not None and seeded[2] > scale:
             w, got, ratio, block = seeded
@@ -614,7 +634,7 @@ def _search_witness(model: Model, K: int, bound: Table9Bound, formulas: list[Err
     from ...proof_kernel.blocks import pin_block
     from .error_search import search
 
-    if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa") or model.scale_fmt is not None:
+    if model.kind not in ("t-fdpa", "st-fdpa", "tr-fdpa", "gtr-fdpa", "e-fdpa", "ftz-addmul") or model.scale_fmt is not None:
         return None
 
     def ratio(w: Witness, d: int) -> Optional[Fraction]:

@@ -12,7 +12,9 @@ added last (Alg. 5, ``c_after``) round each running sum to the output
 format, which Table 9 does not count: those models also get inputs of that
 shape (:func:`_draw_chained`: C zero, so e_max is the largest product's;
 large products lift the running sum a few binades above e_max, small ones
-put bits where each intermediate rounding cuts).  Everything runs on the NumPy
+put bits where each intermediate rounding cuts).  FTZ-AddMul (Alg. 1-2) flushes
+subnormal inputs and results to zero, so it also gets inputs where one
+summand is such a value (:func:`_draw_flushed`).  Everything runs on the NumPy
 simulator in batches; the ratio is computed in exact arithmetic by the
 caller's ``ratio`` function.
 """
@@ -89,6 +91,41 @@ def _draw_chained(model: Model, K: int, n: int, rng: np.random.Generator) -> tup
     return operand(fa, e_a), operand(fb, e_b), np.zeros(n, dtype=np.int64)
 
 
+def _draw_flushed(model: Model, K: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, c) patterns, n rows, each with one value a flush-to-zero unit drops and every other lane zero: a lane's
+    a or b subnormal (the other near 1), c subnormal, or a product of normal inputs below the smallest normal of D's
+    format (where the input formats reach that low)."""
+    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
+    fd = get_format(model.d_fmt)
+    A, B, C = (np.zeros((n, K), np.int64), np.zeros((n, K), np.int64), np.zeros(n, np.int64))
+    rows, lane = np.arange(n), rng.integers(0, K, n)
+    shape = rng.integers(0, 4, n)  # 0: a subnormal, 1: b subnormal, 2: c subnormal, 3: a product below D's normals
+    neg = rng.random(n) < 0.5
+
+    def subnormal(fmt: Format, m: int) -> np.ndarray:
+        return _pattern(fmt, neg[:m], np.zeros(m, np.int64), rng.integers(1, 1 << fmt.man_bits, m)) if fmt.man_bits else \
+            np.zeros(m, np.int64)
+
+    def normal(fmt: Format, e: np.ndarray) -> np.ndarray:
+        field = np.clip(e + fmt.bias, 1, _top_field(fmt))
+        return _pattern(fmt, np.zeros(len(e), bool), field, rng.integers(0, 1 << fmt.man_bits, len(e)))
+
+    for who, (X, fx, Y, fy) in enumerate(((A, fa, B, fb), (B, fb, A, fa))):
+        r = rows[shape == who]
+        X[r, lane[r]] = subnormal(fx, len(r))
+        Y[r, lane[r]] = normal(fy, rng.integers(-2, 3, len(r)))
+    r = rows[shape == 2]
+    C[r] = subnormal(fc, len(r))
+    A[r, lane[r]] = normal(fa, rng.integers(-2, 3, len(r))) * (rng.random(len(r)) < 0.5)  # sometimes a product too
+    B[r, lane[r]] = normal(fb, rng.integers(-2, 3, len(r)))
+    r = rows[shape == 3]
+    e = fd.emin - rng.integers(1, fd.man_bits + 2, len(r))  # the product's exponent, below D's normal range
+    e_a = np.maximum(e // 2, fa.emin)
+    A[r, lane[r]] = normal(fa, e_a)
+    B[r, lane[r]] = normal(fb, np.maximum(e - e_a, fb.emin))
+    return A, B, C
+
+
 def _mutate(model: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, n: int,
             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n copies of one input, each with one operand's low mantissa bits or exponent changed."""
@@ -135,6 +172,8 @@ def search(model: Model, K: int, ratio: Ratio, *, seed: int = 0, draws: int = 30
     consider(*_draw(model, K, draws, rng))
     if model.c_after:  # intermediate roundings: their own shape
         consider(*_draw_chained(model, K, draws, rng))
+    if model.kind == "ftz-addmul":  # a value flushed to zero loses a whole summand: inputs of that shape
+        consider(*_draw_flushed(model, K, draws, rng))
     for _ in range(climbs):
         if best is None:
             break

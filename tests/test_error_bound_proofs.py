@@ -318,3 +318,38 @@ def test_a_chain_with_fp32_intermediates_breaks_one_fdpas_bound() -> None:
     bound = 17 * Fraction(2) ** (e_max - 25) + Fraction(2) ** (max(e_d, -126) - 23)
     ratio = abs(to_fraction(f32, d) - exact) / bound
     assert ratio == Fraction(str(r.extra["ratio"])) > 1
+
+
+def test_flushed_draws_put_one_value_an_ftz_unit_drops_in_each_row() -> None:
+    """error_search's FTZ-AddMul shape: each row holds one subnormal a, b or c, or a product below FP32's normals
+    (drawn only where the formats reach that low: bf16, not fp16), every other lane zero; the FTZ model returns
+    D = +-0 on each row whose only non-zero summand is that value."""
+    import numpy as np
+
+    from smtmma.queries.properties.error_search import search
+
+    for instr, tiny_products in (("f16f32", False), ("bf16f32", True)):
+        model = model_of("gfx90a", instr, "mfma_1k" if instr == "bf16f32" else None)
+        fa, fc = get_format(model.a_fmt), get_format(model.c_fmt)
+        rows = []
+        found = search(model, 4, lambda w, d: rows.append((w, d)) or None, seed=3, draws=400, climbs=0)
+        assert found is None  # the ratio function rejects every row, so all 400 x 2 shaped rows were seen
+        flushed = rows[400:]  # _draw's rows first, then _draw_flushed's
+        assert len(flushed) == 400
+        kinds = set()
+        for w, d in flushed:
+            lanes = [k for k in range(4) if w.a[k] & 0x7FFF or w.b[k] & 0x7FFF]
+            sub = [x for x in (*w.a, *w.b) if x & 0x7FFF and not (x >> fa.man_bits) & ((1 << fa.exp_bits) - 1)]
+            c_sub = w.c & 0x7FFFFFFF and not (w.c >> 23) & 0xFF
+            assert len(lanes) <= 1
+            if sub:
+                kinds.add("input")
+            elif c_sub:
+                kinds.add("c")
+            else:
+                v = [decode_scalar(fa, x) for x in (*w.a, *w.b) if x & 0x7FFF]
+                assert len(v) == 2 and v[0][1] + v[1][1] < fc.emin  # a product below FP32's normals
+                kinds.add("product")
+            if sub or (not c_sub and len(lanes) == 1) or (c_sub and not lanes):
+                assert d & 0x7FFFFFFF == 0, (w, hex(d))  # flushed: nothing else is left to sum
+        assert kinds == ({"input", "c", "product"} if tiny_products else {"input", "c"})

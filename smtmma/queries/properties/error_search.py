@@ -94,12 +94,13 @@ def _draw_chained(model: Model, K: int, n: int, rng: np.random.Generator) -> tup
 def _draw_flushed(model: Model, K: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(a, b, c) patterns, n rows, each with one value a flush-to-zero unit drops and every other lane zero: a lane's
     a or b subnormal (the other near 1), c subnormal, or a product of normal inputs below the smallest normal of D's
-    format (where the input formats reach that low)."""
+    format (drawn only where the input formats reach that low)."""
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     fd = get_format(model.d_fmt)
     A, B, C = (np.zeros((n, K), np.int64), np.zeros((n, K), np.int64), np.zeros(n, np.int64))
     rows, lane = np.arange(n), rng.integers(0, K, n)
-    shape = rng.integers(0, 4, n)  # 0: a subnormal, 1: b subnormal, 2: c subnormal, 3: a product below D's normals
+    reach = fa.emin + fb.emin < fd.emin  # normal inputs whose product D's format cannot hold as a normal (bf16: yes)
+    shape = rng.integers(0, 4 if reach else 3, n)  # 0: a subnormal, 1: b subnormal, 2: c subnormal, 3: such a product
     neg = rng.random(n) < 0.5
 
     def subnormal(fmt: Format, m: int) -> np.ndarray:

@@ -324,8 +324,6 @@ def test_flushed_draws_put_one_value_an_ftz_unit_drops_in_each_row() -> None:
     """error_search's FTZ-AddMul shape: each row holds one subnormal a, b or c, or a product below FP32's normals
     (drawn only where the formats reach that low: bf16, not fp16), every other lane zero; the FTZ model returns
     D = +-0 on each row whose only non-zero summand is that value."""
-    import numpy as np
-
     from smtmma.queries.properties.error_search import search
 
     for instr, tiny_products in (("f16f32", False), ("bf16f32", True)):

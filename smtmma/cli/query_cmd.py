@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from fractions import Fraction
 from typing import Any, TextIO
 
 from ..queries.distinguish import smt2_file_text
+from ..queries.properties.common import approx_ratio
 from ..queries.records import is_output_bits, json_scalar, query_report
 from ..vectors import VectorFormats
 from .solver_options import (
@@ -133,8 +133,9 @@ def _query(args: argparse.Namespace, script_out: TextIO) -> int:
                 continue
             v = json_scalar(v)
             text = json.dumps(v) if isinstance(v, (dict, list)) else str(v)
-            if k in ("ratio", "tight", "attained") and "/" in text and len(text) > 24:  # an exact ratio of wide integers
-                text += f" (about {float(Fraction(text)):.4g})"
+            approx = approx_ratio(text) if k in ("ratio", "tight", "attained") else None
+            if approx:  # an exact ratio of wide integers
+                text += f" (about {approx})"
             print(f"  {k}: {text}")
         if extra.get("symbols"):
             print(f"  where: {extra['symbols']}")

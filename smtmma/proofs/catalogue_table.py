@@ -18,7 +18,6 @@ carry-bit parameter).  The record's ``extra["cell"]`` is the table's text.
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -27,7 +26,7 @@ from ..deadline import TimeLimitError, time_limit
 from ..errors import InputError, InputTypeError
 from ..models import Model, parse_model_spec
 from ..queries.properties import check_property
-from ..queries.properties.common import QueryResult
+from ..queries.properties.common import QueryResult, approx_ratio
 from .claim import Claim, Context, Outcome
 from .evidence import certificate, query_blocks, witness_record
 
@@ -135,8 +134,7 @@ def _cell_text(key: str, r: QueryResult) -> str:
         if r.verdict == "holds":
             return f"{r.extra.get('bound')}"
         ratio = str(r.extra.get("ratio"))
-        shown = ratio if len(ratio) <= 24 else f"{float(Fraction(ratio)):.4g}"  # the exact ratio stays in extra.ratio
-        return f"fails: |D - exact| = {shown} x bound"
+        return f"fails: |D - exact| = {approx_ratio(ratio) or ratio} x bound"  # the exact ratio stays in extra.ratio
     return {"holds": "yes", "fails": "no"}[r.verdict]
 
 

@@ -13,7 +13,7 @@ from ..query_algebra import Runner, neg_pattern
 from ..distinguish import EmptyDomainError, ReplayError, Witness, domain_is_empty, replay
 from ..formula import Domain
 
-__all__ = ["FDPA_KINDS", "QUICK_TIMEOUT", "QueryResult", "check_nonempty", "expect_same", "hex_witness", "make_result",
+__all__ = ["FDPA_KINDS", "QUICK_TIMEOUT", "QueryResult", "approx_ratio", "check_nonempty", "expect_same", "hex_witness", "make_result",
            "negated_witness", "pattern_text", "py_same_value", "py_value", "replay_one", "setup_query", "show_value",
            "unknown_result"]
 
@@ -135,6 +135,12 @@ def pattern_text(fmt: Format, bits: int) -> str:
 def show_value(fmt: Format, bits: int) -> str:
     """A pattern as hex and its exact value (``0x3c00 (1)``)."""
     return f"{format_hex(fmt, bits)} ({pattern_text(fmt, bits)})"
+
+
+def approx_ratio(text: str) -> Optional[str]:
+    """An exact ratio ``p/q`` too long to read (over 24 characters) as a decimal of 4 significant digits; None when
+    it is short enough to show as it is."""
+    return f"{float(Fraction(text)):.4g}" if "/" in text and len(text) > 24 else None
 
 
 def _dec(v: Fraction) -> str:

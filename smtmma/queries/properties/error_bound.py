@@ -118,27 +118,29 @@ class Table9Bound:
         """What the symbols of :meth:`describe` stand for, once (the ``where:`` line, ``"symbols"`` in JSON)."""
         out = []
         if self.fused:
-            floor = f", at least {model.emax_floor} (the model's alignment floor)" if model.emax_floor is not None else ""
-            if model.kind == "ftz-addmul":  # no fused sum: e_max only scales the posed bound
-                out.append("e_max = the largest unbiased exponent among the non-zero products a_k*b_k (e_a + e_b; a "
-                           "subnormal input's exponent is its format's emin) and c; 2^(e_max-"
-                           f"{self.F}) = one unit of the {self.F} fraction bits every FTZ-Add and FTZ-Mul keeps")
-                summands = ""
-            elif model.kind == "gst-fdpa":  # Alg. 9 line 5: a group summand sits at its scales' exponent
-                summands = "the non-zero group summands (e_sa + e_sb, the group's two scales) and c"
-            elif model.kind == "st-fdpa":  # Alg. 8 line 4: the scales' exponents join each product's
-                summands = "the non-zero scaled products a_k*b_k*s_a*s_b (e_a + e_b + e_sa + e_sb) and c"
-            else:
-                summands = "the non-zero products a_k*b_k (e_a + e_b) and c"
-            if summands:
-                out.append(f"e_max = the largest unbiased exponent among {summands}, "
-                           f"the exponent the fused sum is aligned at{floor}; 2^(e_max-{self.F}) = one unit of the F={self.F} "
-                           "fraction bits kept below it")
+            out.append(_e_max_text(model, self.F))
         if self.ulps:
             f = self.rfmt
             out.append(f"ulp({f.name}) = the unit in the last place of D in {f.name} at D's exponent e_D: "
                        f"2^(max(e_D, {f.emin}) - {f.man_bits}) (2^{f.emin - f.man_bits} for D = 0)")
         return "; ".join(out)
+
+
+def _e_max_text(model: Model, F: int) -> str:
+    """What e_max and the unit 2^(e_max-F) of a bound's fused term stand for, for ``model``'s kind."""
+    if model.kind == "ftz-addmul":  # no fused sum: e_max only scales the posed bound
+        return ("e_max = the largest unbiased exponent among the non-zero products a_k*b_k (e_a + e_b; a subnormal "
+                f"input's exponent is its format's emin) and c; 2^(e_max-{F}) = one unit of the {F} fraction bits every "
+                "FTZ-Add and FTZ-Mul keeps")
+    if model.kind == "gst-fdpa":  # Alg. 9 line 5: a group summand sits at its scales' exponent
+        summands = "the non-zero group summands (e_sa + e_sb, the group's two scales) and c"
+    elif model.kind == "st-fdpa":  # Alg. 8 line 4: the scales' exponents join each product's
+        summands = "the non-zero scaled products a_k*b_k*s_a*s_b (e_a + e_b + e_sa + e_sb) and c"
+    else:
+        summands = "the non-zero products a_k*b_k (e_a + e_b) and c"
+    floor = f", at least {model.emax_floor} (the model's alignment floor)" if model.emax_floor is not None else ""
+    return (f"e_max = the largest unbiased exponent among {summands}, the exponent the fused sum is aligned at{floor}; "
+            f"2^(e_max-{F}) = one unit of the F={F} fraction bits kept below it")
 
 
 def _missing_error_parts(model: Model) -> str:

@@ -24,12 +24,13 @@ SAMPLE = [
     "subnormal-inputs-model", "subnormal-outputs",
     "volta-alignment-vs-smt-paper",
     "cdna3-asymmetry", "volta-nonmonotonic", "monotonicity-sm70-f16f32", "monotonicity-sm90-f16f32",
-    "monotonicity-sm100-mxe4m3f32", "error-bound-sm89-e4m3e4m3f32",
+    "monotonicity-sm100-mxe4m3f32",
 ]
 #: Re-checked with a second backend under -m slow only: 4-12 s each with z3 (2026-11-26), each the twin of a
-#: certificate in SAMPLE (the model version of a claim, the wgmma version of an error bound).
-SLOW_SAMPLE = ["fp16-output-rne-model", "exact-addition-fp16-model", "subnormal-outputs-model",
-               "error-bound-sm90-e4m3e4m3f32-wgmma"]
+#: certificate in SAMPLE (the model version of a claim).  The NVIDIA error bounds (chains on the model's terms
+#: since 2026-11-28) are not in either: z3 gives no answer in 120 s on a running sum of their ~300-bit exact
+#: values (bitwuzla: under a second; every file is re-checked with it under -m slow, below).
+SLOW_SAMPLE = ["fp16-output-rne-model", "exact-addition-fp16-model", "subnormal-outputs-model"]
 SMALL = [pytest.param(PROOFS / f"{name}.smt2", id=name) for name in SAMPLE] + [
     pytest.param(PROOFS / f"{name}.smt2", id=name, marks=pytest.mark.slow) for name in SLOW_SAMPLE]
 

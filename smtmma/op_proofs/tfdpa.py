@@ -1,6 +1,16 @@
-"""Facts about one T-FDPA (Alg. 7, encodings/tfdpa.py): its error parts and its monotonicity in each argument.
+"""Facts about one T-FDPA (Alg. 7, encodings/tfdpa.py): its error bound and its monotonicity in each argument.
 
-**Error bound**, :func:`prove_error_bound`: Table 9's bound (MMA-Sim, 000 §6.1) on every finite input of one FDPA.
+**Error bound on the model's own terms**, :func:`error_facts` (what the error-bound query uses for T-FDPA and
+ST-FDPA): Table 9's bound (MMA-Sim, 000 §6.1) as a chain of facts in the query's own formula, whose last check is
+the query itself.  The query counts in relative units 2**(e_max - F - G), G a constant wide enough that every
+summand's last place is a whole unit, so the fused unit 2**(e_max - F) is the constant 2**G and every step cuts
+at a fixed bit: each summand's exact value has floor(t / 2**(e_max - F)) whole units (a symbolic shift, but one
+summand at a time); each running sum of the exact values carries at most one unit per summand; each aligned
+summand (RZ_F) is its floor or one above; the glue; a finite D is a whole number of units within the rounding's
+ulps of S.  The two running-sum steps are lemmas on fresh constants applied to the model's terms (adding
+inequalities is what bit-blasting does worst), each followed by the fact it gives.
+
+**Error bound by parts**, :func:`prove_error_bound` (kept for comparison; GST-FDPA's proof builds on its parts).
 
 The monolithic query (the exact sum against the model's output, ~100-bit
 alignments, all in one formula) is out of a solver's reach on the full
@@ -78,18 +88,20 @@ step (:func:`chain_step`, single moves chained), a step with c = +inf stays
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
+from ..encodings.rounding import convert_fixed
 from ..encodings.tfdpa import tfdpa_terms
 from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
+from ..proof_kernel.lemma import lemma
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_rounded_sum2, plan_scales, negated_sum_lemmas, summand_lemma
@@ -97,9 +109,9 @@ from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
-           "error_composition_lemma", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
+           "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
-           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound",
+           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
            "supports_monotone", "value_lemma"]
 
 
@@ -196,6 +208,99 @@ def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fr
     if plan.fs is not None:
         proof.scope = "every finite input (scales not NaN) whose D is finite"
     return proof
+
+
+def supports_error_facts(model: Model, K: int) -> bool:
+    """Whether :func:`error_facts` applies: one T-FDPA or ST-FDPA as :func:`supports_error_bound` takes it."""
+    return supports_error_bound(model, K)
+
+
+def error_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the error query's own formula (``formula``: an
+    :class:`~smtmma.queries.properties.error_bound.ErrorFormula` in relative units 2**(e_max - F - G)), that leave
+    its final check ``|Phi - exact| > scale * bound`` a linear step on whole units 2**G = 2**(e_max - F).
+
+    On the model's own terms, each fact proved under only the facts it names (Table 9: "the errors are additive"):
+    each summand's exact value X_k has Q_k = floor(t_k / 2**(e_max - F)) whole units (floor(X_k / 2**G) = Q_k);
+    the exact running sums then keep 0 <= floor(sum X / 2**G) - sum Q <= j (the remainders' carries); the model's
+    aligned summand A_k (RZ_F, Alg. 7 line 10) is Q_k or Q_k + 1, so its running sums S_j keep 0 <= S_j - sum Q <= j + 1;
+    on finite inputs D is rho(S * 2**(e_max - F)) (the glue, Alg. 7 step 3), so a finite D is a whole number of
+    units within the rounding's ulps of S.  No stand-in: the final statement is the query itself.
+    """
+    alg, model, x = formula.alg, formula.model, formula.x
+    F, G = model.F, formula.G
+    assert F is not None
+    plan = Plan(model, x.K)
+    p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
+    e = formula.e_max
+    Q = [aligned(alg, t, e, F, floor=True) for t in formula.terms]
+    names = [f"product {k}" for k in range(x.K)] + ["c"]
+    whole = []
+    for name, X, q, out in zip(names, formula.exact_terms, Q, formula.summand_outside):
+        chain.prove(f"{name}'s exact value has floor(t / 2^(e_max-F)) whole units 2^(e_max-F) (Alg. 7 line 10)",
+                    alg.and_(alg.not_(out), alg.eq(alg.shr(X, G), q)), uses=[])
+        whole.append(chain.last)
+    ups = []
+    for k, (A, q) in enumerate(zip(p.aligned, Q)):
+        step = alg.sub(A, q)
+        chain.prove(f"{names[k]} aligned at e_max (RZ_F) is its floor or one above", alg.and_(alg.le(0, step), alg.le(step, 1)), uses=[])
+        ups.append(chain.last)
+    exact_run, floor_run, last_x, last_s = formula.exact_terms[0], Q[0], whole[0], ups[0]
+    for j in range(1, len(Q)):
+        runs = (exact_run, floor_run, p.prefix[j - 1])
+        exact_run, floor_run = alg.add(exact_run, formula.exact_terms[j]), alg.add(floor_run, Q[j])
+        carry_args = [runs[0], runs[1], formula.exact_terms[j], Q[j], exact_run, floor_run]
+        if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
+                                     lambda g, v, j=j: _carry_step(g, v, G, j), carry_args), carry_args):
+            return False
+        carry = alg.sub(alg.shr(exact_run, G), floor_run)
+        chain.prove(f"exact running sum {j}: its whole units exceed the floors' sum by at most {j}",
+                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last_x, whole[j]], applied=[chain.applied_last])
+        last_x = chain.last
+        ahead_args = [runs[2], runs[1], p.aligned[j], Q[j], p.prefix[j], floor_run]
+        if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
+                                     lambda g, v, j=j: _ahead_step(g, v, j), ahead_args), ahead_args):
+            return False
+        ahead = alg.sub(p.prefix[j], floor_run)
+        chain.prove(f"aligned running sum {j} exceeds the floors' sum by at most {j + 1}",
+                    alg.and_(alg.le(0, ahead), alg.le(ahead, j + 1)), uses=[last_s, ups[j]], applied=[chain.applied_last])
+        last_s = chain.last
+    total = p.wrapped(alg, F, model.carry_bits)
+    scales_ok = plan_scales(alg, plan, x)[2]
+    ua, ub = [unpack(alg, plan.fa, v) for v in x.a], [unpack(alg, plan.fb, v) for v in x.b]
+    fin = alg.and_(all_finite(alg, *ua, *ub, decode_input(alg, plan.fc, x.c, plan.fd.name)), scales_ok)
+    chain.prove("a finite D has finite inputs (an infinite or NaN input, or a NaN scale, makes D infinite or NaN)",
+                implies(alg, [formula.finite], fin), uses=[])
+    finite_inputs = chain.last
+    rho = convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(p.e_max, F))
+    chain.prove(f"glue (Alg. 7 step 3): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(e_max-F)",
+                implies(alg, [fin], alg.eq(formula.d, rho)), uses=[])
+    glue = chain.last
+    view, nat = formula.d_view, plan.ulps
+    Du, W = alg.shr(view.value, G), alg.shr(view.ulp, G)
+    chain.prove(f"a finite D is a whole number of units 2^(e_max-F), within {nat} ulp of S",
+                implies(alg, [formula.finite], alg.all([alg.not_(view.outside), alg.eq(alg.low_bits(view.value, G), 0),
+                                                        alg.le(alg.mul(alg.abs(alg.sub(Du, total)), nat.denominator),
+                                                               alg.mul(W, nat.numerator))])),
+                uses=[finite_inputs, glue])
+    return not chain.stopped
+
+
+def _carry_step(g: Any, v: Sequence[Int], G: int, j: int) -> Bool:
+    """R2 = R + X and M2 = M + q, floor(R / 2**G) - M in [0, j - 1] and floor(X / 2**G) = q give
+    floor(R2 / 2**G) - M2 in [0, j] (the remainders' carries: at most one per summand)."""
+    R, M, X, q, R2, M2 = v
+    before, after = g.sub(g.shr(R, G), M), g.sub(g.shr(R2, G), M2)
+    return implies(g, [g.eq(R2, g.add(R, X)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j - 1), g.eq(g.shr(X, G), q)],
+                   g.and_(g.le(0, after), g.le(after, j)))
+
+
+def _ahead_step(g: Any, v: Sequence[Int], j: int) -> Bool:
+    """P2 = P + a and M2 = M + q, P - M in [0, j] and a - q in [0, 1] give P2 - M2 in [0, j + 1]."""
+    P, M, a, q, P2, M2 = v
+    before, step, after = g.sub(P, M), g.sub(a, q), g.sub(P2, M2)
+    return implies(g, [g.eq(P2, g.add(P, a)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j), g.le(0, step), g.le(step, 1)],
+                   g.and_(g.le(0, after), g.le(after, j + 1)))
 
 
 # -- monotonicity ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ that statement, which the independent checker verifies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from ..encodings.algebra import Bool
 from .lemma import Arg, Lemma
@@ -100,6 +100,7 @@ class LemmaChain:
     proven: list[tuple[str, str, Optional[tuple[int, ...]]]] = field(default_factory=list)  # (label, raw goal, uses)
     stopped: str = ""
     last: Optional[int] = None  # index in ``proven`` of the last fact proved (None when it was trivially true)
+    applied_last: str = ""  # the text of the last lemma application
     lemmas: list[Lemma] = field(default_factory=list)
     #: the order facts and applications came in: ("fact", index into ``proven``) or ("apply", application text)
     order: list[tuple[str, object]] = field(default_factory=list)
@@ -130,6 +131,7 @@ class LemmaChain:
         text = lemma.apply(self.alg, args)
         self.alg.asserts.append(f"(assert {text})")
         self.order.append(("apply", text))
+        self.applied_last = text
 
     def holds(self, lemma: Lemma) -> bool:
         """Whether the chain holds ``lemma`` already: one of the same definition (its name is their hash), whatever
@@ -156,10 +158,11 @@ class LemmaChain:
         self.order.append(("fact", len(self.proven)))
         self.proven.append((label, raw, uses))
 
-    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None, *, applied: bool = False) -> bool:
+    def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None, *,
+              applied: Union[bool, Sequence[str]] = False) -> bool:
         """True when ``goal`` is proved (and now asserted); ``uses``: the earlier facts it needs (None entries skipped);
-        ``applied``: the lemma applications so far join the check even with ``uses`` (in the certificate they hold
-        from where they are asserted on)."""
+        ``applied``: the lemma applications so far join the check even with ``uses``, or only those of a list (their
+        texts, :attr:`applied_last`; in the certificate every application holds from where it is asserted on)."""
         self.last = None
         if self.stopped:
             return False
@@ -171,12 +174,13 @@ class LemmaChain:
         raw = self.alg.raw_bool(goal)
         deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
         alg = self.alg
-        r = self._check_in_session(f"(assert (not {raw}))", applied=deps is None or applied)
+        apps = self._applied() if applied is True or deps is None else [f"(assert {x})" for x in applied or ()]
+        r = self._check_in_session(f"(assert (not {raw}))", apps=apps)
         if r is None:  # no session: the same question as one script
             if deps is None:
                 lines = self._chain_lines_in_order()
             else:
-                lines = [f"(assert {self.proven[i][1]})" for i in deps] + (self._applied() if applied else [])
+                lines = [f"(assert {self.proven[i][1]})" for i in deps] + apps
             script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
                                 f"(assert (not {raw}))"]) + "\n"
             r = self.runner.check(script, proof=True)
@@ -192,9 +196,9 @@ class LemmaChain:
         return [f"(assert {self.proven[x][1]})" if kind == "fact" else f"(assert {x})"  # type: ignore[index]
                 for kind, x in self.order]
 
-    def _check_in_session(self, goal: str, *, applied: bool) -> Optional["SolverResult"]:
+    def _check_in_session(self, goal: str, *, apps: Sequence[str]) -> Optional["SolverResult"]:
         """The answer on the formula so far plus ``goal`` (an ``(assert ...)`` line) in a scope of its own, with the
-        lemma applications when ``applied``; None where the runner has no session (or it ended, or the check ran past
+        lemma applications ``apps`` (``(assert ...)`` lines); None where the runner has no session (or it ended, or the check ran past
         :data:`SESSION_BUDGET`: the caller asks a script, whose every assertion the solver preprocesses).
 
         What the formula gained since the last check joins the session's top level: declarations, definitions, the
@@ -210,13 +214,13 @@ class LemmaChain:
                 self._no_session = True
                 return None
         alg, (nd, nf, na) = self.alg, self._sent
-        apps = self._applied()
-        top = [a for a in alg.asserts[na:] if a not in apps]
+        every = set(self._applied())
+        top = [a for a in alg.asserts[na:] if a not in every]
         if not self.session.add([*alg.decls[nd:], *alg.defs[nf:], *top]):
             self._no_session = True
             return None
         self._sent = (len(alg.decls), len(alg.defs), len(alg.asserts))
-        r = self.runner.check_scoped(self.session, [*(apps if applied else []), goal], budget=SESSION_BUDGET)
+        r = self.runner.check_scoped(self.session, [*apps, goal], budget=SESSION_BUDGET)
         if r.verdict == "unknown":
             self._no_session = not self.session.alive  # it ended: scripts from here on
             return None
@@ -227,7 +231,7 @@ class LemmaChain:
         ...)`` line), the certificate's last check; in the session when the chain has one, else (or past the
         session's budget, or sat: its ``want`` values are read there) as one script."""
         if self.proven or self.order:
-            r = self._check_in_session(final, applied=True)
+            r = self._check_in_session(final, apps=self._applied())
             if r is not None and r.verdict == "unsat":
                 return r
         return self.runner.check(self.alg.script(final), want)

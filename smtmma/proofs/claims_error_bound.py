@@ -2,10 +2,10 @@
 
 ``error-bound-<arch>-<instr>``: |Phi - exact| <= (L+1) 2^(e_max-F) + u ulp(Phi)
 (u = 1 for RZ outputs, 1/2 for RNE), K = L, every exponent, outputs finite.
-For one T-FDPA the proof is a chain of small lemmas (per summand, the output
-rounding, the glue to the model, the composition; see
-smtmma/op_proofs/tfdpa.py), every one a check-sat of the
-certificate.  ``error-bound-tight-*``: the smallest multiple of the bound the
+For one T-FDPA (and ST-FDPA) the proof is a chain of facts on the model's own
+terms (per summand, per running sum, the glue and the output rounding; see
+smtmma/op_proofs/tfdpa.py), every one a check-sat of the certificate, whose
+last check is the query itself.  ``error-bound-tight-*``: the smallest multiple of the bound the
 solver certifies (bisection: a proof at the constant, a witness below it).
 
 CDNA3 TR-FDPA / GTR-FDPA (gfx942, Alg. 10 / 11): Table 9's e_max is E = max(e_max, e_c)
@@ -14,10 +14,9 @@ the two groups and the dropped far c.  ``cdna3-one-sided-bound``: the asymmetric
 implies, exact - Phi in [-(L 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp] (TR) and
 [-((L+1/2) 2^(E-F) + 1/2 ulp), ...] (GTR: a dropped negative c).
 
-Not covered: CDNA1 E-FDPA (gfx908), FTZ-AddMul (CDNA2: its own bounds, input FTZ), block-scaled
-ST-/GST-FDPA (scale factors), the c_after FP8 mma.sync rows of sm90/sm100 (two roundings), FMA chains
-(K roundings).  The lemmas are proved on their own variables; that the model's terms instantiate
-them is the glue lemma plus a step no solver checks (see smtmma/op_proofs/).
+The other kinds' bounds are cells of the catalogue's property table (``smtmma prove --catalogue``).
+For CDNA3's TR-/GTR-FDPA the lemmas are proved on their own variables; that the model's terms
+instantiate them is the glue lemma plus a step no solver checks (see smtmma/op_proofs/).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from fractions import Fraction
 
 from ..catalogue import model_of
 from ..op_proofs import gtrfdpa, trfdpa
-from ..queries.properties.error_bound import error_bound, error_prover
+from ..queries.properties.error_bound import error_bound, error_facts, error_prover
 from ..queries.query_algebra import Runner
 from .claim import Claim, Context, Outcome, add_claim
 from .evidence import certificate, query_blocks, witness_record
@@ -68,12 +67,13 @@ def _bound_claim(arch: str, instr: str, op: str | None) -> Claim:
     def run(ctx: Context) -> Outcome:
         model = model_of(arch, instr, op)
         K = model.L or 1
-        timeout = ctx.timeout if error_prover(model, K) is not None else min(ctx.timeout, 30.0)
+        proved = error_prover(model, K) is not None or error_facts(model, K) is not None
+        timeout = ctx.timeout if proved else min(ctx.timeout, 30.0)
         r = error_bound(model, name=models[0], K=K, solver=ctx.solver, timeout=timeout, seed=ctx.seed)
         agrees = None if r.verdict == "unknown" else r.verdict == "holds"
         wit = witness_record(model, r.witness, {"d": (model.d_fmt, r.outputs["d"])}) if r.witness else None
-        how = ("compositional proof" if r.blocks else
-               "no compositional proof for this kind yet (monolithic query)")
+        how = ("a chain of facts on the model's own terms" if "lemmas" in r.extra else "compositional proof" if r.blocks
+               else "no compositional proof for this kind yet (monolithic query)")
         detail = (f"|Phi - exact| <= {r.extra.get('bound')} (Table 9: (L+1)2^(e_max-F) + u ulp), K={K}: {r.verdict}; {how}"
                   + (f"; {r.reason}" if r.verdict != "holds" else f"; for {r.extra['scope']}")
                   + (f"; where {r.extra['symbols']}" if r.extra.get("symbols") else ""))

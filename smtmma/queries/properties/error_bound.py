@@ -9,7 +9,7 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
 from ...encodings.symbolic import SmtAlgebra
-from ...encodings.fused_sum import max_exponent
+from ...encodings.fused_sum import max_exponent, signed
 from ...encodings.terms import Term, input_term
 from ...encodings.gstfdpa import gst_terms
 from ...encodings.tfdpa import scaled_product
@@ -45,7 +45,7 @@ from .common import (
     unknown_result,
 )
 
-__all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_prover",
+__all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFacts", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_facts", "error_prover",
            "posed_form", "posed_without_prover", "table9_bound", "uncovered"]
 
 
@@ -79,16 +79,26 @@ ERROR_PROVERS: dict[str, tuple[ErrorProver, ...]] = {
 
 class ErrorFacts(NamedTuple):
     """Facts an op proves in the error query's own formula (``facts(chain, formula) -> bool``), so that its final
-    check rests on them and on lemmas applied to the model's terms: whether they cover a model with K lanes."""
+    check rests on them and on lemmas applied to the model's terms: whether they cover a model with K lanes, and
+    whether the formula counts in relative units 2**(e_max - F - G) (:class:`ErrorFormula`)."""
 
     supports: Callable[[Model, int], bool]
     facts: Callable[[LemmaChain, "ErrorFormula"], bool]
+    relative: bool = False
 
 
-#: the ops whose error proof is a chain of facts on the model's own terms (tried when no :data:`ERROR_PROVERS` entry runs)
+#: the ops whose error proof is a chain of facts on the model's own terms (tried before :data:`ERROR_PROVERS`)
 ERROR_FACTS: dict[str, ErrorFacts] = {
     "e-fdpa": ErrorFacts(efdpa.supports_error_facts, efdpa.error_facts),
+    "t-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),
+    "st-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),  # T-FDPA on scaled products
 }
+
+
+def error_facts(model: Model, K: int) -> Optional[ErrorFacts]:
+    """The chain of facts that covers ``model`` with K lanes (:data:`ERROR_FACTS`), None if none."""
+    op = ERROR_FACTS.get(model.kind)
+    return op if op is not None and op.supports(model, K) else None
 
 
 def error_prover(model: Model, K: int) -> Optional[Callable[..., PartsProof]]:
@@ -304,9 +314,18 @@ class ErrorFormula:
     witness of that kind is re-asked without the narrowing.  Narrow units
     keep the integers about as wide as the domain's exponent span instead
     of the formats' (FP32 subnormals: 2**-149).
+
+    ``relative`` (narrow fused bounds only): count in units 2**(e_max - F - G)
+    instead, G (:attr:`G`) the constant that puts every summand's last place
+    of the domain at or above the unit; the fused unit is then the constant
+    2**G, and an output that is not a whole number of units, or beyond 4n
+    times the largest summand, counts as a violation (the same sound
+    narrowing).  What the T-FDPA chain (:func:`~smtmma.op_proofs.tfdpa.error_facts`)
+    proves.
     """
 
-    def __init__(self, model: Model, K: int, domain: Domain, bound: Table9Bound, *, narrow: bool) -> None:
+    def __init__(self, model: Model, K: int, domain: Domain, bound: Table9Bound, *, narrow: bool,
+                 relative: bool = False) -> None:
         self.narrow = narrow
         alg = self.alg = QueryAlgebra()
         x = self.x = InputSet.of(alg, model, K)
@@ -346,16 +365,27 @@ class ErrorFormula:
             e_lo, e_hi = ud.exp.lo, ud.exp.hi
         R = min(quanta + [max(e_lo, emin_r) - m_r - 1])
         self.R, self.e_lo, self.e_hi, self.out, self.bound = R, e_lo, e_hi, out, bound
-        self.exact_terms = [self.fixed(alg, t.neg, t.sig, alg.clamp(t.exp, lo, hi), t.frac) for t, (lo, hi) in zip(terms, ranges)]
+        self.terms, self.d = terms, d
+        exps = [alg.clamp(t.exp, lo, hi) for t, (lo, hi) in zip(terms, ranges)]
+        if bound.fused:
+            self.e_max = alg.clamp(_alignment_exponent(alg, model, x, terms), lo_e, hi_e)
+        self.relative = relative and bound.fused and narrow
+        if self.relative:  # units 2**(e_max - F - G): the fused unit is the constant 2**G, each summand's last place above 1
+            self.G = hi_e - bound.F - lsb_lo
+            unit_exp = alg.sub(self.e_max, bound.F + self.G)
+            placed = [self.placed(alg, t.neg, t.sig, alg.sub(e, t.frac), unit_exp) for t, e in zip(terms, exps)]
+            self.exact_terms = [v for v, _ in placed]
+            self.summand_outside = [o for _, o in placed]
+            self.d_view = self.relative_view(alg, ud, unit_exp, len(terms))
+            self.view = self.d_view._replace(outside=alg.any([self.d_view.outside, *self.summand_outside]))
+            self.unit_fused = alg.const(1 << self.G)
+        else:
+            self.exact_terms = [self.fixed(alg, t.neg, t.sig, e, t.frac) for t, e in zip(terms, exps)]
+            self.view = self.output_view(alg, ud)
+            self.unit_fused = alg.shl(1, alg.sub(self.e_max, bound.F + R)) if bound.fused else alg.const(0)
         self.exact = alg.sum_all(self.exact_terms)
-        self.d, self.view = d, self.output_view(alg, ud)
         self.d_value, self.unit_ulp = self.view.value, self.view.ulp
         self.err = alg.abs(alg.sub(self.d_value, self.exact))
-        if bound.fused:
-            e_max = self.e_max = alg.clamp(_alignment_exponent(alg, model, x, terms), lo_e, hi_e)
-            self.unit_fused = alg.shl(1, alg.sub(e_max, bound.F + R))
-        else:
-            self.unit_fused = alg.const(0)
         self.finite, self.outside = self.view.finite, self.view.outside
         # what :meth:`script` asks about: the domain's inputs, and of them only those whose output is finite
         self.scope = f"every input of the domain ({domain.describe()}) whose D is finite"
@@ -375,8 +405,8 @@ class ErrorFormula:
         """
         alg, model, x = self.alg, self.model, self.x
         chain = LemmaChain(alg, run)
-        op = ERROR_FACTS.get(model.kind)
-        if op is not None and op.supports(model, x.K):
+        op = error_facts(model, x.K)
+        if op is not None and op.relative == self.relative:
             op.facts(chain, self)
             self.lemma_count = len(chain.proven)
             return chain
@@ -409,6 +439,36 @@ class ErrorFormula:
         """(-1)**neg * sig * 2**(exp - frac) in units of 2**R (exp - frac >= R)."""
         mag = alg.shl(sig, alg.sub(exp, frac + self.R))
         return alg.ite(neg, alg.neg(mag), mag)
+
+    def placed(self, alg: SmtAlgebra, neg: Bool, sig: Int, lsb: Int, unit_exp: Int) -> tuple[Int, Bool]:
+        """(-1)**neg * sig * 2**lsb in units of 2**unit_exp (relative units: lsb >= unit_exp on the whole domain), and
+        whether its last place is too high for the width assumed (then the value is at least 2**(e_max + 2), which no
+        summand reaches: counted as a violation)."""
+        assert self.bound.F is not None
+        shift = alg.sub(lsb, unit_exp)
+        cap = self.bound.F + self.G + 1  # a summand below 2**(e_max + 2) is below 2**(F + G + 2) units
+        mag = alg.shl(sig, alg.clamp(shift, 0, cap))
+        return signed(alg, neg, mag), alg.and_(alg.ne(sig, 0), alg.lt(cap, shift))
+
+    def relative_view(self, alg: SmtAlgebra, ud: Unpacked, unit_exp: Int, n: int) -> OutputView:
+        """The output in relative units 2**unit_exp (:meth:`placed`): outside when non-zero with an exponent above
+        both 2**(e_max + top) (a sum of n summands below 2**(e_max + 2) is below it) and the smallest normal's, or
+        not a whole number of units."""
+        m_r, emin_r, F = self.bound.rfmt.man_bits, self.bound.rfmt.emin, self.bound.F
+        top = (4 * n).bit_length() + 1
+        e_max = self.e_max
+        shift = alg.sub(alg.sub(ud.exp, ud.frac), unit_exp)
+        cap = max(top, ud.exp.lo - e_max.lo) + F + self.G  # the exponent at most e_max + top, or the format's least
+        left, right = alg.clamp(shift, 0, cap), alg.clamp(alg.neg(shift), 0, ud.frac + 1)
+        low = alg.shr(ud.sig, right)
+        whole = alg.or_(alg.le(0, shift), alg.eq(alg.shl(low, right), ud.sig))
+        mag = alg.ite(alg.le(0, shift), alg.shl(ud.sig, left), low)
+        high = alg.and_(alg.lt(alg.add(e_max, top), ud.exp), alg.lt(ud.exp.lo, ud.exp))
+        outside = alg.and_(alg.not_(ud.is_zero), alg.or_(high, alg.not_(whole)))
+        ulp_shift = alg.sub(alg.sub(alg.max(ud.exp, emin_r), m_r), unit_exp)
+        cap_u = max(top - m_r, emin_r - m_r - e_max.lo, ud.exp.lo - m_r - e_max.lo) + F + self.G
+        ulp = alg.ite(alg.lt(ulp_shift, 0), 0, alg.shl(1, alg.clamp(ulp_shift, 0, cap_u)))  # an ulp below the unit: 0 (stricter)
+        return OutputView(alg.not_(alg.or_(ud.is_inf, ud.is_nan)), outside, signed(alg, ud.neg, mag), ulp)
 
     def output_view(self, alg: SmtAlgebra, ud: Unpacked) -> OutputView:
         """What the query reads of an output's fields ``ud`` (built in ``alg``: the formula's, or a lemma's)."""
@@ -466,9 +526,10 @@ def error_bound(
     the solver confirms (``extra["attained_witness"]``, hex; its pinned
     sat block joins ``blocks``).
 
-    For one T-FDPA with ``lemmas``, a proof goes in steps the solver checks
-    one by one (each summand's alignment error, each running sum's, the
-    output rounding's), then adds them up; a short first call looks for a
+    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST- and E-FDPA)
+    proves facts on the model's own terms that the final query (the
+    property itself) rests on; CDNA3's TR-/GTR-FDPA and GST-FDPA are proved
+    by parts (:data:`ERROR_PROVERS`).  A short first call looks for a
     witness before any lemma is proved.
     """
     prop = "error-bound"
@@ -486,10 +547,11 @@ def error_bound(
     if scale < 0 or resolution <= 0:
         raise InputError("error-bound: scale must be >= 0 and resolution > 0")
     run = Runner(solver, timeout, seed)
-    formulas = [ErrorFormula(model, K, domain, bound, narrow=True)]
+    facts = error_facts(model, K) if lemmas else None
+    formulas = [ErrorFormula(model, K, domain, bound, narrow=True, relative=facts is not None and facts.relative)]
     chains: list[Optional[LemmaChain]] = [None]
 
-    prover = error_prover(model, K) if lemmas else None
+    prover = error_prover(model, K) if lemmas and facts is None else None
     parts = prover is not None and bound.fused and bound.F == model.F
     blocks: dict[Fraction, list[Any]] = {}
     counts: dict[Fraction, int] = {}  # per scale proved by a chain: its lemmas and facts

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from smtmma.catalogue import model_of
-from smtmma.formats import decode_scalar, get_format
+from smtmma.formats import decode_scalar, get_format, to_fraction
 from smtmma.models import Model, parse_model_spec
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
@@ -39,6 +39,30 @@ def test_tfdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> Non
     assert text.count("(define-fun lemma_") == 4
     passed, summary = check_text(Certificate({"claim": "t"}, [chain_block("t-fdpa bound", text)]).text(), "bitwuzla", 60.0)
     assert passed, summary
+
+
+def test_tfdpa_chain_reads_c_widened_as_the_model_does() -> None:
+    """An FP16 C summed into an FP32 fused sum is widened first (its subnormals become normal, with a lower
+    exponent): the query's e_max reaches a widened subnormal C's (2^-24, below every e4m3 product's 2^-12), and the
+    summands' floors are the model's own, so the chain runs to its end (17 lemmas and facts)."""
+    from smtmma.queries.formula import Domain
+    from smtmma.queries.properties.error_bound import ErrorFormula
+
+    from smtmma.queries.distinguish import Witness
+    from smtmma.queries.properties.common import replay_one
+
+    model = Model("t-fdpa", "e4m3", "e4m3", "fp16", "fp32", L=2, F=13, rho="rz-fp32")
+    assert ErrorFormula(model, 2, Domain(), table9_bound(model, 2), narrow=True, relative=True).e_max.lo <= -24
+    r = error_bound(model, K=2, timeout=60)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 17
+    # py_ratio reads C so too: sm70's f16f32c16 with c = 3 * 2^-24 (e_max = -23, not FP16's field -14) and products
+    # of 2^-40 whose last bits the F = 23 sum cuts
+    c16 = model_of("sm70", "f16f32c16")
+    w = Witness((0x0001, 0x0001, 0, 0), (0x0201, 0x0201, 0, 0), 0x0003)  # 2^-24 x (1 + 2^-9) 2^-15 = 2^-39 + 2^-48
+    d, f16, f32 = replay_one(c16, w), get_format("fp16"), get_format("fp32")
+    exact = 2 * to_fraction(f16, 0x0001) * to_fraction(f16, 0x0201) + to_fraction(f16, 0x0003)
+    err = abs(to_fraction(f32, d) - exact)
+    assert err == Fraction(2) ** -47 and py_ratio(c16, table9_bound(c16, 4), w, d) == err / (5 * Fraction(2) ** (-23 - 23) + Fraction(2) ** -46)  # ulp(D): D near 2^-22.4
 
 
 @pytest.mark.parametrize("arch,instr,model", [("sm70", "f16f32", None), ("sm89", "e4m3e4m3f16", "t-fdpa:L=2")])

@@ -233,7 +233,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     plan = Plan(model, x.K)
     p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
     e = formula.e_max
-    Q = [aligned(alg, t, e, F, floor=True) for t in formula.terms]
+    Q = [aligned(alg, t, e, F, floor=True) for t in p.terms]  # the model's own summands (C widened to D's format)
     names = [f"product {k}" for k in range(x.K)] + ["c"]
     whole = []
     for name, X, q, out in zip(names, formula.exact_terms, Q, formula.summand_outside):

@@ -16,7 +16,7 @@ from ...encodings.tfdpa import scaled_product
 from ...errors import InputError
 from ...formats import Format, decode_scalar, get_format, to_fraction
 from ...models import Model
-from ...simulate import lane_scale_index, lane_scales, run_model
+from ...simulate import decode_input, lane_scale_index, lane_scales, output_format, run_model
 from ..query_algebra import (
     InputSet,
     QueryAlgebra,
@@ -225,6 +225,18 @@ def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: lis
     return max_exponent(alg, terms)  # TR-/GTR-FDPA: E = max over the non-zero products and c (Alg. 10 step 3)
 
 
+def _c_read_as(model: Model) -> str:
+    """The format a fused sum reads C in: D's (its container's)."""
+    fd = output_format(model)
+    return fd.container or fd.name
+
+
+def _c_widened(model: Model, K: int) -> bool:
+    """Whether the model's fused sum reads C widened to another format (an FP16 subnormal C is then normal, with a
+    lower exponent: Table 9's e_max is that exponent)."""
+    return supports_fused_parts(model, K) and _c_read_as(model) != model.c_fmt
+
+
 def _py_group_exponents(model: Model, w: Witness) -> list[int]:
     """GST-FDPA: the exponents of the non-zero group summands (the scales' exponents, Alg. 9 line 5)."""
     assert model.G is not None and model.scale_fmt is not None and w.scale_a is not None and w.scale_b is not None
@@ -255,7 +267,12 @@ def _py_alignment_exponent(model: Model, w: Witness) -> Optional[int]:
         sv, ev, mv = decode_scalar(get_format(model.b_fmt), v)
         if mu and mv:
             exps.append(eu + ev + scales[k])
-    sc, ec, mc = decode_scalar(get_format(model.c_fmt), w.c)
+    fc = get_format(model.c_fmt)
+    sc, ec, mc = decode_scalar(fc, w.c)
+    if mc and _c_widened(model, len(w.a) or 1):  # a fused sum reads C widened to D's format: a subnormal C is normal
+        v = abs(_py_finite(fc, w.c))
+        ec = v.numerator.bit_length() - v.denominator.bit_length()
+        ec -= Fraction(2) ** ec > v
     if mc:
         exps.append(ec)
     e = max(exps) if exps else None
@@ -334,7 +351,8 @@ class ErrorFormula:
         fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
         ua = [unpack(alg, fa, v) for v in x.a]
         ub = [unpack(alg, fb, v) for v in x.b]
-        uc = unpack(alg, fc, x.c)
+        widened = _c_widened(model, K)
+        uc = decode_input(alg, fc, x.c, _c_read_as(model)) if widened else unpack(alg, fc, x.c)
         sa, sb = _lane_scales(alg, model, x)  # ST-FDPA: each lane's block scales join its product (Alg. 8 line 4)
         if model.kind == "gst-fdpa":  # the group summands: exact dots times the scales (Alg. 9 lines 3-5)
             assert model.G is not None
@@ -346,7 +364,8 @@ class ErrorFormula:
         elif narrow:
             ranges = [tuple(map(sum, zip(_range(u.exp, domain.exp), _range(v.exp, domain.exp), _scale_range(sa[k], sb[k]))))
                       for k, (u, v) in enumerate(zip(ua, ub))]
-            ranges.append(_range(uc.exp, domain.cexp))
+            c_range = (uc.exp.lo, domain.cexp[1]) if widened and domain.cexp else domain.cexp  # cexp: C's own field's
+            ranges.append(_range(uc.exp, c_range))
         else:
             ranges = [(t.exp.lo, t.exp.hi) for t in terms]
         d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)

@@ -32,7 +32,7 @@ import numpy as np
 
 import smtmma
 from smtmma.catalogue import CATALOGUE, Entry
-from smtmma.formats import get_format
+from smtmma.formats import carried_in, get_format
 from smtmma.models import Model
 from smtmma.native.build import compiler
 from smtmma.sampling import KINDS, draw, draw_dot, draw_scales
@@ -86,7 +86,7 @@ def gemm_check(entry: Entry, K: int, seed: int, dry: bool) -> Optional[dict]:
     """A 16 x 24 GEMM of 3 chained instructions (plus a partial one) on the GPU against the NumPy reference; None when
     D does not chain back as C or the model is block-scaled."""
     m = entry.model
-    if m.scale_fmt is not None or get_format(m.c_fmt).name != get_format(get_format(m.d_fmt).container or m.d_fmt).name:
+    if m.scale_fmt is not None or get_format(m.c_fmt).name != carried_in(m.d_fmt).name:
         return None
     rng = np.random.default_rng(seed)
     Kt = 3 * K + max(1, K // 2)

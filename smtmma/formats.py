@@ -221,6 +221,21 @@ def get_format(name: Union[str, Format]) -> Format:
         raise UnknownNameError(unknown_name("format", name, FORMATS, aliases=[a for f in FORMATS.values() for a in f.aliases])) from None
 
 
+def floor_log2(x: Union[Fraction, int]) -> int:
+    """floor(log2 |x|) of a non-zero rational: the unbiased exponent of ``x`` with unbounded range."""
+    a = abs(Fraction(x))
+    if a == 0:
+        raise InputError("floor_log2 of zero")
+    e = a.numerator.bit_length() - a.denominator.bit_length()  # 2**(e-1) < a < 2**(e+1)
+    return e - 1 if Fraction(2) ** e > a else e
+
+
+def carried_in(fmt: Union[str, Format]) -> Format:
+    """The format whose bit layout carries ``fmt``'s patterns: FP32 for TF32 and E8M13, ``fmt`` itself otherwise."""
+    f = get_format(fmt)
+    return get_format(f.container) if f.container else f
+
+
 class Special:
     """Non-finite results of :func:`to_fraction`."""
 
@@ -478,8 +493,7 @@ def _finite_bits(fmt: Format, negative: bool, q: Fraction, shown: str) -> int:
         raise _out_of_range(fmt, shown, huge=True)
     if e < fmt.emin - fmt.man_bits - 1 or q < low:
         raise _out_of_range(fmt, shown, huge=False)
-    if Fraction(2) ** e > q:
-        e -= 1
+    e = floor_log2(q)
     exp = max(e, fmt.emin)
     scaled = q / Fraction(2) ** (exp - fmt.man_bits)
     if scaled.denominator != 1 or (not fmt.subnormals and scaled.numerator != 1 << fmt.man_bits):

@@ -19,7 +19,7 @@ import numpy as np
 from .arrays import check_array_type, check_fits_in_memory, from_patterns, to_patterns, value_dtype
 from .catalogue import ARCHS, lookup, model_of, warn_if_provisional
 from .errors import InputError, InputTypeError, check_flag, spell
-from .formats import Format, get_format
+from .formats import Format, carried_in, get_format
 from .instr_names import named_shape
 from .limits import check_int
 from .models import Model
@@ -148,7 +148,7 @@ def matmul(
         raise InputError(f"{spell('k')} must be an integer in 1..1024 (values per instruction), got {kstep!r}")
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     fd = get_format(model.d_fmt)
-    fd = get_format(fd.container or fd.name)
+    fd = carried_in(fd)
     if fc.name != fd.name:
         raise InputError(f"a GEMM feeds D back as C, but this instruction reads C as {fc.name} and returns {fd.name} "
                          "(use the instruction with C and D in one format)")

@@ -25,7 +25,7 @@ from .encodings.trfdpa import trfdpa
 from .arrays import check_array_type
 from .errors import InputError, InputTypeError, NotRepresentableError
 from .instr_names import named_shape
-from .formats import Format, clip, get_format
+from .formats import Format, carried_in, clip, get_format
 from .models import Model
 
 __all__ = ["issue_chunks", "simulate_dot", "simulate_mma", "run_model", "decode_input", "output_format", "nan_pattern", "CHUNK_ROWS", "as_bits",
@@ -67,7 +67,7 @@ def _fdpa_step(model: Model) -> Callable[..., Int]:
         return lambda alg, a, b, c, sa, sb: efdpa(alg, a, b, c, out=out, nan_bits=nan_pattern(model, out))
     conv = model.conversion
     rfmt = get_format(conv.fmt)
-    nan_bits = nan_pattern(model, get_format(rfmt.container or rfmt.name))
+    nan_bits = nan_pattern(model, carried_in(rfmt))
     if kind in ("t-fdpa", "st-fdpa"):
         return lambda alg, a, b, c, sa, sb: tfdpa(
             alg, a, b, c, F=model.F, out=rfmt, mode=conv.mode, nan_bits=nan_bits,
@@ -109,7 +109,7 @@ def run_model(
     """
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     fd = output_format(model)
-    fd = get_format(fd.container or fd.name)  # the format a chained step reads back (E8M13 in FP32)
+    fd = carried_in(fd)  # the format a chained step reads back (E8M13 in FP32)
     K = len(a)
     if K != len(b):
         raise InputError(f"a has {K} values but b has {len(b)}")
@@ -407,7 +407,7 @@ def simulate_dot(
     A, B, C, SA, SB = checked_inputs(model, a, b, c, scale_a, scale_b)
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     n, K = A.shape
-    out_fmt = get_format(output_format(model).container or model.d_fmt)
+    out_fmt = carried_in(model.d_fmt)
     if backend != "numpy" and n:
         from .native.dot import run_rows  # late: keeps `import smtmma` light
 

@@ -48,7 +48,7 @@ from typing import IO, Any, BinaryIO, Callable, Iterator, Mapping, Optional, Seq
 
 from .catalogue import Entry, lookup, resolve_arch, resolve_instr
 from .errors import InputError, InputTypeError, NotRepresentableError, SmtmmaError
-from .formats import Format, clip, format_hex, get_format, named_pattern, parse_hex, patterns
+from .formats import Format, carried_in, clip, format_hex, get_format, named_pattern, parse_hex, patterns
 from .models import Model
 from .simulate import output_format
 
@@ -94,7 +94,7 @@ def vector_formats(entry: Union[Entry, Model]) -> VectorFormats:
         a=get_format(m.a_fmt),
         b=get_format(m.b_fmt),
         c=get_format(m.c_fmt),
-        d=get_format(out.container or out.name),
+        d=carried_in(out),
         scale=get_format(m.scale_fmt) if m.scale_fmt else None,
         block=m.block if m.scale_fmt else None,
     )

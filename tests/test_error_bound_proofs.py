@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from smtmma.catalogue import model_of
-from smtmma.formats import decode_scalar, get_format, to_fraction
+from smtmma.formats import decode_scalar, floor_log2, get_format, to_fraction
 from smtmma.models import Model, parse_model_spec
 from smtmma.proofs import load_claims
 from smtmma.proofs.certificate import Certificate, recheck
@@ -144,18 +144,11 @@ def test_block_scaled_witness_counts_the_scales() -> None:
     # a product's exponent is e_a + e_b (the fields', Table 9's e_max): its value may reach 2^(e_a + e_b + 1)
     exps = [decode_scalar(e4, x)[1] + decode_scalar(e4, y)[1] + ea + eb for x, y in zip(w.a, w.b)
             if to_fraction(e4, x) * to_fraction(e4, y) != 0]
-    e_max = max(exps + ([_exponent(to_fraction(f32, w.c))] if to_fraction(f32, w.c) else []))
+    e_max = max(exps + ([floor_log2(to_fraction(f32, w.c))] if to_fraction(f32, w.c) else []))
     d = to_fraction(f32, r.outputs["d"])
-    ulp = Fraction(2) ** (max(_exponent(d) if d else -126, -126) - 23)
+    ulp = Fraction(2) ** (max(floor_log2(d) if d else -126, -126) - 23)
     assert err > Fraction(1, 2) * (3 * Fraction(2) ** (e_max - 25) + ulp)
     assert py_ratio(model, table9_bound(model, 2), w, r.outputs["d"]) == err / (3 * Fraction(2) ** (e_max - 25) + ulp)
-
-
-def _exponent(x: Fraction) -> int:
-    """floor(log2 |x|) of a non-zero rational."""
-    x = abs(x)
-    e = x.numerator.bit_length() - x.denominator.bit_length()
-    return e if Fraction(2) ** e <= x else e - 1
 
 
 @pytest.mark.slow

@@ -296,3 +296,22 @@ def test_parse_real_classifies_without_computing() -> None:
     assert formats.parse_real("-nan") == formats.Real(True, "nan")
     assert formats.parse_real("-0") == formats.Real(True, "finite", Fraction(0))
     assert formats.parse_real("1.25e2") == formats.Real(False, "finite", Fraction(125))
+
+
+@pytest.mark.parametrize(("x", "e"), [
+    (Fraction(1), 0), (Fraction(3, 2), 0), (Fraction(2), 1), (Fraction(-3), 1), (Fraction(1, 3), -2),
+    (Fraction(1, 4), -2), (Fraction((1 << 24) - 1, 1 << 48), -25), (Fraction(1, 1 << 149), -149), (7, 2),
+])
+def test_floor_log2_is_the_unbounded_exponent(x: Fraction, e: int) -> None:
+    assert formats.floor_log2(x) == e
+    assert Fraction(2) ** e <= abs(Fraction(x)) < Fraction(2) ** (e + 1)
+
+
+def test_floor_log2_of_zero_is_refused() -> None:
+    with pytest.raises(InputError, match="zero"):
+        formats.floor_log2(0)
+
+
+def test_carried_in_names_the_container() -> None:
+    assert formats.carried_in("tf32").name == "fp32" and formats.carried_in("e8m13").name == "fp32"
+    assert formats.carried_in("fp16") is get_format("fp16")

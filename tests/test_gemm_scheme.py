@@ -14,7 +14,7 @@ import smtmma
 from smtmma.arrays import from_patterns, to_patterns
 from smtmma.catalogue import CATALOGUE
 from smtmma.errors import InputError, UnknownNameError
-from smtmma.formats import Format, get_format
+from smtmma.formats import Format, carried_in, floor_log2, get_format
 from smtmma.gemm import instruction_k
 from smtmma.sampling import draw, draw_scales
 from smtmma.scheme import PRESETS, Scheme, parse_scheme
@@ -25,20 +25,11 @@ from smtmma.simulate import simulate_dot
 def _feeds_back(e: object) -> bool:
     """C and D share a format (a GEMM feeds D back as C)."""
     m = e.model  # type: ignore[attr-defined]
-    return get_format(m.c_fmt).name == get_format(get_format(m.d_fmt).container or m.d_fmt).name
+    return get_format(m.c_fmt).name == carried_in(m.d_fmt).name
 
 
 #: One catalogue row per instruction type whose D feeds back as C.
 ROWS = {e.instr: e for e in reversed(CATALOGUE) if _feeds_back(e)}
-
-
-def _floor_log2(q: Fraction) -> int:
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    while Fraction(2) ** e > q:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= q:
-        e += 1
-    return e
 
 
 def rne(q: Fraction, fmt: Format) -> float:
@@ -98,7 +89,7 @@ def chain(model: smtmma.Model, k: int, A: np.ndarray, B: np.ndarray, start: int,
 def reference(model: smtmma.Model, k: int, A: np.ndarray, B: np.ndarray, C: np.ndarray, i: int, j: int, sch: Scheme,
               SA: Optional[np.ndarray], SB: Optional[np.ndarray]) -> int:
     """D pattern of output (i, j) under ``sch``, the scheme written out from smtmma.scheme's module doc."""
-    fd = get_format(get_format(model.d_fmt).container or model.d_fmt)
+    fd = carried_in(model.d_fmt)
     wide = get_format("fp64" if fd.name == "fp64" else "fp32")
     cdt = np.uint64 if fd.bits == 64 else np.int64
     K = A.shape[1]
@@ -206,7 +197,7 @@ def round_ref(q: Fraction, f: Format, mode: str) -> float:
     if q == 0:
         return float(q)
     a = abs(q)
-    ulp = Fraction(2) ** (max(_floor_log2(a), f.emin) - f.man_bits)
+    ulp = Fraction(2) ** (max(floor_log2(a), f.emin) - f.man_bits)
     n = a / ulp
     fl = n.numerator // n.denominator
     rest = n - fl
@@ -271,7 +262,7 @@ def _blocks_reference(x: np.ndarray, elem: str, scale: str, block: int, rule: st
         vals = [Fraction(float(v)) for v in x[b0:b0 + block]]
         amax = max(abs(v) for v in vals)
         if rule == "ocp-mx":
-            e = _floor_log2(amax) - fe.emax if amax else fs.emin
+            e = floor_log2(amax) - fe.emax if amax else fs.emin
             s = Fraction(2) ** min(max(e, fs.emin), fs.emax)
         else:
             every = from_patterns(np.arange(1 << fs.bits), fs, dtype=np.float64)

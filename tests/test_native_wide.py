@@ -18,7 +18,7 @@ import pytest
 from smtmma.catalogue import CATALOGUE, lookup
 from smtmma.encodings.algebra import Int
 from smtmma.encodings.ccode import CAlgebra
-from smtmma.formats import Format, get_format
+from smtmma.formats import Format, carried_in, get_format
 from smtmma.models import Model
 from smtmma.native import build
 from smtmma.native.kernels import kernel, np_uint
@@ -48,7 +48,7 @@ def _model(arch: str, instr: str) -> Model:
 
 def _formats(m: Model) -> tuple[Format, Format, Format, Format]:
     fa, fb, fc, fd = (get_format(getattr(m, f)) for f in ("a_fmt", "b_fmt", "c_fmt", "d_fmt"))
-    return fa, fb, fc, get_format(fd.container or fd.name)
+    return fa, fb, fc, carried_in(fd)
 
 
 def _run(m: Model, K: int, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:

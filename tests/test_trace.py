@@ -12,9 +12,8 @@ import smtmma
 from catalogue_rows import rows_param
 from smtmma.catalogue import CATALOGUE
 from smtmma.cli import main
-from smtmma.formats import Special, get_format, to_fraction
+from smtmma.formats import Special, carried_in, get_format, to_fraction
 from smtmma.models import parse_model_spec
-from smtmma.simulate import output_format
 from smtmma.trace import first_divergence, trace_dot
 
 
@@ -43,7 +42,7 @@ def test_every_trace_ends_on_the_simulators_output(entry) -> None:
                                 np.array([c], dtype=np.uint64), scale_a=None if sa is None else np.array([sa], dtype=np.uint64),
                                 scale_b=None if sb is None else np.array([sb], dtype=np.uint64))[0])
     stages, steps = trace_dot(m, a, b, c, sa, sb)
-    out = get_format(output_format(m).container or m.d_fmt)
+    out = carried_in(m.d_fmt)
     want = to_fraction(out, d)
     names = {Special.NAN: "nan", Special.INF: "inf", Special.NINF: "-inf"}
     assert stages[0] == "inputs as the unit reads them" and len(stages) >= 2

@@ -6,7 +6,7 @@ import re
 from fractions import Fraction
 
 from ..errors import InputError, NotRepresentableError, SmtmmaError
-from ..formats import (Format, Real, clip, encode_real, format_hex, from_fraction, parse_hex, parse_real, parse_value,
+from ..formats import (Format, Real, clip, encode_real, floor_log2, format_hex, from_fraction, parse_hex, parse_real, parse_value,
                        to_float)
 
 _ALL_HEX = re.compile(r"[0-9a-fA-F]+")
@@ -62,10 +62,7 @@ def _hint(fmt: Format, q: Fraction) -> str:
     top = Fraction(fmt.max_sig) * Fraction(2) ** (fmt.emax - fmt.man_bits)
     if mag > top:
         return f" (overflow; largest finite: {display_value(fmt, from_fraction(fmt, sign * top))})"
-    e = mag.numerator.bit_length() - mag.denominator.bit_length()
-    if Fraction(2) ** e > mag:
-        e -= 1
-    ulp = Fraction(2) ** (max(e, fmt.emin) - fmt.man_bits)
+    ulp = Fraction(2) ** (max(floor_log2(mag), fmt.emin) - fmt.man_bits)
     lo = (mag // ulp) * ulp
     near = []
     for v in (lo, lo + ulp):

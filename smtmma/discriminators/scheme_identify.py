@@ -65,7 +65,7 @@ import numpy as np
 from ..arrays import from_patterns, patterns_of, to_patterns
 from ..catalogue import resolve_instr
 from ..errors import InputError, InputTypeError, SmtmmaError
-from ..formats import Format, get_format
+from ..formats import Format, carried_in, get_format
 from ..gemm import instruction_k, matmul, natural_dtype
 from ..models import Model
 from ..rounded import round_to
@@ -474,7 +474,7 @@ def identify_scheme(device: Any, instr: str, schemes: Sequence[Scheme], *,
     rounding = any(c.scheme.round is not None for c in cands)
     probes = _probes(list(dict.fromkeys(c.model for c in cands)), max(ks), shape, rounding, rng)
     fa, fb, fc, fd = (get_format(getattr(model0, f)) for f in ("a_fmt", "b_fmt", "c_fmt", "d_fmt"))
-    fd = get_format(fd.container or fd.name)
+    fd = carried_in(fd)
     M, N, K = shape
     for j in range(confirm):
         probes.append((f"confirm {j + 1}", round_to(rng.standard_normal((M, K)), fa),

@@ -41,7 +41,7 @@ import numpy as np
 from ..arrays import from_patterns, patterns_of
 from ..catalogue import lookup
 from ..errors import InputError, NotRepresentableError, SmtmmaError, UnknownNameError
-from ..formats import Format, get_format
+from ..formats import Format, carried_in, get_format
 from ..gemm import natural_dtype
 from ..vectors import TestVector
 from .device import Device, DeviceError
@@ -75,7 +75,7 @@ class CallableDevice(Device):
     def call(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, d_fmt: str | Format) -> np.ndarray:
         """D patterns (M, N) of ``fn`` on real arrays A, B, C; DeviceError for a failing or malformed answer."""
         fd = get_format(d_fmt)
-        fd = get_format(fd.container or fd.name)
+        fd = carried_in(fd)
         args: tuple[Any, ...] = (A, B, C)
         if self.array == "torch":
             args = tuple(_to_torch(x) for x in args)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InputTypeError, NotRepresentableError
-from ..formats import get_format
+from ..formats import carried_in, get_format
 from ..models import Model
 from .build import BuildError
 from .source import GENERATOR_VERSION, dot_function, uint_bits
@@ -153,7 +153,7 @@ def _widths(model: Model) -> tuple[int, int, int, int, int]:
     """Pattern bits of A, B, C, D (its container) and the scales (8 when unscaled)."""
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
     fd = get_format(model.d_fmt)
-    fd = get_format(fd.container or fd.name)
+    fd = carried_in(fd)
     fs = get_format(model.scale_fmt).bits if model.scale_fmt else 8
     return fa.bits, fb.bits, fc.bits, fd.bits, fs
 
@@ -227,7 +227,7 @@ def gemm_cuda(model: Model, kstep: int, A: object, B: object, acc: object,
     """
     cp = _cupy()
     abits, bbits, _, dbits, sbits = _widths(model)
-    if get_format(model.c_fmt).name != get_format(get_format(model.d_fmt).container or model.d_fmt).name:
+    if get_format(model.c_fmt).name != carried_in(model.d_fmt).name:
         raise InputError(f"{model.describe()}: C ({model.c_fmt}) and D ({model.d_fmt}) differ in format, "
                          "so D cannot be chained back as C")
     a, b = _patterns(cp, "A", A, abits), _patterns(cp, "B", B, bbits)

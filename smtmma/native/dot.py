@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..formats import get_format
+from ..formats import carried_in, get_format
 from ..models import Model
 from .kernels import MAX_K, is_built, np_uint, try_kernel
 
@@ -30,7 +30,7 @@ def chunk_plan(model: Model, K: int) -> Optional[tuple[int, int]]:
     fd = get_format(model.d_fmt)
     chainable = (
         model.kind not in ("fma", "ftz-addmul") and L is not None and not model.interleave and not model.c_after
-        and not model.ftz_inputs and model.c_fmt == (fd.container or fd.name)
+        and not model.ftz_inputs and model.c_fmt == carried_in(fd).name
         and (model.scale_fmt is None or (model.block is not None and L % model.block == 0))
     )
     return (L, -(-K // L)) if chainable else None

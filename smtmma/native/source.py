@@ -23,7 +23,7 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.ccode import CLZ_MACROS, CAlgebra
 from ..encodings.cwide import wide_prelude
 from ..encodings.fields import unpack
-from ..formats import get_format
+from ..formats import carried_in, get_format
 from ..models import Model
 
 __all__ = ["KernelSource", "kernel_source", "batch_loops", "dot_function", "GENERATOR_VERSION", "uint_bits"]
@@ -92,7 +92,7 @@ def _body(model: Model, K: int, finite: bool) -> tuple[CAlgebra, str]:
     alg = CAlgebra(finite_inputs=finite)
     d = run_model(alg, model, *model_inputs(alg, model, K))
     dfmt = output_format(model)
-    width = 128 if get_format(dfmt.container or dfmt.name).bits >= 64 else 64
+    width = 128 if carried_in(dfmt).bits >= 64 else 64
     return alg, alg.expr(d, width)
 
 
@@ -119,7 +119,7 @@ def dot_function(model: Model, K: int, *, name: str = "dot1", qualifier: str = "
     """
     fa, fb, fc = (get_format(getattr(model, f)) for f in ("a_fmt", "b_fmt", "c_fmt"))
     fd = get_format(model.d_fmt)
-    fd = get_format(fd.container or fd.name)
+    fd = carried_in(fd)
     ta, tb, tc, td = (f"uint{uint_bits(f.bits)}_t" for f in (fa, fb, fc, fd))
     s_bits = get_format(model.scale_fmt).bits if model.scale_fmt else None
     ts = f"uint{uint_bits(s_bits)}_t" if s_bits else "uint8_t"

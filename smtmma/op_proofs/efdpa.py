@@ -39,7 +39,7 @@ from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import exact_floor, exact_sum, placed, placed_total, signed
 from ..encodings.rounding import round_pack
 from ..encodings.terms import input_term, product
-from ..formats import Format, get_format
+from ..formats import Format, carried_in, get_format
 from ..models import Model
 from ..encodings.efdpa import efdpa
 from ..proof_kernel.chain import LemmaChain
@@ -350,7 +350,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     alg, model, x = formula.alg, formula.model, formula.x
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
     out = output_format(model)
-    fd = get_format(out.container or out.name)
+    fd = carried_in(out)
     ua = [decode_input(alg, fa, v, model.via) for v in x.a]
     ub = [decode_input(alg, fb, v, model.via) for v in x.b]
     uc = decode_input(alg, fc, x.c, fd.name)
@@ -424,7 +424,7 @@ def negated_sum_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: Inp
     sign flipped (unless zero), and the rounded D decodes to D's fields with the sign flipped.  ``decoded``,
     ``decoded_c``: the facts that decode -a_k and -c (sign flipped, fields kept).  Returns the fact about D."""
     fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    fd = get_format(output_format(model).container or output_format(model).name)  # as run_model widens C
+    fd = carried_in(output_format(model))  # as run_model widens C
     ua = [unpack(alg, fa, v) for v in x.a]
     una = [unpack(alg, fa, v) for v in na]
     ub = [unpack(alg, fb, v) for v in x.b]

@@ -34,7 +34,7 @@ from ..encodings.fused_sum import aligned, exact_sum2, signed
 from ..encodings.rounding import round_pack
 from ..encodings.terms import Term, input_term, product
 from ..encodings.tfdpa import scaled_product
-from ..formats import Format, get_format
+from ..formats import Format, carried_in, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import lemma
@@ -53,7 +53,7 @@ class Plan:
         self.model, self.K = model, K
         self.fa, self.fb, self.fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
         fd = output_format(model)
-        self.fd = get_format(fd.container or fd.name)  # the format C is widened to (run_model)
+        self.fd = carried_in(fd)  # the format C is widened to (run_model)
         if model.kind == "e-fdpa":
             self.rfmt, self.mode, self.ulps = fd, "rne", Fraction(1, 2)
         else:

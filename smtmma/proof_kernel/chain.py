@@ -100,7 +100,6 @@ class LemmaChain:
     proven: list[tuple[str, str, Optional[tuple[int, ...]]]] = field(default_factory=list)  # (label, raw goal, uses)
     stopped: str = ""
     last: Optional[int] = None  # index in ``proven`` of the last fact proved (None when it was trivially true)
-    applied_last: str = ""  # the text of the last lemma application
     lemmas: list[Lemma] = field(default_factory=list)
     #: the order facts and applications came in: ("fact", index into ``proven``) or ("apply", application text)
     order: list[tuple[str, object]] = field(default_factory=list)
@@ -109,6 +108,11 @@ class LemmaChain:
     session: Optional["Session"] = None
     _sent: tuple[int, int, int] = (0, 0, 0)
     _no_session: bool = False
+
+    @property
+    def applied_last(self) -> str:
+        """The text of the last lemma application ("" before any)."""
+        return next((str(x) for kind, x in reversed(self.order) if kind == "apply"), "")
 
     def _applied(self) -> list[str]:
         """The ``(assert ...)`` lines of the lemma applications so far, in order."""
@@ -131,7 +135,6 @@ class LemmaChain:
         text = lemma.apply(self.alg, args)
         self.alg.asserts.append(f"(assert {text})")
         self.order.append(("apply", text))
-        self.applied_last = text
 
     def holds(self, lemma: Lemma) -> bool:
         """Whether the chain holds ``lemma`` already: one of the same definition (its name is their hash), whatever

@@ -31,7 +31,7 @@ from ..encodings.addmul import add, mul
 from ..encodings.algebra import Algebra, Bool, Int
 from ..encodings.concrete import NumpyAlgebra
 from ..encodings.fields import unpack
-from ..formats import get_format
+from ..formats import carried_in, get_format
 from ..models import Model
 from ..queries.backends import solve
 from ..queries.distinguish import ReplayError, Witness
@@ -77,8 +77,7 @@ def tc(name: str, model: Model) -> Hyp:
 
 
 def _out_name(model: Model) -> str:
-    f = get_format(model.d_fmt)
-    return f.container or f.name
+    return carried_in(model.d_fmt).name
 
 
 def mul_rm(alg: Algebra, x: Int, y: Int, xf: str, yf: str, out: str, mode: str) -> Int:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..encodings.algebra import Int
 from ..errors import SmtmmaError
-from ..formats import Format, get_format, to_fraction
+from ..formats import Format, carried_in, floor_log2, get_format, to_fraction
 from ..models import Model
 from ..queries.backends import SolverResult, solve
 from ..queries.distinguish import ReplayError, Witness
@@ -25,7 +25,7 @@ __all__ = ["PairResult", "container", "exact_value", "fixed_output_block", "pair
 def container(model: Model) -> Format:
     """The format D's bits are read in (FP32 for E8M13 results)."""
     f = output_format(model)
-    return get_format(f.container or f.name)
+    return carried_in(f)
 
 
 def exact_value(model: Model, w: Witness) -> Fraction:
@@ -43,11 +43,7 @@ def ulp_of(fmt: Format, v: Fraction) -> Fraction:
     if v == 0:
         e = fmt.emin
     else:
-        a = abs(v)
-        e = a.numerator.bit_length() - a.denominator.bit_length()
-        if Fraction(2) ** e > a:
-            e -= 1
-        e = max(e, fmt.emin)
+        e = max(floor_log2(v), fmt.emin)
     return Fraction(2) ** (e - fmt.man_bits)
 
 

@@ -17,7 +17,7 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
 from ..encodings.symbolic import SmtAlgebra
 from ..errors import InputError, InputTypeError, spell
-from ..formats import Format, clip, get_format
+from ..formats import Format, carried_in, clip, get_format
 from ..limits import is_int
 from ..models import Model
 from ..simulate import output_format, run_model
@@ -28,7 +28,7 @@ __all__ = ["Domain", "DotFormula", "parse_domain", "output_bits"]
 def output_bits(model: Model) -> int:
     """Width in bits of the model's D patterns (FP32 container for E8M13)."""
     f = output_format(model)
-    return get_format(f.container or f.name).bits
+    return carried_in(f).bits
 
 
 @dataclass(frozen=True)

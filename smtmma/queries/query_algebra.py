@@ -35,7 +35,7 @@ from ..encodings.terms import Term
 from ..encodings.gstfdpa import gst_terms
 from ..encodings.tfdpa import tfdpa_terms
 from ..errors import InputError, SmtmmaError
-from ..formats import Format, get_format
+from ..formats import Format, carried_in, get_format
 from ..models import Model
 from ..simulate import decode_input, lane_scales, output_format
 from ..deadline import remaining
@@ -400,7 +400,7 @@ def fused_parts(
     lanes_sa, lanes_sb = lane_scales(alg, model, scale_a, scale_b, len(a))
     dec_a, dec_b = [decode_input(alg, fa, x, model.via) for x in a], [decode_input(alg, fb, y, model.via) for y in b]
     fd = output_format(model)
-    dec_c = decode_input(alg, fc, c, fd.container or fd.name)  # C widened exactly to D's format, as run_model reads it
+    dec_c = decode_input(alg, fc, c, carried_in(fd).name)  # C widened exactly to D's format, as run_model reads it
     dots: list[Int] = []
     if model.kind == "gst-fdpa":  # Alg. 9 lines 1-8: one scaled summand per group
         assert model.G is not None

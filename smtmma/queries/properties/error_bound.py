@@ -14,9 +14,9 @@ from ...encodings.terms import Term, input_term
 from ...encodings.gstfdpa import gst_terms
 from ...encodings.tfdpa import scaled_product
 from ...errors import InputError
-from ...formats import Format, decode_scalar, get_format, to_fraction
+from ...formats import Format, carried_in, decode_scalar, floor_log2, get_format, to_fraction
 from ...models import Model
-from ...simulate import decode_input, lane_scale_index, lane_scales, output_format, run_model
+from ...simulate import decode_input, lane_scale_index, lane_scales, run_model
 from ..query_algebra import (
     InputSet,
     QueryAlgebra,
@@ -225,16 +225,10 @@ def _alignment_exponent(alg: QueryAlgebra, model: Model, x: InputSet, terms: lis
     return max_exponent(alg, terms)  # TR-/GTR-FDPA: E = max over the non-zero products and c (Alg. 10 step 3)
 
 
-def _c_read_as(model: Model) -> str:
-    """The format a fused sum reads C in: D's (its container's)."""
-    fd = output_format(model)
-    return fd.container or fd.name
-
-
 def _c_widened(model: Model, K: int) -> bool:
     """Whether the model's fused sum reads C widened to another format (an FP16 subnormal C is then normal, with a
     lower exponent: Table 9's e_max is that exponent)."""
-    return supports_fused_parts(model, K) and _c_read_as(model) != model.c_fmt
+    return supports_fused_parts(model, K) and carried_in(model.d_fmt).name != model.c_fmt
 
 
 def _py_group_exponents(model: Model, w: Witness) -> list[int]:
@@ -270,9 +264,7 @@ def _py_alignment_exponent(model: Model, w: Witness) -> Optional[int]:
     fc = get_format(model.c_fmt)
     sc, ec, mc = decode_scalar(fc, w.c)
     if mc and _c_widened(model, len(w.a) or 1):  # a fused sum reads C widened to D's format: a subnormal C is normal
-        v = abs(_py_finite(fc, w.c))
-        ec = v.numerator.bit_length() - v.denominator.bit_length()
-        ec -= Fraction(2) ** ec > v
+        ec = floor_log2(_py_finite(fc, w.c))
     if mc:
         exps.append(ec)
     e = max(exps) if exps else None
@@ -352,7 +344,7 @@ class ErrorFormula:
         ua = [unpack(alg, fa, v) for v in x.a]
         ub = [unpack(alg, fb, v) for v in x.b]
         widened = _c_widened(model, K)
-        uc = decode_input(alg, fc, x.c, _c_read_as(model)) if widened else unpack(alg, fc, x.c)
+        uc = decode_input(alg, fc, x.c, carried_in(model.d_fmt).name) if widened else unpack(alg, fc, x.c)
         sa, sb = _lane_scales(alg, model, x)  # ST-FDPA: each lane's block scales join its product (Alg. 8 line 4)
         if model.kind == "gst-fdpa":  # the group summands: exact dots times the scales (Alg. 9 lines 3-5)
             assert model.G is not None

@@ -26,7 +26,7 @@ model's is the step no solver checks.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -38,12 +38,12 @@ from ..formats import Format, carried_in, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import lemma
-from ..proof_kernel.parts import Part, all_finite, between, negated_script, ranged_var
+from ..proof_kernel.parts import Part, all_finite, between, implies, negated_script, ranged_var
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
-           "plan_scales", "sum_operands", "summand_lemma"]
+__all__ = ["Plan", "accumulate_lemma", "ahead_step", "carry_step", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
+           "plan_scales", "rounded_output_facts", "sum_operands", "summand_lemma"]
 
 
 class Plan:
@@ -305,3 +305,41 @@ def negated_rounded_sum2(chain: LemmaChain, alg: QueryAlgebra, label: str, fmt: 
     args = [*exact_sum2(alg, tx, ty), *exact_sum2(alg, tx2, ty2)]
     return chain.establish(lemma(f"{label}: {mode.upper()}-{fmt.name} of a (neg, mag, lsb, sticky) and of its negation "
                                  "(unless zero) has the same fields with the sign flipped (unless zero)", rounding, args), args)
+
+
+def carry_step(g: Any, v: Sequence[Int], G: int, j: int) -> Bool:
+    """A running sum's carry step (shift G constant): R2 = R + X and M2 = M + q, floor(R / 2**G) - M in [0, j - 1]
+    and floor(X / 2**G) = q give floor(R2 / 2**G) - M2 in [0, j] (the remainders' carries: at most one per summand)."""
+    R, M, X, q, R2, M2 = v
+    before, after = g.sub(g.shr(R, G), M), g.sub(g.shr(R2, G), M2)
+    return implies(g, [g.eq(R2, g.add(R, X)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j - 1), g.eq(g.shr(X, G), q)],
+                   g.and_(g.le(0, after), g.le(after, j)))
+
+
+def ahead_step(g: Any, v: Sequence[Int], j: int) -> Bool:
+    """An aligned running sum's step: P2 = P + a and M2 = M + q, P - M in [0, j] and a - q in [0, 1] give
+    P2 - M2 in [0, j + 1]."""
+    P, M, a, q, P2, M2 = v
+    before, step, after = g.sub(P, M), g.sub(a, q), g.sub(P2, M2)
+    return implies(g, [g.eq(P2, g.add(P, a)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j), g.le(0, step), g.le(step, 1)],
+                   g.and_(g.le(0, after), g.le(after, j + 1)))
+
+
+def rounded_output_facts(chain: LemmaChain, formula: Any, plan: Plan, fin: Bool, finite: str, rho: Int, glue: str, S: Int,
+                         G: int, unit: str, uses: Sequence[Optional[int]] = ()) -> None:
+    """The last facts of an error-bound chain (``formula``: the query's, in relative units): a finite D has finite
+    inputs (``fin``, the fact's label ``finite``), on finite inputs D is ``rho`` (the glue, label ``glue``), and a finite
+    D is a whole number of units 2**G (``unit``: their name) within the rounding's ulps of S (``uses``: facts it also
+    needs)."""
+    alg = formula.alg
+    chain.prove(finite, implies(alg, [formula.finite], fin), uses=[])
+    finite_inputs = chain.last
+    chain.prove(glue, implies(alg, [fin], alg.eq(formula.d, rho)), uses=[])
+    glued = chain.last
+    view, nat = formula.d_view, plan.ulps
+    Du, W = alg.shr(view.value, G), alg.shr(view.ulp, G)
+    chain.prove(f"a finite D is a whole number of units {unit}, within {nat} ulp of S",
+                implies(alg, [formula.finite], alg.all([alg.not_(view.outside), alg.eq(alg.low_bits(view.value, G), 0),
+                                                        alg.le(alg.mul(alg.abs(alg.sub(Du, S)), nat.denominator),
+                                                               alg.mul(W, nat.numerator))])),
+                uses=[*uses, finite_inputs, glued])

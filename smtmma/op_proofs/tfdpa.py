@@ -88,7 +88,7 @@ step (:func:`chain_step`, single moves chained), a step with c = +inf stays
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -101,10 +101,10 @@ from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import lemma
-from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, negated_rounded_sum2, plan_scales, negated_sum_lemmas, summand_lemma
+from .fused_sum import Plan, accumulate_lemma, ahead_step, carry_step, rounded_output_facts, glue_inputs, negated_rounded_sum2, plan_scales, negated_sum_lemmas, summand_lemma
 from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
@@ -251,7 +251,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
         exact_run, floor_run = alg.add(exact_run, formula.exact_terms[j]), alg.add(floor_run, Q[j])
         carry_args = [runs[0], runs[1], formula.exact_terms[j], Q[j], exact_run, floor_run]
         if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
-                                     lambda g, v, j=j: _carry_step(g, v, G, j), carry_args), carry_args):
+                                     lambda g, v, j=j: carry_step(g, v, G, j), carry_args), carry_args):
             return False
         carry = alg.sub(alg.shr(exact_run, G), floor_run)
         chain.prove(f"exact running sum {j}: its whole units exceed the floors' sum by at most {j}",
@@ -259,7 +259,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
         last_x = chain.last
         ahead_args = [runs[2], runs[1], p.aligned[j], Q[j], p.prefix[j], floor_run]
         if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
-                                     lambda g, v, j=j: _ahead_step(g, v, j), ahead_args), ahead_args):
+                                     lambda g, v, j=j: ahead_step(g, v, j), ahead_args), ahead_args):
             return False
         ahead = alg.sub(p.prefix[j], floor_run)
         chain.prove(f"aligned running sum {j} exceeds the floors' sum by at most {j + 1}",
@@ -269,38 +269,12 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     scales_ok = plan_scales(alg, plan, x)[2]
     ua, ub = [unpack(alg, plan.fa, v) for v in x.a], [unpack(alg, plan.fb, v) for v in x.b]
     fin = alg.and_(all_finite(alg, *ua, *ub, decode_input(alg, plan.fc, x.c, plan.fd.name)), scales_ok)
-    chain.prove("a finite D has finite inputs (an infinite or NaN input, or a NaN scale, makes D infinite or NaN)",
-                implies(alg, [formula.finite], fin), uses=[])
-    finite_inputs = chain.last
     rho = convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(p.e_max, F))
-    chain.prove(f"glue (Alg. 7 step 3): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(e_max-F)",
-                implies(alg, [fin], alg.eq(formula.d, rho)), uses=[])
-    glue = chain.last
-    view, nat = formula.d_view, plan.ulps
-    Du, W = alg.shr(view.value, G), alg.shr(view.ulp, G)
-    chain.prove(f"a finite D is a whole number of units 2^(e_max-F), within {nat} ulp of S",
-                implies(alg, [formula.finite], alg.all([alg.not_(view.outside), alg.eq(alg.low_bits(view.value, G), 0),
-                                                        alg.le(alg.mul(alg.abs(alg.sub(Du, total)), nat.denominator),
-                                                               alg.mul(W, nat.numerator))])),
-                uses=[finite_inputs, glue])
+    rounded_output_facts(chain, formula, plan, fin,
+                         "a finite D has finite inputs (an infinite or NaN input, or a NaN scale, makes D infinite or NaN)",
+                         rho, f"glue (Alg. 7 step 3): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(e_max-F)",
+                         total, G, "2^(e_max-F)")
     return not chain.stopped
-
-
-def _carry_step(g: Any, v: Sequence[Int], G: int, j: int) -> Bool:
-    """R2 = R + X and M2 = M + q, floor(R / 2**G) - M in [0, j - 1] and floor(X / 2**G) = q give
-    floor(R2 / 2**G) - M2 in [0, j] (the remainders' carries: at most one per summand)."""
-    R, M, X, q, R2, M2 = v
-    before, after = g.sub(g.shr(R, G), M), g.sub(g.shr(R2, G), M2)
-    return implies(g, [g.eq(R2, g.add(R, X)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j - 1), g.eq(g.shr(X, G), q)],
-                   g.and_(g.le(0, after), g.le(after, j)))
-
-
-def _ahead_step(g: Any, v: Sequence[Int], j: int) -> Bool:
-    """P2 = P + a and M2 = M + q, P - M in [0, j] and a - q in [0, 1] give P2 - M2 in [0, j + 1]."""
-    P, M, a, q, P2, M2 = v
-    before, step, after = g.sub(P, M), g.sub(a, q), g.sub(P2, M2)
-    return implies(g, [g.eq(P2, g.add(P, a)), g.eq(M2, g.add(M, q)), g.le(0, before), g.le(before, j), g.le(0, step), g.le(step, 1)],
-                   g.and_(g.le(0, after), g.le(after, j + 1)))
 
 
 # -- monotonicity ----------------------------------------------------------------------------------------

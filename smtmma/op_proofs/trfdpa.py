@@ -9,8 +9,15 @@ the group merge plugged in (``products``, ``c_parts``, a first stage of
 :func:`first_stage` followed by the merge); the round-down with c, which
 drops a far c in Alg. 11, is shared here as in the encodings.
 
-**Error bound**, :func:`prove_error_interval` (Table 9 with E = max(e_max,
-e_c), and the one-sided interval round-down implies): the shared summand,
+**Error bound on the model's own terms**, :func:`error_facts` (what the
+error-bound query uses for one TR-FDPA): a chain of facts in the query's
+formula, in relative units 2**(E - F - G), whose last check is the query
+itself; the products' own e_max below E is handled with floors at E with
+F + 1 bits and narrow cuts (see the function).
+
+**Error bound by parts**, :func:`prove_error_interval` (Table 9 with E = max(e_max,
+e_c), and the one-sided interval round-down implies; GTR-FDPA's proof and
+the one-sided claim still use it): the shared summand,
 accumulation and conversion lemmas (:mod:`~smtmma.op_proofs.fused_sum`,
 :mod:`~smtmma.op_proofs.rounding`), plus the **round-down steps**: RD_F2 of
 T and RD_F of c at E, each below one of its own units and never above the
@@ -50,7 +57,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import unpack
@@ -68,10 +75,12 @@ from ..encodings.trfdpa import (
     sum_at,
 )
 from ..models import Model
-from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
+from ..proof_kernel.chain import LemmaChain
+from ..proof_kernel.lemma import lemma
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
-from .fused_sum import Plan, accumulate_lemma, glue_inputs, summand_lemma
+from .fused_sum import Plan, accumulate_lemma, ahead_step, carry_step, glue_inputs, rounded_output_facts, summand_lemma
 from .moves import finite_nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, value_le
 from .tfdpa import (
@@ -91,9 +100,9 @@ from .tfdpa import (
 )
 
 __all__ = ["MARGIN", "Cdna3Glue", "ProductSums", "ProductsSum", "Stage2", "cdna3_error_applies", "cdna3_error_parts",
-           "cdna3_glue", "cdna3_monotone_applies", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
+           "cdna3_glue", "cdna3_monotone_applies", "error_facts", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
            "prove_error_interval", "prove_monotone", "round_down_lemma", "second_stage_lemmas", "supports_error_bound",
-           "supports_monotone", "truncated_products"]
+           "supports_error_facts", "supports_monotone", "truncated_products"]
 
 
 # -- the glue: the model's own steps ---------------------------------------------------------------------
@@ -295,6 +304,199 @@ def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fr
     fused = Fraction(K + 1) if fused is None else fused
     return prove_error_interval(model, K, run, lo_fused=scale * fused, hi_fused=scale * fused,
                                 ulps=None if ulps is None else scale * ulps)
+
+
+def supports_error_facts(model: Model, K: int) -> bool:
+    """Whether :func:`error_facts` applies: one TR-FDPA as :func:`supports_error_bound` takes it."""
+    return supports_error_bound(model, K)
+
+
+def error_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the error query's own formula (``formula``: an
+    :class:`~smtmma.queries.properties.error_bound.ErrorFormula` in relative units 2**(E - F - G), E = max(e_max, e_c)
+    its e_max), that leave its final check a linear step on the model's own terms (Alg. 10).
+
+    The products are truncated at their own largest exponent e_max (RZ_F, step 2), whose unit is a variable
+    2**(G - d) in the query's units (d = E - e_max): a fact relating each product's wide exact value to it through a
+    variable shift gets no answer in minutes, so every fact cuts at a fixed bit or shifts narrow terms only.  Two
+    cases, each fact stated under its own:
+
+    * d = 0 (E = e_max): as T-FDPA's chain -- each product's exact value has floor(X_k / 2**G) = Q_k whole units
+      (its floor at E with F bits), its aligned value A_k is Q_k or Q_k + 1, the running sums carry at most one unit
+      per product, and RD_F2 of T at E is exact (T2 = T * 2**(F2-F));
+    * d >= 1: floors at E with F + 1 bits, Q'_k = floor(X_k / 2**(G-1)); floor(A_k / 2**(d-1)) is Q'_k or Q'_k + 1
+      (narrow); floor(T / 2**(d-1)) exceeds the sum of those by at most one per product (a lemma per step, a narrow
+      variable shift); and floor(T2 / 2**(F2-F-1)) = floor(T / 2**(d-1)) (RD_F2 at E, Alg. 10 line 14).
+
+    Then c rounded down at E is its floor in units 2**G; the glue (step 4); a finite D is a whole number of units
+    2**(E - F2) within the rounding's ulps of S.  The final statement is the query itself.
+    """
+    alg, model, x = formula.alg, formula.model, formula.x
+    F, F2, G = model.F, model.F2, formula.G
+    assert F is not None and F2 is not None
+    G2 = G - (F2 - F)  # 2**(E - F2) in relative units
+    if G2 < 1:
+        chain.stopped = f"the query's unit 2^(E-F-{G}) is not below RD_F2's 2^(E-{F2})"
+        return False
+    plan = Plan(model, x.K)
+    ua = [decode_input(alg, plan.fa, v, model.via) for v in x.a]  # as run_model reads them
+    ub = [decode_input(alg, plan.fb, v, model.via) for v in x.b]
+    uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
+    terms, _ = overflowing_products(alg, ua, ub)
+    ct = input_term(uc)
+    floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
+    e_p = max_exponent(alg, terms, floor)  # Alg. 10 step 2
+    A = [aligned(alg, t, e_p, F) for t in terms]
+    T = alg.sum_all(A)
+    S, E = round_down_with_c(alg, T, e_p, ct, F, F2, floor)  # Alg. 10 step 3
+    T2, sc = sum_at(alg, T, e_p, E, F, F2), c_at(alg, ct, E, F, floor)
+    e = formula.e_max
+    chain.prove("E = max(e_max, e_c) is the query's e_max (or every summand is zero)",
+                alg.or_(alg.eq(E, e), alg.and_(alg.eq(T, 0), alg.eq(sc, 0))), uses=[])
+    same_e = chain.last
+    X = formula.exact_terms
+    run = [A[0]]
+    for a in A[1:]:
+        run.append(alg.add(run[-1], a))
+    chain.prove("T is the products' running sum", alg.eq(T, run[-1]), uses=[])
+    whole_t = chain.last
+    at_e, below_e = alg.eq(e_p, e), alg.lt(e_p, e)
+    K, unit = x.K, 1 << G
+    T2u = alg.shl(T2, G2)
+    # d = 0: T-FDPA's chain at E with F bits
+    x_last = _floor_chain(chain, alg, X, terms, e, F, G, "F")
+    Q = [aligned(alg, t, e, F, floor=True) for t in terms]
+    ahead = _ahead_chain(chain, alg, A, Q, run, at_e, "E = e_max: product {k} truncated at e_max (RZ_F) is its floor at E or one above")
+    chain.prove(f"E = e_max: RD_F2 of T at E is exact (Alg. 10 line 14), T2 = T * 2^{F2 - F}",
+                implies(alg, [at_e], alg.eq(T2, alg.shl(T, F2 - F))), uses=[same_e])
+    exact_t = chain.last
+    diff = alg.sub(alg.sum_all(X[:K]), T2u)
+    chain.prove("E = e_max: the products' exact sum minus T2 * 2^(E-F2) is within [-K, K) units 2^(E-F)",
+                implies(alg, [at_e], between(alg, diff, -K * unit, K * unit - 1)), uses=[x_last, ahead, exact_t, whole_t])
+    case_at = chain.last
+    # d >= 1: floors at E with F + 1 bits; the truncated products cut at E with F + 1 bits (narrow terms)
+    x_last = _floor_chain(chain, alg, X, terms, e, F + 1, G - 1, "F+1")
+    Q1 = [aligned(alg, t, e, F + 1, floor=True) for t in terms]
+    m = alg.clamp(alg.sub(alg.sub(e, e_p), 1), 0, max(T.hi, -T.lo).bit_length() + 1)  # d - 1, past T's width: 0 or -1
+    cut = [alg.shr(a, m) for a in A]
+    cuts = [cut[0]]
+    for c in cut[1:]:
+        cuts.append(alg.add(cuts[-1], c))
+    apps = []
+    for t in terms:  # one lemma for every product (the same shape): relating two alignments of a product is slow in the query
+        args = [t.neg, t.sig, t.exp, e_p, e]
+        if not chain.establish(lemma("a product truncated at e_max < E (RZ_F), cut at E with F+1 bits, is its floor there or one above",
+                                     lambda g, v: _cut_product_step(g, v, t.frac, F, m.hi), args), args):
+            return False
+        apps.append(chain.applied_last)
+    ahead = _ahead_chain(chain, alg, cut, Q1, cuts, below_e,
+                         "E > e_max: product {k} truncated at e_max, cut at E with F+1 bits, is its floor there or one above", apps)
+    last = None  # the sums cut: floor(T_j / 2**m) = floor(T_(j-1) / 2**m) + floor(A_j / 2**m) + a carry of 0 or 1
+    for j in range(1, K):
+        before, after = alg.shr(run[j - 1], m), alg.shr(run[j], m)
+        gain = alg.sub(after, before)
+        args = [run[j - 1], A[j], run[j], m]
+        if not chain.establish(lemma("a sum cut at a shift is the sum of its operands cut there, or one more",
+                                     _cut_sum_step, args), args):
+            return False
+        chain.prove(f"truncated running sum {j} cut at E with F+1 bits gains its product's cut or one more",
+                    between(alg, alg.sub(gain, cut[j]), 0, 1), uses=[], applied=[chain.applied_last])
+        step = chain.last
+        args = [before, cuts[j - 1], gain, cut[j], after, cuts[j]]
+        if not chain.establish(lemma(f"aligned running sum {j - 1}: above the floors' sum by at most {j}",
+                                     lambda g, v, j=j: ahead_step(g, v, j - 1), args), args):
+            return False
+        carry = alg.sub(after, cuts[j])
+        chain.prove(f"truncated running sum {j} cut at E with F+1 bits exceeds its cut products' sum by at most {j}",
+                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last, step], applied=[chain.applied_last])
+        last = chain.last
+    chain.prove("E > e_max: RD_F2 of T at E (Alg. 10 line 14) cut to F+1 bits is T cut at E with F+1 bits",
+                implies(alg, [below_e], alg.eq(alg.shr(T2, F2 - F - 1), alg.shr(T, m))), uses=[same_e, whole_t])
+    cut_t = chain.last
+    chain.prove("E > e_max: the products' exact sum minus T2 * 2^(E-F2) is within (-K, K/2] units 2^(E-F)",
+                implies(alg, [below_e], between(alg, diff, -K * unit + 1, K * (unit >> 1) - 1)),
+                uses=[x_last, ahead, last, cut_t, whole_t])
+    case_below = chain.last
+    chain.prove("the products' exact sum minus T2 * 2^(E-F2) is within [-K, K) units 2^(E-F)",
+                between(alg, diff, -K * unit, K * unit - 1), uses=[case_at, case_below, same_e, whole_t])
+    chain.prove("c rounded down at E (RD_F, Alg. 10 step 3) is its floor in units 2^(E-F)",
+                alg.eq(alg.shr(X[-1], G), sc), uses=[same_e])
+    fin = alg.and_(all_finite(alg, *ua, *ub, uc), alg.not_(alg.any(overflows(alg, t) for t in terms)))
+    rho = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, F2))
+    rounded_output_facts(chain, formula, plan, fin,
+                         "a finite D has finite inputs and no product reaching 2^128 (those make D infinite or NaN, §4.2)",
+                         rho, f"glue (Alg. 10 step 4): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(E-{F2})",
+                         S, G2, f"2^(E-{F2})", uses=[same_e])
+    return not chain.stopped
+
+
+def _ahead_chain(chain: LemmaChain, alg: QueryAlgebra, A: Sequence[Int], Q: Sequence[Int], run: Sequence[Int], case: Bool,
+                 label: str, applied: Sequence[str] = ()) -> Optional[int]:
+    """Under ``case``: each A_k is Q_k or Q_k + 1 (``applied``: the lemma application each rests on), so each running
+    sum of the A_k (``run``) exceeds the Q_k's by at most j + 1 (the aligned running sum's step, applied); the index
+    of the last fact."""
+    ups = []
+    for k in range(len(A)):
+        step = alg.sub(A[k], Q[k])
+        chain.prove(label.format(k=k), implies(alg, [case], alg.and_(alg.le(0, step), alg.le(step, 1))), uses=[],
+                    applied=[applied[k]] if applied else False)
+        ups.append(chain.last)
+    floors, last = Q[0], ups[0]
+    for j in range(1, len(A)):
+        before = floors
+        floors = alg.add(floors, Q[j])
+        args = [run[j - 1], before, A[j], Q[j], run[j], floors]
+        if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
+                                     lambda g, v, j=j: ahead_step(g, v, j), args), args):
+            return None
+        ahead = alg.sub(run[j], floors)
+        chain.prove(f"running sum {j} exceeds the floors' sum by at most {j + 1} ({label.split(':')[0]})",
+                    implies(alg, [case], alg.and_(alg.le(0, ahead), alg.le(ahead, j + 1))), uses=[last, ups[j]],
+                    applied=[chain.applied_last])
+        last = chain.last
+    return last
+
+
+def _cut_product_step(g: Any, v: Sequence[Any], frac: int, F: int, m_hi: int) -> Bool:
+    """A product t (sign, significand, exponent; ``frac`` fraction bits) truncated at e_p >= its exponent with F
+    fraction bits (RZ_F), then floored by d - 1 = e - e_p - 1 >= 0 more bits (capped at ``m_hi``), is its floor at e
+    with F + 1 fraction bits or one above."""
+    neg, sig, exp, e_p, e = v
+    t = Term(neg, sig, exp, frac)
+    cut = g.shr(aligned(g, t, e_p, F), g.clamp(g.sub(g.sub(e, e_p), 1), 0, m_hi))
+    step = g.sub(cut, aligned(g, t, e, F + 1, floor=True))
+    return implies(g, [g.or_(g.eq(sig, 0), g.le(exp, e_p)), g.lt(e_p, e)], g.and_(g.le(0, step), g.le(step, 1)))
+
+
+def _cut_sum_step(g: Any, v: Sequence[Int]) -> Bool:
+    """P2 = P + a gives floor(P2 / 2**m) - floor(P / 2**m) - floor(a / 2**m) in [0, 1]."""
+    P, a, P2, m = v
+    return implies(g, [g.eq(P2, g.add(P, a))], between(g, g.sub(g.sub(g.shr(P2, m), g.shr(P, m)), g.shr(a, m)), 0, 1))
+
+
+def _floor_chain(chain: LemmaChain, alg: QueryAlgebra, X: Sequence[Int], terms: Sequence[Term], e: Int, bits: int,
+                 G: int, name: str) -> Optional[int]:
+    """Each product's exact value X_k has floor(X_k / 2**G) = its floor at e with ``bits`` fraction bits, and the
+    exact running sums carry at most one unit per product (T-FDPA's carry step, applied); the index of the last fact."""
+    Q = [aligned(alg, t, e, bits, floor=True) for t in terms]
+    whole = []
+    for k, (x, q) in enumerate(zip(X, Q)):
+        chain.prove(f"product {k}'s exact value has floor(t / 2^(E-{name})) whole units 2^(E-{name})",
+                    alg.eq(alg.shr(x, G), q), uses=[])
+        whole.append(chain.last)
+    exact_run, floor_run, last = X[0], Q[0], whole[0]
+    for j in range(1, len(Q)):
+        args = [exact_run, floor_run, X[j], Q[j]]
+        exact_run, floor_run = alg.add(exact_run, X[j]), alg.add(floor_run, Q[j])
+        args += [exact_run, floor_run]
+        if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
+                                     lambda g, v, j=j: carry_step(g, v, G, j), args), args):
+            return None
+        carry = alg.sub(alg.shr(exact_run, G), floor_run)
+        chain.prove(f"the products' exact running sum {j}: its whole units 2^(E-{name}) exceed the floors' sum by at most {j}",
+                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last, whole[j]], applied=[chain.applied_last])
+        last = chain.last
+    return last
 
 
 # -- monotonicity ----------------------------------------------------------------------------------------

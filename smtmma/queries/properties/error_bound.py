@@ -92,6 +92,7 @@ ERROR_FACTS: dict[str, ErrorFacts] = {
     "e-fdpa": ErrorFacts(efdpa.supports_error_facts, efdpa.error_facts),
     "t-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),
     "st-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),  # T-FDPA on scaled products
+    "tr-fdpa": ErrorFacts(trfdpa.supports_error_facts, trfdpa.error_facts, relative=True),
 }
 
 
@@ -537,10 +538,10 @@ def error_bound(
     the solver confirms (``extra["attained_witness"]``, hex; its pinned
     sat block joins ``blocks``).
 
-    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST- and E-FDPA)
-    proves facts on the model's own terms that the final query (the
-    property itself) rests on; CDNA3's TR-/GTR-FDPA and GST-FDPA are proved
-    by parts (:data:`ERROR_PROVERS`).  A short first call looks for a
+    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST-, TR- and
+    E-FDPA) proves facts on the model's own terms that the final query (the
+    property itself) rests on; CDNA3's GTR-FDPA and GST-FDPA are proved by
+    parts (:data:`ERROR_PROVERS`).  A short first call looks for a
     witness before any lemma is proved.
     """
     prop = "error-bound"

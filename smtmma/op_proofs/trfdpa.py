@@ -386,7 +386,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     for t in terms:  # one lemma for every product (the same shape): relating two alignments of a product is slow in the query
         args = [t.neg, t.sig, t.exp, e_p, e]
         if not chain.establish(lemma("a product truncated at e_max < E (RZ_F), cut at E with F+1 bits, is its floor there or one above",
-                                     lambda g, v: _cut_product_step(g, v, t.frac, F, m.hi), args), args):
+                                     lambda g, v, frac=t.frac: _cut_product_step(g, v, frac, F, m.hi), args), args):
             return False
         apps.append(chain.applied_last)
     ahead = _ahead_chain(chain, alg, cut, Q1, cuts, below_e,

@@ -68,6 +68,23 @@ def test_trfdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> No
     assert tight.verdict == "fails" and py_ratio(model, table9_bound(model, 2), tight.witness, tight.outputs["d"]) > Fraction(1, 2)
 
 
+def test_gstfdpa_bound_is_t_fdpas_chain_on_the_group_summands() -> None:
+    """One GST-FDPA's bound (Alg. 9) is T-FDPA's chain on the group summands (a group's exact dot times its scales,
+    whose value reaches 8 bits above its exponent: the relative view's narrowing leaves room for that); a finite D
+    has no NaN scale; the checker accepts the certificate."""
+    from smtmma.proof_kernel.blocks import chain_block
+    from smtmma.proofs.check_certificate import check_text
+
+    model = parse_model_spec("gst-fdpa:L=32", model_of("sm100", "nvf4f32"))
+    r = error_bound(model, K=32, timeout=120)
+    assert r.verdict == "holds" and "proof" not in r.extra and r.extra["lemmas"] == 17  # as a 2-lane T-FDPA: 2 groups, c
+    text = r.smt2 or ""
+    assert "; lemma 1: group 0's exact value has floor(t / 2^(e_max-F)) whole units 2^(e_max-F) (Alg. 9, as Alg. 7 line 10)" in text
+    assert "a finite D has finite inputs (an infinite or NaN input, or a NaN scale, makes D infinite or NaN)" in text
+    passed, summary = check_text(Certificate({"claim": "t"}, [chain_block("gst-fdpa bound", text)]).text(), "bitwuzla", 120.0)
+    assert passed, summary
+
+
 def test_tfdpa_chain_reads_c_widened_as_the_model_does() -> None:
     """An FP16 C summed into an FP32 fused sum is widened first (its subnormals become normal, with a lower
     exponent): the query's e_max reaches a widened subnormal C's (2^-24, below every e4m3 product's 2^-12), and the

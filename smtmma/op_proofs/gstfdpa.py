@@ -42,7 +42,7 @@ the step no solver checks.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -57,6 +57,8 @@ from ..simulate import decode_input, lane_scales, run_model
 from .moves import nonneg_pattern, raised_pattern
 from .fused_sum import Plan, summand_lemma
 from .rounding import monotone_rounding_lemma, truncated_rounding
+from . import tfdpa
+from ..proof_kernel.chain import LemmaChain
 from .tfdpa import (
     MonotoneShape,
     error_parts,
@@ -74,8 +76,8 @@ from .tfdpa import (
     value_lemma,
 )
 
-__all__ = ["GroupSummand", "GstShape", "dot_chain_lemma", "glue_lemma", "monotone_lemmas", "prove_error_bound", "prove_monotone",
-           "supports_error_bound", "supports_monotone"]
+__all__ = ["GroupSummand", "GstShape", "dot_chain_lemma", "error_facts", "glue_lemma", "monotone_lemmas", "prove_error_bound",
+           "prove_monotone", "supports_error_bound", "supports_error_facts", "supports_monotone"]
 
 
 def supports_monotone(model: Model, K: int) -> bool:
@@ -93,6 +95,18 @@ def supports_error_bound(model: Model, K: int) -> bool:
             and model.L % model.G == 0 and model.block is not None and model.block % model.G == 0
             and model.scale_fmt is not None and model.carry_bits is None and not model.c_after and model.via is None
             and not model.ftz_inputs)
+
+
+def supports_error_facts(model: Model, K: int) -> bool:
+    """Whether :func:`error_facts` applies: one GST-FDPA as :func:`supports_error_bound` takes it."""
+    return supports_error_bound(model, K)
+
+
+def error_facts(chain: LemmaChain, formula: Any) -> bool:
+    """The error-bound chain on the model's own terms: T-FDPA's (:func:`~smtmma.op_proofs.tfdpa.error_facts`) on the
+    group summands (each group's exact dot times its scales, Alg. 9 lines 3-5) and c, which are what Alg. 9 truncates
+    at e_max and adds; a NaN scale makes D NaN, so a finite D has no NaN scale."""
+    return tfdpa.error_facts(chain, formula)
 
 
 class GroupSummand:

@@ -211,7 +211,8 @@ def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fr
 
 
 def supports_error_facts(model: Model, K: int) -> bool:
-    """Whether :func:`error_facts` applies: one T-FDPA or ST-FDPA as :func:`supports_error_bound` takes it."""
+    """Whether :func:`error_facts` applies: one T-FDPA or ST-FDPA as :func:`supports_error_bound` takes it (GST-FDPA's
+    own, :func:`~smtmma.op_proofs.gstfdpa.supports_error_facts`, takes the same chain on its group summands)."""
     return supports_error_bound(model, K)
 
 
@@ -234,10 +235,12 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
     e = formula.e_max
     Q = [aligned(alg, t, e, F, floor=True) for t in p.terms]  # the model's own summands (C widened to D's format)
-    names = [f"product {k}" for k in range(x.K)] + ["c"]
+    gst = model.kind == "gst-fdpa"  # its summands are the groups' exact dots times their scales (Alg. 9 lines 3-5)
+    names = [f"{'group' if gst else 'product'} {k}" for k in range(len(p.terms) - 1)] + ["c"]
+    alg_ref = "Alg. 9, as Alg. 7" if gst else "Alg. 7"
     whole = []
     for name, X, q, out in zip(names, formula.exact_terms, Q, formula.summand_outside):
-        chain.prove(f"{name}'s exact value has floor(t / 2^(e_max-F)) whole units 2^(e_max-F) (Alg. 7 line 10)",
+        chain.prove(f"{name}'s exact value has floor(t / 2^(e_max-F)) whole units 2^(e_max-F) ({alg_ref} line 10)",
                     alg.and_(alg.not_(out), alg.eq(alg.shr(X, G), q)), uses=[])
         whole.append(chain.last)
     ups = []
@@ -267,12 +270,15 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
         last_s = chain.last
     total = p.wrapped(alg, F, model.carry_bits)
     scales_ok = plan_scales(alg, plan, x)[2]
+    if plan.fs is None and model.scale_fmt is not None and x.scale_a is not None and x.scale_b is not None:
+        fs = get_format(model.scale_fmt)  # GST-FDPA's group scales: a NaN one makes D NaN (Alg. 9)
+        scales_ok = alg.all(alg.not_(unpack(alg, fs, v).is_nan) for v in [*x.scale_a, *x.scale_b])
     ua, ub = [unpack(alg, plan.fa, v) for v in x.a], [unpack(alg, plan.fb, v) for v in x.b]
     fin = alg.and_(all_finite(alg, *ua, *ub, decode_input(alg, plan.fc, x.c, plan.fd.name)), scales_ok)
     rho = convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(p.e_max, F))
     rounded_output_facts(chain, formula, plan, fin,
                          "a finite D has finite inputs (an infinite or NaN input, or a NaN scale, makes D infinite or NaN)",
-                         rho, f"glue (Alg. 7 step 3): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(e_max-F)",
+                         rho, f"glue ({alg_ref} step 3): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(e_max-F)",
                          total, G, "2^(e_max-F)")
     return not chain.stopped
 

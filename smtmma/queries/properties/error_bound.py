@@ -93,6 +93,7 @@ ERROR_FACTS: dict[str, ErrorFacts] = {
     "t-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),
     "st-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),  # T-FDPA on scaled products
     "tr-fdpa": ErrorFacts(trfdpa.supports_error_facts, trfdpa.error_facts, relative=True),
+    "gst-fdpa": ErrorFacts(gstfdpa.supports_error_facts, gstfdpa.error_facts, relative=True),  # T-FDPA on the group summands
 }
 
 
@@ -329,8 +330,9 @@ class ErrorFormula:
     instead, G (:attr:`G`) the constant that puts every summand's last place
     of the domain at or above the unit; the fused unit is then the constant
     2**G, and an output that is not a whole number of units, or beyond 4n
-    times the largest summand, counts as a violation (the same sound
-    narrowing).  What the T-FDPA chain (:func:`~smtmma.op_proofs.tfdpa.error_facts`)
+    times the largest summand (a GST-FDPA group's dot reaches
+    :attr:`reach` bits further above its exponent than a product), counts as
+    a violation (the same sound narrowing).  What the T-FDPA chain (:func:`~smtmma.op_proofs.tfdpa.error_facts`)
     proves.
     """
 
@@ -384,6 +386,8 @@ class ErrorFormula:
         self.relative = relative and bound.fused and narrow
         if self.relative:  # units 2**(e_max - F - G): the fused unit is the constant 2**G, each summand's last place above 1
             self.G = hi_e - bound.F - lsb_lo
+            #: bits a summand's value reaches above 2**(exponent + 2): 0 for products, more for a GST-FDPA group's dot
+            self.reach = max(0, max(t.sig.hi.bit_length() - 2 - t.frac for t in terms))
             unit_exp = alg.sub(self.e_max, bound.F + self.G)
             placed = [self.placed(alg, t.neg, t.sig, alg.sub(e, t.frac), unit_exp) for t, e in zip(terms, exps)]
             self.exact_terms = [v for v, _ in placed]
@@ -458,7 +462,7 @@ class ErrorFormula:
         summand reaches: counted as a violation)."""
         assert self.bound.F is not None
         shift = alg.sub(lsb, unit_exp)
-        cap = self.bound.F + self.G + 1  # a summand below 2**(e_max + 2) is below 2**(F + G + 2) units
+        cap = self.bound.F + self.G + 1 + self.reach  # below 2**(e_max + 2 + reach) is below 2**(F + G + 2 + reach) units
         mag = alg.shl(sig, alg.clamp(shift, 0, cap))
         return signed(alg, neg, mag), alg.and_(alg.ne(sig, 0), alg.lt(cap, shift))
 
@@ -467,7 +471,7 @@ class ErrorFormula:
         both 2**(e_max + top) (a sum of n summands below 2**(e_max + 2) is below it) and the smallest normal's, or
         not a whole number of units."""
         m_r, emin_r, F = self.bound.rfmt.man_bits, self.bound.rfmt.emin, self.bound.F
-        top = (4 * n).bit_length() + 1
+        top = (4 * n).bit_length() + 1 + self.reach
         e_max = self.e_max
         shift = alg.sub(alg.sub(ud.exp, ud.frac), unit_exp)
         cap = max(top, ud.exp.lo - e_max.lo) + F + self.G  # the exponent at most e_max + top, or the format's least
@@ -538,10 +542,10 @@ def error_bound(
     the solver confirms (``extra["attained_witness"]``, hex; its pinned
     sat block joins ``blocks``).
 
-    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST-, TR- and
+    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST-, GST-, TR- and
     E-FDPA) proves facts on the model's own terms that the final query (the
-    property itself) rests on; CDNA3's GTR-FDPA and GST-FDPA are proved by
-    parts (:data:`ERROR_PROVERS`).  A short first call looks for a
+    property itself) rests on; CDNA3's GTR-FDPA is proved by parts
+    (:data:`ERROR_PROVERS`).  A short first call looks for a
     witness before any lemma is proved.
     """
     prop = "error-bound"

@@ -42,8 +42,8 @@ from ..proof_kernel.parts import Part, all_finite, between, implies, negated_scr
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "ahead_step", "carry_step", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
-           "plan_scales", "rounded_output_facts", "sum_operands", "summand_lemma"]
+__all__ = ["Plan", "accumulate_lemma", "ahead_fact", "ahead_step", "carry_fact", "carry_step", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
+           "plan_scales", "rounded_output_facts", "scales_not_nan", "sum_operands", "summand_lemma"]
 
 
 class Plan:
@@ -100,8 +100,16 @@ def plan_scales(alg: QueryAlgebra, plan: Plan, x: InputSet) -> tuple[Optional[li
     if plan.fs is None or x.scale_a is None or x.scale_b is None:
         return None, None, alg.bconst(True)
     sa, sb = lane_scales(alg, plan.model, x.scale_a, x.scale_b, plan.K)
-    ok = alg.all(alg.not_(unpack(alg, plan.fs, v).is_nan) for v in [*x.scale_a, *x.scale_b])  # decoded above, once
-    return sa, sb, ok
+    return sa, sb, scales_not_nan(alg, plan.model, x)  # decoded above, once
+
+
+def scales_not_nan(alg: QueryAlgebra, model: Model, x: InputSet) -> Bool:
+    """The premise that no block scale of ``x`` is NaN (a NaN scale makes D NaN: ST-FDPA's Alg. 8, GST-FDPA's Alg. 9);
+    true for a model without scales."""
+    if model.scale_fmt is None or x.scale_a is None or x.scale_b is None:
+        return alg.bconst(True)
+    fs = get_format(model.scale_fmt)
+    return alg.all(alg.not_(unpack(alg, fs, v).is_nan) for v in [*x.scale_a, *x.scale_b])
 
 
 def glue_inputs(plan: Plan) -> tuple[QueryAlgebra, InputSet, list[Unpacked], list[Unpacked], Unpacked, Int]:
@@ -343,3 +351,35 @@ def rounded_output_facts(chain: LemmaChain, formula: Any, plan: Plan, fin: Bool,
                                                         alg.le(alg.mul(alg.abs(alg.sub(Du, S)), nat.denominator),
                                                                alg.mul(W, nat.numerator))])),
                 uses=[*uses, finite_inputs, glued])
+
+
+def carry_fact(chain: LemmaChain, R: Int, M: Int, X: Int, q: Int, G: int, j: int, label: str,
+               uses: Sequence[Optional[int]]) -> Optional[tuple[Int, Int]]:
+    """One step of an exact running sum R against its floors' sum M: :func:`carry_step` proved on fresh constants,
+    applied to R2 = R + X and M2 = M + q, then the fact ``label`` it gives (floor(R2 / 2**G) - M2 in [0, j]) proved
+    under ``uses``; (R2, M2), or None when the chain stops."""
+    alg = chain.alg
+    R2, M2 = alg.add(R, X), alg.add(M, q)
+    args = [R, M, X, q, R2, M2]
+    if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
+                                 lambda g, v: carry_step(g, v, G, j), args), args):
+        return None
+    carry = alg.sub(alg.shr(R2, G), M2)
+    chain.prove(label, alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=uses, applied=[chain.applied_last])
+    return R2, M2
+
+
+def ahead_fact(chain: LemmaChain, P: Int, M: Int, a: Int, q: Int, P2: Int, M2: Int, j: int, label: str,
+               uses: Sequence[Optional[int]], case: Optional[Bool] = None) -> bool:
+    """One step of a running sum P2 = P + a against M2 = M + q: :func:`ahead_step` proved on fresh constants and
+    applied, then the fact ``label`` it gives (P2 - M2 in [0, j + 1]; under ``case`` when given) proved under ``uses``;
+    False when the chain stops."""
+    alg = chain.alg
+    args = [P, M, a, q, P2, M2]
+    if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
+                                 lambda g, v: ahead_step(g, v, j), args), args):
+        return False
+    ahead = alg.sub(P2, M2)
+    goal = alg.and_(alg.le(0, ahead), alg.le(ahead, j + 1))
+    chain.prove(label, goal if case is None else implies(alg, [case], goal), uses=uses, applied=[chain.applied_last])
+    return True

@@ -51,6 +51,7 @@ from ..encodings.gstfdpa import group_dot, gst_terms, scaled_group
 from ..encodings.terms import Term, input_term, product
 from ..formats import get_format
 from ..models import Model
+from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
 from ..simulate import decode_input, lane_scales, run_model
@@ -58,7 +59,6 @@ from .moves import nonneg_pattern, raised_pattern
 from .fused_sum import Plan, summand_lemma
 from .rounding import monotone_rounding_lemma, truncated_rounding
 from . import tfdpa
-from ..proof_kernel.chain import LemmaChain
 from .tfdpa import (
     MonotoneShape,
     error_parts,

@@ -100,11 +100,11 @@ from ..encodings.tfdpa import tfdpa_terms
 from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
-from .fused_sum import Plan, accumulate_lemma, ahead_step, carry_step, rounded_output_facts, glue_inputs, negated_rounded_sum2, plan_scales, negated_sum_lemmas, summand_lemma
+from .fused_sum import (Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, negated_rounded_sum2, negated_sum_lemmas, plan_scales,
+                        rounded_output_facts, scales_not_nan, summand_lemma)
 from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
@@ -250,29 +250,18 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
         ups.append(chain.last)
     exact_run, floor_run, last_x, last_s = formula.exact_terms[0], Q[0], whole[0], ups[0]
     for j in range(1, len(Q)):
-        runs = (exact_run, floor_run, p.prefix[j - 1])
-        exact_run, floor_run = alg.add(exact_run, formula.exact_terms[j]), alg.add(floor_run, Q[j])
-        carry_args = [runs[0], runs[1], formula.exact_terms[j], Q[j], exact_run, floor_run]
-        if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
-                                     lambda g, v, j=j: carry_step(g, v, G, j), carry_args), carry_args):
+        before = floor_run
+        runs = carry_fact(chain, exact_run, floor_run, formula.exact_terms[j], Q[j], G, j,
+                          f"exact running sum {j}: its whole units exceed the floors' sum by at most {j}", [last_x, whole[j]])
+        if runs is None:
             return False
-        carry = alg.sub(alg.shr(exact_run, G), floor_run)
-        chain.prove(f"exact running sum {j}: its whole units exceed the floors' sum by at most {j}",
-                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last_x, whole[j]], applied=[chain.applied_last])
-        last_x = chain.last
-        ahead_args = [runs[2], runs[1], p.aligned[j], Q[j], p.prefix[j], floor_run]
-        if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
-                                     lambda g, v, j=j: ahead_step(g, v, j), ahead_args), ahead_args):
+        (exact_run, floor_run), last_x = runs, chain.last
+        if not ahead_fact(chain, p.prefix[j - 1], before, p.aligned[j], Q[j], p.prefix[j], floor_run, j,
+                          f"aligned running sum {j} exceeds the floors' sum by at most {j + 1}", [last_s, ups[j]]):
             return False
-        ahead = alg.sub(p.prefix[j], floor_run)
-        chain.prove(f"aligned running sum {j} exceeds the floors' sum by at most {j + 1}",
-                    alg.and_(alg.le(0, ahead), alg.le(ahead, j + 1)), uses=[last_s, ups[j]], applied=[chain.applied_last])
         last_s = chain.last
     total = p.wrapped(alg, F, model.carry_bits)
-    scales_ok = plan_scales(alg, plan, x)[2]
-    if plan.fs is None and model.scale_fmt is not None and x.scale_a is not None and x.scale_b is not None:
-        fs = get_format(model.scale_fmt)  # GST-FDPA's group scales: a NaN one makes D NaN (Alg. 9)
-        scales_ok = alg.all(alg.not_(unpack(alg, fs, v).is_nan) for v in [*x.scale_a, *x.scale_b])
+    scales_ok = scales_not_nan(alg, model, x)  # ST-FDPA's lane scales, GST-FDPA's group scales
     ua, ub = [unpack(alg, plan.fa, v) for v in x.a], [unpack(alg, plan.fb, v) for v in x.b]
     fin = alg.and_(all_finite(alg, *ua, *ub, decode_input(alg, plan.fc, x.c, plan.fd.name)), scales_ok)
     rho = convert_fixed(alg, plan.rfmt, plan.mode, total, alg.sub(p.e_max, F))

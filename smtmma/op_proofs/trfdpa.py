@@ -80,7 +80,7 @@ from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
-from .fused_sum import Plan, accumulate_lemma, ahead_step, carry_step, glue_inputs, rounded_output_facts, summand_lemma
+from .fused_sum import Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, rounded_output_facts, summand_lemma
 from .moves import finite_nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, value_le
 from .tfdpa import (
@@ -401,14 +401,10 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
             return False
         chain.prove(f"truncated running sum {j} cut at E with F+1 bits gains its product's cut or one more",
                     between(alg, alg.sub(gain, cut[j]), 0, 1), uses=[], applied=[chain.applied_last])
-        step = chain.last
-        args = [before, cuts[j - 1], gain, cut[j], after, cuts[j]]
-        if not chain.establish(lemma(f"aligned running sum {j - 1}: above the floors' sum by at most {j}",
-                                     lambda g, v, j=j: ahead_step(g, v, j - 1), args), args):
+        if not ahead_fact(chain, before, cuts[j - 1], gain, cut[j], after, cuts[j], j - 1,  # a carry: 0 at j = 0
+                          f"truncated running sum {j} cut at E with F+1 bits exceeds its cut products' sum by at most {j}",
+                          [last, chain.last]):
             return False
-        carry = alg.sub(after, cuts[j])
-        chain.prove(f"truncated running sum {j} cut at E with F+1 bits exceeds its cut products' sum by at most {j}",
-                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last, step], applied=[chain.applied_last])
         last = chain.last
     chain.prove("E > e_max: RD_F2 of T at E (Alg. 10 line 14) cut to F+1 bits is T cut at E with F+1 bits",
                 implies(alg, [below_e], alg.eq(alg.shr(T2, F2 - F - 1), alg.shr(T, m))), uses=[same_e, whole_t])
@@ -445,14 +441,9 @@ def _ahead_chain(chain: LemmaChain, alg: QueryAlgebra, A: Sequence[Int], Q: Sequ
     for j in range(1, len(A)):
         before = floors
         floors = alg.add(floors, Q[j])
-        args = [run[j - 1], before, A[j], Q[j], run[j], floors]
-        if not chain.establish(lemma(f"aligned running sum {j}: above the floors' sum by at most {j + 1}",
-                                     lambda g, v, j=j: ahead_step(g, v, j), args), args):
+        if not ahead_fact(chain, run[j - 1], before, A[j], Q[j], run[j], floors, j,
+                          f"running sum {j} exceeds the floors' sum by at most {j + 1} ({label.split(':')[0]})", [last, ups[j]], case):
             return None
-        ahead = alg.sub(run[j], floors)
-        chain.prove(f"running sum {j} exceeds the floors' sum by at most {j + 1} ({label.split(':')[0]})",
-                    implies(alg, [case], alg.and_(alg.le(0, ahead), alg.le(ahead, j + 1))), uses=[last, ups[j]],
-                    applied=[chain.applied_last])
         last = chain.last
     return last
 
@@ -486,16 +477,12 @@ def _floor_chain(chain: LemmaChain, alg: QueryAlgebra, X: Sequence[Int], terms: 
         whole.append(chain.last)
     exact_run, floor_run, last = X[0], Q[0], whole[0]
     for j in range(1, len(Q)):
-        args = [exact_run, floor_run, X[j], Q[j]]
-        exact_run, floor_run = alg.add(exact_run, X[j]), alg.add(floor_run, Q[j])
-        args += [exact_run, floor_run]
-        if not chain.establish(lemma(f"exact running sum {j}: whole units 2^G above the floors' sum stay within [0, {j}]",
-                                     lambda g, v, j=j: carry_step(g, v, G, j), args), args):
+        runs = carry_fact(chain, exact_run, floor_run, X[j], Q[j], G, j,
+                          f"the products' exact running sum {j}: its whole units 2^(E-{name}) exceed the floors' sum by at most {j}",
+                          [last, whole[j]])
+        if runs is None:
             return None
-        carry = alg.sub(alg.shr(exact_run, G), floor_run)
-        chain.prove(f"the products' exact running sum {j}: its whole units 2^(E-{name}) exceed the floors' sum by at most {j}",
-                    alg.and_(alg.le(0, carry), alg.le(carry, j)), uses=[last, whole[j]], applied=[chain.applied_last])
-        last = chain.last
+        (exact_run, floor_run), last = runs, chain.last
     return last
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
 
 from smtmma.catalogue import model_of
+from smtmma.errors import InputError
 from smtmma.formats import decode_scalar, floor_log2, get_format, to_fraction
 from smtmma.models import Model, parse_model_spec
 from smtmma.proofs import load_claims
@@ -66,6 +68,63 @@ def test_trfdpa_bound_is_a_chain_on_the_model_and_the_checker_accepts_it() -> No
     assert passed, summary
     tight = error_bound(model, K=2, scale=Fraction(1, 2), timeout=120)  # half the bound: a replayed witness breaks it
     assert tight.verdict == "fails" and py_ratio(model, table9_bound(model, 2), tight.witness, tight.outputs["d"]) > Fraction(1, 2)
+
+
+def test_gtrfdpa_bound_is_tr_fdpas_chain_per_group() -> None:
+    """One GTR-FDPA's bound (Alg. 11) is TR-FDPA's chain per group (even, odd lanes, each truncated at its own
+    exponent), the group merge in its four cases, and a far c dropped; every constant the certificate declares is an
+    input, D or a lemma's argument; the checker accepts it; half the bound gives a replayed witness."""
+    import re
+
+    from smtmma.proof_kernel.blocks import chain_block
+    from smtmma.proofs.check_certificate import check_text
+
+    model = Model("gtr-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=4, F=12, F2=16, rho="rne-fp16")
+    r = error_bound(model, K=4, timeout=120)
+    assert r.verdict == "holds" and "proof" not in r.extra
+    text = r.smt2 or ""
+    facts = [line.split(": ", 1)[1].split(" (uses")[0] for line in text.splitlines() if line.startswith("; lemma ") and "(uses" in line]
+    assert len(facts) == r.extra["lemmas"] - text.count("(define-fun lemma_") == 53
+    assert facts[-7] == "the products' exact running sum 3 is its even lanes' plus its odd lanes'"  # regrouped, a lemma per lane
+    for case in ("e_even = e_odd = E", "e_odd < e_even = E", "e_even < e_odd = E", "E > e_max"):
+        assert f"{case}: the even and odd products' exact sums minus T2 * 2^(E-F2) are within [-K, K) units 2^(E-F)" in facts
+    assert "the products' exact sum minus T2 * 2^(E-F2) is within [-K, K) units 2^(E-F)" in facts  # regrouped to the lanes' order
+    assert any(f.startswith("c rounded down at E (RD_F, Alg. 11 line 23) is its floor") and "dropped" in f for f in facts)
+    declared = set(re.findall(r"\(declare-const (\S+) ", text))
+    inputs = {"a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3", "c", "d"}
+    assert inputs <= declared and all(n in inputs or n.startswith("lemma_") for n in declared), sorted(declared - inputs)
+    passed, summary = check_text(Certificate({"claim": "t"}, [chain_block("gtr-fdpa bound", text)]).text(), "bitwuzla", 120.0)
+    assert passed, summary
+    tight = error_bound(model, K=4, scale=Fraction(1, 2), timeout=120)
+    assert tight.verdict == "fails" and py_ratio(model, table9_bound(model, 4), tight.witness, tight.outputs["d"]) > Fraction(1, 2)
+
+
+def test_cdna3_chains_cover_what_their_cuts_need() -> None:
+    """The TR-/GTR-FDPA chains cut at E with F + 1 bits, one of RD_F2's (F2 > F), and GTR-FDPA's needs both groups
+    (K >= 2); other models of those kinds get the proof by parts (``error_prover``), never a wrong chain."""
+    from smtmma.queries.properties.error_bound import error_facts, error_prover
+
+    gtr, tr = model_of("gfx942", "fp8fp8f32"), model_of("gfx942", "f16f32")
+    assert error_facts(gtr, 16) is not None and error_facts(tr, 8) is not None
+    for model, K in ((gtr.replace(F2=gtr.F), 16), (tr.replace(F2=tr.F), 8), (gtr.replace(L=1), 1)):
+        assert error_facts(model, K) is None and error_prover(model, K) is not None
+
+
+def test_one_sided_interval_is_the_chain_with_an_asymmetric_last_check() -> None:
+    """``above``: exact - Phi in [-(above 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp]; TR-FDPA's round-down steps give
+    above = L (the chain's facts, the last check one-sided); with above = 1/2 a witness has Phi above exact by more."""
+    model = Model("tr-fdpa", "e4m3", "e4m3", "fp16", "fp16", L=2, F=12, F2=16, rho="rne-fp16")
+    r = error_bound(model, K=2, fused=3, above=2, timeout=120)
+    assert r.verdict == "holds" and r.extra["bound"] == "exact - Phi in [-(2*2^(e_max-12) + 1/2 ulp(fp16)), 3*2^(e_max-12) + 1/2 ulp(fp16)]"
+    low = error_bound(model, K=2, fused=3, above=Fraction(1, 2), timeout=120)
+    assert low.verdict == "fails" and low.witness is not None
+    bound = replace(table9_bound(model, 2), above=Fraction(1, 2))
+    d = low.outputs["d"]
+    exact = sum(to_fraction(get_format("e4m3"), x) * to_fraction(get_format("e4m3"), y) for x, y in zip(low.witness.a, low.witness.b))
+    assert to_fraction(get_format("fp16"), d) > exact + to_fraction(get_format("fp16"), low.witness.c)  # Phi above: the short side
+    assert py_ratio(model, bound, low.witness, d) > 1
+    with pytest.raises(InputError):
+        error_bound(model, K=2, above=-1)
 
 
 def test_gstfdpa_bound_is_t_fdpas_chain_on_the_group_summands() -> None:
@@ -275,26 +334,59 @@ def test_tight_constant_has_a_confirmed_witness_below() -> None:
 
 
 def test_one_sided_claim_certificate_carries_every_lemma_block(monkeypatch: pytest.MonkeyPatch) -> None:
-    """cdna3-one-sided-bound puts each model's lemma blocks in its certificate, labelled by model, answers kept.
+    """cdna3-one-sided-bound asks each model for its one-sided interval (above = L for TR-FDPA, L + 1/2 for GTR-FDPA,
+    whose far c is dropped) and puts each answer's blocks in its certificate, labelled by model, answers kept.
 
-    The lemmas are stubbed (the real proof takes minutes, test_error_bound_claims_hold runs it): this checks the
+    The query is stubbed (the real chains take minutes, test_error_bound_claims_hold runs them): this checks the
     claim's own assembly, which once unpacked the blocks as (label, text) pairs and crashed ``prove --all``.
     """
+    from types import SimpleNamespace
+
     from smtmma.proofs import claims_error_bound
     from smtmma.proofs.certificate import Block
-    from smtmma.proof_kernel.parts import PartsProof
 
     lemma = Block("a lemma", "(declare-const x (_ BitVec 4))\n(assert (= x (bvadd x #x1)))", "unsat")
-    for kind in ("tr-fdpa", "gtr-fdpa"):
-        monkeypatch.setitem(claims_error_bound.INTERVAL_PROVERS, kind,
-                            lambda *a, **k: PartsProof("holds", [lemma], seconds={"a lemma": 0.0}))
+    asked = []
+
+    def stub(model: Model, **kw: object) -> SimpleNamespace:
+        asked.append((model.kind, kw["fused"], kw["above"]))
+        return SimpleNamespace(verdict="holds", blocks=[lemma], extra={"bound": "b", "lemmas": 1}, seconds=0.0, reason="", smt2="")
+
+    monkeypatch.setattr(claims_error_bound, "error_bound", stub)
     load_claims()
     out = CLAIMS["cdna3-one-sided-bound"].check(Context())
-    assert out.verdict == "holds"
+    assert out.verdict == "holds" and asked == [("tr-fdpa", 9, Fraction(8)), ("gtr-fdpa", 17, Fraction(33, 2))]
     assert out.certificate is not None
     assert [(b.label, b.expect) for b in out.certificate.blocks] == [
         ("gfx942 f16f32: a lemma", "unsat"), ("gfx942 fp8fp8f32: a lemma", "unsat")]
     assert [a.got for a in recheck(out.certificate, solver="z3", timeout=30)] == ["unsat", "unsat"]
+
+
+def test_tight_claim_at_scale_one_reuses_the_bisections_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the tightest scale certified is 1, the claim's proof is the bisection's own (its script at scale 1, a
+    chain), not the same chain proved again; the witness below stays pinned after it."""
+    from smtmma.proofs import claims_error_bound
+    from smtmma.proofs.certificate import Block
+
+    chain = "(set-logic QF_BV)\n(declare-const x (_ BitVec 4))\n(assert (= x (bvadd x #x1)))\n; expect: unsat\n(check-sat)\n"
+    sat = Block("an input whose error exceeds 15/16 x the bound", "(declare-const y (_ BitVec 4))\n(assert (= y #x1))", "sat")
+    from smtmma.queries.formula import Domain
+    from smtmma.queries.properties.common import QueryResult
+
+    calls = []
+
+    def stub(model: Model, **kw: object) -> QueryResult:
+        calls.append(kw.get("scale"))
+        return replace(QUERY, blocks=[sat])
+
+    QUERY = QueryResult("error-bound", "holds", "sm90", model_of("sm90", "f16f32"), 16, Domain(), "bitwuzla", 1.0,
+                        extra={"tight": "1", "attained": "7/8", "bound": "b"}, smt2=chain)
+    monkeypatch.setattr(claims_error_bound, "error_bound", stub)
+    load_claims()
+    out = CLAIMS["error-bound-tight-sm90-f16f32"].check(Context())
+    assert calls == [None] and out.verdict == "scale 1" and out.certificate is not None
+    assert [b.expect for b in out.certificate.blocks] == ["unsat", "sat"]
+    assert [a.got for a in recheck(out.certificate, solver="z3", timeout=30)] == ["unsat", "sat"]
 
 
 @pytest.mark.parametrize("arch,instr", [("sm100", "nvf4f32"), ("sm100", "mxe4m3f32")])

@@ -16,8 +16,8 @@ itself; the products' own e_max below E is handled with floors at E with
 F + 1 bits and narrow cuts (see the function).
 
 **Error bound by parts**, :func:`prove_error_interval` (Table 9 with E = max(e_max,
-e_c), and the one-sided interval round-down implies; GTR-FDPA's proof and
-the one-sided claim still use it): the shared summand,
+e_c), and the one-sided interval round-down implies; where the chain does
+not apply, F2 = F): the shared summand,
 accumulation and conversion lemmas (:mod:`~smtmma.op_proofs.fused_sum`,
 :mod:`~smtmma.op_proofs.rounding`), plus the **round-down steps**: RD_F2 of
 T and RD_F of c at E, each below one of its own units and never above the
@@ -60,7 +60,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
-from ..encodings.fields import unpack
+from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned, max_exponent
 from ..encodings.rounding import convert_fixed
 from ..encodings.terms import Term, input_term, product
@@ -99,8 +99,9 @@ from .tfdpa import (
     value_lemma,
 )
 
-__all__ = ["MARGIN", "Cdna3Glue", "ProductSums", "ProductsSum", "Stage2", "cdna3_error_applies", "cdna3_error_parts",
-           "cdna3_glue", "cdna3_monotone_applies", "error_facts", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
+__all__ = ["MARGIN", "Cdna3Glue", "Cdna3Start", "ProductSums", "ProductsSum", "Stage2", "cdna3_error_applies", "cdna3_error_parts",
+           "ahead_chain", "cdna3_glue", "cdna3_output_facts", "cdna3_start", "cdna3_monotone_applies", "cut_chain", "cut_product_step", "cut_sum_step", "error_facts",
+           "floor_chain", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
            "prove_error_interval", "prove_monotone", "round_down_lemma", "second_stage_lemmas", "supports_error_bound",
            "supports_error_facts", "supports_monotone", "truncated_products"]
 
@@ -307,8 +308,9 @@ def prove_error_bound(model: Model, K: int, run: Runner, *, scale: Fraction = Fr
 
 
 def supports_error_facts(model: Model, K: int) -> bool:
-    """Whether :func:`error_facts` applies: one TR-FDPA as :func:`supports_error_bound` takes it."""
-    return supports_error_bound(model, K)
+    """Whether :func:`error_facts` applies: one TR-FDPA as :func:`supports_error_bound` takes it, with F2 > F (the cut
+    at E with F + 1 bits is one of RD_F2's)."""
+    return supports_error_bound(model, K) and model.F2 is not None and model.F is not None and model.F2 > model.F
 
 
 def error_facts(chain: LemmaChain, formula: Any) -> bool:
@@ -331,20 +333,11 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     Then c rounded down at E is its floor in units 2**G; the glue (step 4); a finite D is a whole number of units
     2**(E - F2) within the rounding's ulps of S.  The final statement is the query itself.
     """
-    alg, model, x = formula.alg, formula.model, formula.x
-    F, F2, G = model.F, model.F2, formula.G
-    assert F is not None and F2 is not None
-    G2 = G - (F2 - F)  # 2**(E - F2) in relative units
-    if G2 < 1:
-        chain.stopped = f"the query's unit 2^(E-F-{G}) is not below RD_F2's 2^(E-{F2})"
+    start = cdna3_start(chain, formula)
+    if start is None:
         return False
-    plan = Plan(model, x.K)
-    ua = [decode_input(alg, plan.fa, v, model.via) for v in x.a]  # as run_model reads them
-    ub = [decode_input(alg, plan.fb, v, model.via) for v in x.b]
-    uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
-    terms, _ = overflowing_products(alg, ua, ub)
-    ct = input_term(uc)
-    floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
+    alg, x, G, G2 = formula.alg, formula.x, formula.G, start.G2
+    F, F2, terms, ct, floor = start.F, start.F2, start.terms, start.ct, start.floor
     e_p = max_exponent(alg, terms, floor)  # Alg. 10 step 2
     A = [aligned(alg, t, e_p, F) for t in terms]
     T = alg.sum_all(A)
@@ -364,9 +357,9 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     K, unit = x.K, 1 << G
     T2u = alg.shl(T2, G2)
     # d = 0: T-FDPA's chain at E with F bits
-    x_last = _floor_chain(chain, alg, X, terms, e, F, G, "F")
+    x_last = floor_chain(chain, alg, X, terms, e, F, G, "F")
     Q = [aligned(alg, t, e, F, floor=True) for t in terms]
-    ahead = _ahead_chain(chain, alg, A, Q, run, at_e, "E = e_max: product {k} truncated at e_max (RZ_F) is its floor at E or one above")
+    ahead = ahead_chain(chain, alg, A, Q, run, at_e, "E = e_max: product {k} truncated at e_max (RZ_F) is its floor at E or one above")
     chain.prove(f"E = e_max: RD_F2 of T at E is exact (Alg. 10 line 14), T2 = T * 2^{F2 - F}",
                 implies(alg, [at_e], alg.eq(T2, alg.shl(T, F2 - F))), uses=[same_e])
     exact_t = chain.last
@@ -375,37 +368,12 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
                 implies(alg, [at_e], between(alg, diff, -K * unit, K * unit - 1)), uses=[x_last, ahead, exact_t, whole_t])
     case_at = chain.last
     # d >= 1: floors at E with F + 1 bits; the truncated products cut at E with F + 1 bits (narrow terms)
-    x_last = _floor_chain(chain, alg, X, terms, e, F + 1, G - 1, "F+1")
-    Q1 = [aligned(alg, t, e, F + 1, floor=True) for t in terms]
+    x_last = floor_chain(chain, alg, X, terms, e, F + 1, G - 1, "F+1")
     m = alg.clamp(alg.sub(alg.sub(e, e_p), 1), 0, max(T.hi, -T.lo).bit_length() + 1)  # d - 1, past T's width: 0 or -1
-    cut = [alg.shr(a, m) for a in A]
-    cuts = [cut[0]]
-    for c in cut[1:]:
-        cuts.append(alg.add(cuts[-1], c))
-    apps = []
-    for t in terms:  # one lemma for every product (the same shape): relating two alignments of a product is slow in the query
-        args = [t.neg, t.sig, t.exp, e_p, e]
-        if not chain.establish(lemma("a product truncated at e_max < E (RZ_F), cut at E with F+1 bits, is its floor there or one above",
-                                     lambda g, v, frac=t.frac: _cut_product_step(g, v, frac, F, m.hi), args), args):
-            return False
-        apps.append(chain.applied_last)
-    ahead = _ahead_chain(chain, alg, cut, Q1, cuts, below_e,
-                         "E > e_max: product {k} truncated at e_max, cut at E with F+1 bits, is its floor there or one above", apps)
-    last = None  # the sums cut: floor(T_j / 2**m) = floor(T_(j-1) / 2**m) + floor(A_j / 2**m) + a carry of 0 or 1
-    for j in range(1, K):
-        before, after = alg.shr(run[j - 1], m), alg.shr(run[j], m)
-        gain = alg.sub(after, before)
-        args = [run[j - 1], A[j], run[j], m]
-        if not chain.establish(lemma("a sum cut at a shift is the sum of its operands cut there, or one more",
-                                     _cut_sum_step, args), args):
-            return False
-        chain.prove(f"truncated running sum {j} cut at E with F+1 bits gains its product's cut or one more",
-                    between(alg, alg.sub(gain, cut[j]), 0, 1), uses=[], applied=[chain.applied_last])
-        if not ahead_fact(chain, before, cuts[j - 1], gain, cut[j], after, cuts[j], j - 1,  # a carry: 0 at j = 0
-                          f"truncated running sum {j} cut at E with F+1 bits exceeds its cut products' sum by at most {j}",
-                          [last, chain.last]):
-            return False
-        last = chain.last
+    cut = cut_chain(chain, alg, terms, A, run, e_p, e, m, below_e, F, "e_max", "E > e_max")
+    if cut is None:
+        return False
+    ahead, last = cut
     chain.prove("E > e_max: RD_F2 of T at E (Alg. 10 line 14) cut to F+1 bits is T cut at E with F+1 bits",
                 implies(alg, [below_e], alg.eq(alg.shr(T2, F2 - F - 1), alg.shr(T, m))), uses=[same_e, whole_t])
     cut_t = chain.last
@@ -417,25 +385,71 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
                 between(alg, diff, -K * unit, K * unit - 1), uses=[case_at, case_below, same_e, whole_t])
     chain.prove("c rounded down at E (RD_F, Alg. 10 step 3) is its floor in units 2^(E-F)",
                 alg.eq(alg.shr(X[-1], G), sc), uses=[same_e])
-    fin = alg.and_(all_finite(alg, *ua, *ub, uc), alg.not_(alg.any(overflows(alg, t) for t in terms)))
-    rho = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, F2))
-    rounded_output_facts(chain, formula, plan, fin,
-                         "a finite D has finite inputs and no product reaching 2^128 (those make D infinite or NaN, §4.2)",
-                         rho, f"glue (Alg. 10 step 4): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(E-{F2})",
-                         S, G2, f"2^(E-{F2})", uses=[same_e])
+    cdna3_output_facts(chain, formula, start, S, E, "Alg. 10 step 4", same_e)
     return not chain.stopped
 
 
-def _ahead_chain(chain: LemmaChain, alg: QueryAlgebra, A: Sequence[Int], Q: Sequence[Int], run: Sequence[Int], case: Bool,
-                 label: str, applied: Sequence[str] = ()) -> Optional[int]:
-    """Under ``case``: each A_k is Q_k or Q_k + 1 (``applied``: the lemma application each rests on), so each running
-    sum of the A_k (``run``) exceeds the Q_k's by at most j + 1 (the aligned running sum's step, applied); the index
-    of the last fact."""
+@dataclass
+class Cdna3Start:
+    """What a CDNA3 error chain reads first (:func:`cdna3_start`): the model's plan and inputs as it decodes them, its
+    products and c as terms, the exponent below every term (``floor``), and RD_F2's unit in the query's units
+    (2**G2 = 2**(E - F2))."""
+
+    F: int
+    F2: int
+    G2: int
+    plan: Plan
+    inputs: list[Unpacked]  # a..., b..., c
+    terms: list[Term]
+    ct: Term
+    floor: int
+
+
+def cdna3_start(chain: LemmaChain, formula: Any) -> Optional[Cdna3Start]:
+    """The model's pieces an Alg. 10 or 11 error chain starts from, in the query's formula (``formula``: an
+    :class:`~smtmma.queries.properties.error_bound.ErrorFormula` in relative units 2**(E - F - G)); None (the chain
+    stopped) when 2**(E - F2) is not a whole number of those units."""
+    alg, model, x = formula.alg, formula.model, formula.x
+    F, F2, G = model.F, model.F2, formula.G
+    assert F is not None and F2 is not None
+    G2 = G - (F2 - F)  # 2**(E - F2) in relative units
+    if G2 < 1:
+        chain.stopped = f"the query's unit 2^(E-F-{G}) is not below RD_F2's 2^(E-{F2})"
+        return None
+    plan = Plan(model, x.K)
+    ua = [decode_input(alg, plan.fa, v, model.via) for v in x.a]  # as run_model reads them
+    ub = [decode_input(alg, plan.fb, v, model.via) for v in x.b]
+    uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
+    terms, _ = overflowing_products(alg, ua, ub)  # step 1
+    ct = input_term(uc)
+    floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
+    return Cdna3Start(F, F2, G2, plan, [*ua, *ub, uc], terms, ct, floor)
+
+
+def cdna3_output_facts(chain: LemmaChain, formula: Any, start: Cdna3Start, S: Int, E: Int, step: str,
+                       same_e: Optional[int]) -> None:
+    """A CDNA3 error chain's last facts: a finite D has finite inputs and no product reaching 2**128, on finite
+    inputs D is rho(S * 2**(E - F2)) (the glue, Alg. ``step``), a finite D is a whole number of units 2**(E - F2)
+    within the rounding's ulps of S (``same_e``: the fact that E is the query's e_max)."""
+    alg, plan = formula.alg, start.plan
+    fin = alg.and_(all_finite(alg, *start.inputs), alg.not_(alg.any(overflows(alg, t) for t in start.terms)))
+    rho = convert_fixed(alg, plan.rfmt, plan.mode, S, alg.sub(E, start.F2))
+    rounded_output_facts(chain, formula, plan, fin,
+                         "a finite D has finite inputs and no product reaching 2^128 (those make D infinite or NaN, §4.2)",
+                         rho, f"glue ({step}): on finite inputs D is {plan.mode}-{plan.rfmt.name} of S * 2^(E-{start.F2})",
+                         S, start.G2, f"2^(E-{start.F2})", uses=[same_e])
+
+
+def ahead_chain(chain: LemmaChain, alg: QueryAlgebra, A: Sequence[Int], Q: Sequence[Int], run: Sequence[Int], case: Bool,
+                label: str, applied: Sequence[str] = (), lanes: Optional[Sequence[int]] = None) -> Optional[int]:
+    """Under ``case``: each A_k is Q_k or Q_k + 1 (``applied``: the lemma application each rests on; ``label``: its
+    fact, formatted with the lane k, ``lanes[k]`` when given), so each running sum of the A_k (``run``) exceeds the
+    Q_k's by at most j + 1 (the aligned running sum's step, applied); the index of the last fact."""
     ups = []
     for k in range(len(A)):
         step = alg.sub(A[k], Q[k])
-        chain.prove(label.format(k=k), implies(alg, [case], alg.and_(alg.le(0, step), alg.le(step, 1))), uses=[],
-                    applied=[applied[k]] if applied else False)
+        chain.prove(label.format(k=k if lanes is None else lanes[k]), implies(alg, [case], alg.and_(alg.le(0, step), alg.le(step, 1))),
+                    uses=[], applied=[applied[k]] if applied else False)
         ups.append(chain.last)
     floors, last = Q[0], ups[0]
     for j in range(1, len(A)):
@@ -448,7 +462,50 @@ def _ahead_chain(chain: LemmaChain, alg: QueryAlgebra, A: Sequence[Int], Q: Sequ
     return last
 
 
-def _cut_product_step(g: Any, v: Sequence[Any], frac: int, F: int, m_hi: int) -> Bool:
+def cut_chain(chain: LemmaChain, alg: QueryAlgebra, terms: Sequence[Term], A: Sequence[Int], run: Sequence[Int], e_p: Int,
+              e: Int, m: Int, case: Bool, F: int, where: str, case_text: str, lanes: Optional[Sequence[int]] = None,
+              prefix: str = "", lemma_where: str = "") -> Optional[tuple[Optional[int], Optional[int]]]:
+    """Under ``case`` (e_p < e): products truncated at e_p (RZ_F; ``A``, their running sums ``run``), cut by
+    m = e - e_p - 1 bits, are each their floor at e with F + 1 bits or one above (one lemma on fresh constants,
+    applied per product), and the running sums cut carry at most one per product (a lemma per step, a narrow variable
+    shift); the indices of the last facts on the cut products' sum and on the cut running sum.
+
+    Labels: ``case_text`` names the case, ``where`` e_p (``lemma_where`` in the lemma's, when another), ``lanes``
+    the products' lane numbers, ``prefix`` their running sums."""
+    cut = [alg.shr(a, m) for a in A]
+    cuts = [cut[0]]
+    for c in cut[1:]:
+        cuts.append(alg.add(cuts[-1], c))
+    Q1 = [aligned(alg, t, e, F + 1, floor=True) for t in terms]
+    apps = []
+    for t in terms:  # one lemma for every product (the same shape): relating two alignments of a product is slow in the query
+        args = [t.neg, t.sig, t.exp, e_p, e]
+        if not chain.establish(lemma(f"a product truncated at {lemma_where or where} < E (RZ_F), cut at E with F+1 bits, is its floor there or one above",
+                                     lambda g, v, frac=t.frac: cut_product_step(g, v, frac, F, m.hi), args), args):
+            return None
+        apps.append(chain.applied_last)
+    ahead = ahead_chain(chain, alg, cut, Q1, cuts, case,
+                        f"{case_text}: product {{k}} truncated at {where}, cut at E with F+1 bits, is its floor there or one above",
+                        apps, lanes)
+    last = None  # the sums cut: floor(T_j / 2**m) = floor(T_(j-1) / 2**m) + floor(A_j / 2**m) + a carry of 0 or 1
+    for j in range(1, len(A)):
+        before, after = alg.shr(run[j - 1], m), alg.shr(run[j], m)
+        gain = alg.sub(after, before)
+        args = [run[j - 1], A[j], run[j], m]
+        if not chain.establish(lemma("a sum cut at a shift is the sum of its operands cut there, or one more",
+                                     cut_sum_step, args), args):
+            return None
+        chain.prove(f"{prefix}truncated running sum {j} cut at E with F+1 bits gains its product's cut or one more",
+                    between(alg, alg.sub(gain, cut[j]), 0, 1), uses=[], applied=[chain.applied_last])
+        if not ahead_fact(chain, before, cuts[j - 1], gain, cut[j], after, cuts[j], j - 1,  # a carry: 0 at j = 0
+                          f"{prefix}truncated running sum {j} cut at E with F+1 bits exceeds its cut products' sum by at most {j}",
+                          [last, chain.last]):
+            return None
+        last = chain.last
+    return ahead, last
+
+
+def cut_product_step(g: Any, v: Sequence[Any], frac: int, F: int, m_hi: int) -> Bool:
     """A product t (sign, significand, exponent; ``frac`` fraction bits) truncated at e_p >= its exponent with F
     fraction bits (RZ_F), then floored by d - 1 = e - e_p - 1 >= 0 more bits (capped at ``m_hi``), is its floor at e
     with F + 1 fraction bits or one above."""
@@ -459,26 +516,27 @@ def _cut_product_step(g: Any, v: Sequence[Any], frac: int, F: int, m_hi: int) ->
     return implies(g, [g.or_(g.eq(sig, 0), g.le(exp, e_p)), g.lt(e_p, e)], g.and_(g.le(0, step), g.le(step, 1)))
 
 
-def _cut_sum_step(g: Any, v: Sequence[Int]) -> Bool:
+def cut_sum_step(g: Any, v: Sequence[Int]) -> Bool:
     """P2 = P + a gives floor(P2 / 2**m) - floor(P / 2**m) - floor(a / 2**m) in [0, 1]."""
     P, a, P2, m = v
     return implies(g, [g.eq(P2, g.add(P, a))], between(g, g.sub(g.sub(g.shr(P2, m), g.shr(P, m)), g.shr(a, m)), 0, 1))
 
 
-def _floor_chain(chain: LemmaChain, alg: QueryAlgebra, X: Sequence[Int], terms: Sequence[Term], e: Int, bits: int,
-                 G: int, name: str) -> Optional[int]:
+def floor_chain(chain: LemmaChain, alg: QueryAlgebra, X: Sequence[Int], terms: Sequence[Term], e: Int, bits: int,
+                G: int, name: str, lanes: Optional[Sequence[int]] = None, group: str = "") -> Optional[int]:
     """Each product's exact value X_k has floor(X_k / 2**G) = its floor at e with ``bits`` fraction bits, and the
-    exact running sums carry at most one unit per product (T-FDPA's carry step, applied); the index of the last fact."""
+    exact running sums carry at most one unit per product (T-FDPA's carry step, applied); ``lanes``: the products'
+    lane numbers, ``group``: their name in the labels; the index of the last fact."""
     Q = [aligned(alg, t, e, bits, floor=True) for t in terms]
     whole = []
     for k, (x, q) in enumerate(zip(X, Q)):
-        chain.prove(f"product {k}'s exact value has floor(t / 2^(E-{name})) whole units 2^(E-{name})",
+        chain.prove(f"product {k if lanes is None else lanes[k]}'s exact value has floor(t / 2^(E-{name})) whole units 2^(E-{name})",
                     alg.eq(alg.shr(x, G), q), uses=[])
         whole.append(chain.last)
     exact_run, floor_run, last = X[0], Q[0], whole[0]
     for j in range(1, len(Q)):
         runs = carry_fact(chain, exact_run, floor_run, X[j], Q[j], G, j,
-                          f"the products' exact running sum {j}: its whole units 2^(E-{name}) exceed the floors' sum by at most {j}",
+                          f"the {group}products' exact running sum {j}: its whole units 2^(E-{name}) exceed the floors' sum by at most {j}",
                           [last, whole[j]])
         if runs is None:
             return None

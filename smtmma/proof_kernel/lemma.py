@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 from ..encodings.algebra import Bool, Int, bits_for
 from ..encodings.symbolic import SmtAlgebra
@@ -125,10 +125,12 @@ def let_body(defs: Sequence[str], result: str) -> str:
     return text
 
 
-def lemma(label: str, statement: Statement, args: Sequence[Arg], *, name: str = "") -> Lemma:
+def lemma(label: str, statement: Statement, args: Sequence[Arg], *, name: str = "",
+          span: Optional[tuple[int, int]] = None) -> Lemma:
     """The lemma "``statement`` holds for every argument in the ranges of ``args``" (built on parameters, not on
     ``args``; the statement is the same function that builds its instances).  ``name``: its symbol (default: a
-    hash of the definition, so equal lemmas get equal names)."""
+    hash of the definition, so equal lemmas get equal names).  ``span``: one range (lo, hi) for every integer
+    parameter instead, containing each argument's (one lemma then serves arguments of different ranges)."""
     fresh = SmtAlgebra(prefix="v")
     params: list[Param] = []
     vs: list[Arg] = []
@@ -137,8 +139,11 @@ def lemma(label: str, statement: Statement, args: Sequence[Arg], *, name: str = 
             params.append(Param(f"a{i}", boolean=True))
             vs.append(Bool(fresh, f"a{i}"))
         else:
-            params.append(Param(f"a{i}", a.lo, a.hi))
-            vs.append(Int(fresh, f"a{i}", a.lo, a.hi))
+            lo, hi = (a.lo, a.hi) if span is None else span
+            if not lo <= a.lo <= a.hi <= hi:
+                raise ValueError(f"{label}: argument a{i} spans [{a.lo}, {a.hi}], outside the lemma's [{lo}, {hi}]")
+            params.append(Param(f"a{i}", lo, hi))
+            vs.append(Int(fresh, f"a{i}", lo, hi))
     goal = statement(fresh, vs)
     if fresh.decls or fresh.asserts:
         raise ValueError(f"{label}: a lemma's statement may not declare or assert anything")

@@ -94,6 +94,7 @@ ERROR_FACTS: dict[str, ErrorFacts] = {
     "st-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),  # T-FDPA on scaled products
     "tr-fdpa": ErrorFacts(trfdpa.supports_error_facts, trfdpa.error_facts, relative=True),
     "gst-fdpa": ErrorFacts(gstfdpa.supports_error_facts, gstfdpa.error_facts, relative=True),  # T-FDPA on the group summands
+    "gtr-fdpa": ErrorFacts(gtrfdpa.supports_error_facts, gtrfdpa.error_facts, relative=True),  # TR-FDPA's, per group
 }
 
 
@@ -110,21 +111,44 @@ def error_prover(model: Model, K: int) -> Optional[Callable[..., PartsProof]]:
 
 @dataclass(frozen=True)
 class Table9Bound:
-    """|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))."""
+    """|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi)); with ``above``, a one-sided interval:
+    exact - Phi in [-scale * (above * 2**(e_max - F) + ulps ulp), scale * (fused * 2**(e_max - F) + ulps ulp)]."""
 
     fused: Fraction
     ulps: Fraction
     F: int
     rfmt: Format  # format rounded to (its ulp)
+    above: Optional[Fraction] = None  # the fused coefficient where Phi is above the exact value (None: ``fused``)
 
-    def describe(self, scale: Fraction) -> str:
+    def side(self, phi_above: bool) -> Fraction:
+        """The fused coefficient on one side: Phi above the exact value, or not."""
+        return self.above if phi_above and self.above is not None else self.fused
+
+    def _sum(self, fused: Fraction) -> str:
         parts = []
-        if self.fused:
-            parts.append(f"{self.fused}*2^(e_max-{self.F})")
+        if fused:
+            parts.append(f"{fused}*2^(e_max-{self.F})")
         if self.ulps:
             parts.append(f"{self.ulps} ulp({self.rfmt.name})")
-        text = " + ".join(parts) or "0"
+        return " + ".join(parts) or "0"
+
+    def describe(self, scale: Fraction) -> str:
+        text = self._sum(self.fused)
+        if self.above is not None:  # a one-sided interval of exact - Phi
+            lo = self._sum(self.above)
+            return (f"exact - Phi in [-({lo}), {text}]" if scale == 1
+                    else f"exact - Phi in [-{scale} * ({lo}), {scale} * ({text})]")
         return text if scale == 1 else f"{scale} * ({text})"
+
+    def statement(self, scale: Fraction) -> str:
+        """The bound as a claim: "|Phi - exact| <= ..." or the one-sided interval."""
+        return self.describe(scale) if self.above is not None else f"|Phi - exact| <= {self.describe(scale)}"
+
+    def exceeded(self, ratio: Fraction, scale: Fraction) -> str:
+        """Why a witness breaks ``scale`` times the bound (``ratio``: its error over the bound, its side's)."""
+        if self.above is not None:
+            return f"the error is {float(ratio):.6g} times its side's bound, beyond {scale}: not {self.describe(scale)}"
+        return f"|Phi - exact| = {float(ratio):.6g} * ({self.describe(Fraction(1))}) exceeds {self.describe(scale)}"
 
     def symbols(self, model: Model) -> str:
         """What the symbols of :meth:`describe` stand for, once (the ``where:`` line, ``"symbols"`` in JSON)."""
@@ -497,11 +521,21 @@ class ErrorFormula:
 
     def violation(self, alg: SmtAlgebra, view: OutputView, exact: Int, unit_fused: Int, lam: Fraction) -> Bool:
         """A finite output beyond ``lam`` times the bound (or outside the assumed exponent range), in ``alg``."""
-        f, u = lam * self.bound.fused, lam * self.bound.ulps
-        den = f.denominator * u.denominator
-        rhs = alg.add(alg.mul(unit_fused, int(f * den)), alg.mul(view.ulp, int(u * den)))
-        err = alg.abs(alg.sub(view.value, exact))
-        return alg.and_(view.finite, alg.or_(view.outside, alg.lt(rhs, alg.mul(err, den))))
+        b = self.bound
+
+        def rhs(fused: Fraction) -> tuple[Int, int]:
+            f, u = lam * fused, lam * b.ulps
+            den = f.denominator * u.denominator
+            return alg.add(alg.mul(unit_fused, int(f * den)), alg.mul(view.ulp, int(u * den))), den
+
+        if b.above is None:
+            r, den = rhs(b.fused)
+            beyond = alg.lt(r, alg.mul(alg.abs(alg.sub(view.value, exact)), den))
+        else:  # one-sided: exact - Phi above ``fused``'s bound, or Phi - exact above ``above``'s
+            (r_lo, d_lo), (r_hi, d_hi) = rhs(b.fused), rhs(b.above)
+            beyond = alg.or_(alg.lt(r_lo, alg.mul(alg.sub(exact, view.value), d_lo)),
+                             alg.lt(r_hi, alg.mul(alg.sub(view.value, exact), d_hi)))
+        return alg.and_(view.finite, alg.or_(view.outside, beyond))
 
     def script(self, lam: Fraction) -> str:
         """The query: a finite output beyond ``lam`` times the bound (or outside the assumed exponent range)."""
@@ -524,6 +558,7 @@ def error_bound(
     scale: Union[Fraction, int, str] = 1,
     fused: Optional[Union[Fraction, int, str]] = None,
     ulps: Optional[Union[Fraction, int, str]] = None,
+    above: Optional[Union[Fraction, int, str]] = None,
     tight: bool = False,
     resolution: Union[Fraction, str] = Fraction(1, 64),
     lemmas: bool = True,
@@ -531,7 +566,9 @@ def error_bound(
     """Is ``|Phi - exact| <= scale * (fused * 2**(e_max - F) + ulps * ulp(Phi))`` on the domain?
 
     ``fused`` defaults to L + 1 (the summands, Table 9), ``ulps`` to 1 for
-    RZ outputs and 1/2 for RNE; ``ulp(Phi)`` is the quantum of the rounded
+    RZ outputs and 1/2 for RNE; ``above``: a one-sided interval instead,
+    exact - Phi in [-scale (above 2**(e_max-F) + ulps ulp), scale (fused
+    2**(e_max-F) + ulps ulp)] (round-down units: Phi is seldom above); ``ulp(Phi)`` is the quantum of the rounded
     result (the smallest subnormal's for zero).  Infinite outputs are out of
     scope.  Everything is computed exactly as integers in units of the
     smallest quantum of the domain, so keep exponent ranges (``exp``,
@@ -542,11 +579,11 @@ def error_bound(
     the solver confirms (``extra["attained_witness"]``, hex; its pinned
     sat block joins ``blocks``).
 
-    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST-, GST-, TR- and
-    E-FDPA) proves facts on the model's own terms that the final query (the
-    property itself) rests on; CDNA3's GTR-FDPA is proved by parts
-    (:data:`ERROR_PROVERS`).  A short first call looks for a
-    witness before any lemma is proved.
+    With ``lemmas``, an op with :data:`ERROR_FACTS` (T-, ST-, GST-, TR-,
+    GTR- and E-FDPA) proves facts on the model's own terms that the final
+    query (the property itself) rests on; a TR-/GTR-FDPA the chain does not
+    cover (K = 1, F2 = F) is proved by parts (:data:`ERROR_PROVERS`).  A
+    short first call looks for a witness before any lemma is proved.
     """
     prop = "error-bound"
     name, K, domain = setup_query(model, name, K, domain, prop)
@@ -559,6 +596,10 @@ def error_bound(
         bound = replace(bound, fused=Fraction(fused))
     if ulps is not None:
         bound = replace(bound, ulps=Fraction(ulps))
+    if above is not None:
+        bound = replace(bound, above=Fraction(above))
+    if min(bound.fused, bound.ulps, bound.side(True)) < 0:
+        raise InputError("error-bound: fused, ulps and above must be >= 0")
     scale, resolution = Fraction(scale), Fraction(resolution)
     if scale < 0 or resolution <= 0:
         raise InputError("error-bound: scale must be >= 0 and resolution > 0")
@@ -568,7 +609,7 @@ def error_bound(
     chains: list[Optional[LemmaChain]] = [None]
 
     prover = error_prover(model, K) if lemmas and facts is None else None
-    parts = prover is not None and bound.fused and bound.F == model.F
+    parts = prover is not None and bound.fused and bound.F == model.F and bound.above is None  # the parts are two-sided
     blocks: dict[Fraction, list[Any]] = {}
     counts: dict[Fraction, int] = {}  # per scale proved by a chain: its lemmas and facts
     scopes: dict[Fraction, str] = {}  # per scale proved: the inputs that proof covers (its formula's or its lemmas')
@@ -639,8 +680,7 @@ def error_bound(
             extra["ratio"] = str(ratio)
             return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=block.text,
                                extra=extra, blocks=[block],
-                               reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds "
-                                      f"{bound.describe(scale)}")
+                               reason=bound.exceeded(ratio, scale))
     verdict, info, script = ask(scale)
     if verdict == "unknown":
         why = f"no prover covers it ({gap}) and no input beyond it was found; {info}" if gap else info
@@ -664,10 +704,10 @@ def error_bound(
             extra["lemmas"] = counts[scale]
         extra["scope"] = f"{scopes[scale]}, K={K}; a NaN or infinite D is outside the bound"
         return make_result(prop, "holds", name, model, K, domain, run, smt2=script, extra=extra, blocks=blocks.get(scale, []),
-                           reason=f"|Phi - exact| <= {bound.describe(scale)} for {extra['scope']}")
+                           reason=f"{bound.statement(scale)} for {extra['scope']}")
     w, got, ratio = info
     return make_result(prop, "fails", name, model, K, domain, run, witness=w, outputs={"d": got}, smt2=script, extra=extra,
-                       reason=f"|Phi - exact| = {float(ratio):.6g} * ({bound.describe(Fraction(1))}) exceeds {bound.describe(scale)}")
+                       reason=bound.exceeded(ratio, scale))
 
 
 def _bisect(ask: Callable[[Fraction], tuple[str, Any, str]], scale: Fraction, verdict: str, info: Any, resolution: Fraction,
@@ -742,7 +782,8 @@ def _search_witness(model: Model, K: int, bound: Table9Bound, formulas: list[Err
 
 
 def py_ratio(model: Model, bound: Table9Bound, w: Witness, d: int) -> Optional[Fraction]:
-    """|Phi - exact| / bound for a concrete witness, in exact arithmetic (None for an infinite or NaN output)."""
+    """|Phi - exact| / bound for a concrete witness, in exact arithmetic (None for an infinite or NaN output); a
+    one-sided bound's side is the one Phi is on."""
     out = output_container(model)
     vd = py_value(out, d)
     if vd is None or isinstance(vd, float):
@@ -756,10 +797,11 @@ def py_ratio(model: Model, bound: Table9Bound, w: Witness, d: int) -> Optional[F
     exact += pc
     err = abs(vd - exact)
     total = Fraction(0)
-    if bound.fused:
+    fused = bound.side(vd > exact)
+    if fused:
         e = _py_alignment_exponent(model, w)
         if e is not None:
-            total += bound.fused * Fraction(2) ** (e - bound.F)
+            total += fused * Fraction(2) ** (e - bound.F)
     _, ed, _ = decode_scalar(out, d)
     total += bound.ulps * Fraction(2) ** (max(ed, bound.rfmt.emin) - bound.rfmt.man_bits)
     if total == 0:

@@ -25,6 +25,7 @@ Its proofs are TR-FDPA's with these parts plugged in:
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import accumulate
 from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
@@ -220,9 +221,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     names = ("even", "odd")
     runs, whole = [], []
     for name, a, Tg in zip(names, A, T_grp):
-        run = [a[0]]
-        for v in a[1:]:
-            run.append(alg.add(run[-1], v))
+        run = list(accumulate(a, alg.add))
         chain.prove(f"T_{name} is the {name} lanes' truncated products' running sum", alg.eq(Tg, run[-1]), uses=[])
         runs.append(run)
         whole.append(chain.last)
@@ -277,24 +276,24 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
         cases.append(chain.last)
     both_below = alg.and_(below[0], below[1])  # E > e_max
     m = alg.clamp(alg.sub(alg.sub(e, e_max), 1), 0, max(T.hi, -T.lo).bit_length() + 1)
-    regrouped = []
+    recut = []
     for name, Rg, cut_g in zip(names, R, cuts):
         chain.prove(f"E > e_max: the {name} group's sum rounded down at e_max, cut at E with F+1 bits, is its cut there",
                     implies(alg, [both_below], alg.eq(alg.shr(Rg, m), cut_g)), uses=[])
-        regrouped.append(chain.last)
+        recut.append(chain.last)
     args = [R[0], R[1], T, m]
     if not chain.establish(lemma("a sum cut at a shift is the sum of its operands cut there, or one more", cut_sum_step, args), args):
         return False
     chain.prove("the merged sum T cut at E with F+1 bits is its group sums' cuts, or one more",
                 between(alg, alg.sub(alg.sub(alg.shr(T, m), alg.shr(R[0], m)), alg.shr(R[1], m)), 0, 1),
                 uses=[whole[2]], applied=[chain.applied_last])
-    merged = chain.last
+    merged_cut = chain.last
     chain.prove("E > e_max: RD_F2 of T at E (Alg. 11 line 22) cut to F+1 bits is T cut at E with F+1 bits",
                 implies(alg, [both_below], alg.eq(alg.shr(T2, F2 - F - 1), alg.shr(T, m))), uses=[same_e])
     cut_t = chain.last
     chain.prove("E > e_max: the even and odd products' exact sums minus T2 * 2^(E-F2) are within [-K, K) units 2^(E-F)",
                 implies(alg, [both_below], within),
-                uses=[*x_below, *(f for facts in cut_facts for f in facts), *regrouped, merged, cut_t, *whole])
+                uses=[*x_below, *(f for facts in cut_facts for f in facts), *recut, merged_cut, cut_t, *whole])
     cases.append(chain.last)
     chain.prove("the even and odd products' exact sums minus T2 * 2^(E-F2) are within [-K, K) units 2^(E-F)", within,
                 uses=[*cases, same_e])

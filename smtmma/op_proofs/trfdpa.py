@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import accumulate
 from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
@@ -348,9 +349,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
                 alg.or_(alg.eq(E, e), alg.and_(alg.eq(T, 0), alg.eq(sc, 0))), uses=[])
     same_e = chain.last
     X = formula.exact_terms
-    run = [A[0]]
-    for a in A[1:]:
-        run.append(alg.add(run[-1], a))
+    run = list(accumulate(A, alg.add))
     chain.prove("T is the products' running sum", alg.eq(T, run[-1]), uses=[])
     whole_t = chain.last
     at_e, below_e = alg.eq(e_p, e), alg.lt(e_p, e)
@@ -473,9 +472,7 @@ def cut_chain(chain: LemmaChain, alg: QueryAlgebra, terms: Sequence[Term], A: Se
     Labels: ``case_text`` names the case, ``where`` e_p (``lemma_where`` in the lemma's, when another), ``lanes``
     the products' lane numbers, ``prefix`` their running sums."""
     cut = [alg.shr(a, m) for a in A]
-    cuts = [cut[0]]
-    for c in cut[1:]:
-        cuts.append(alg.add(cuts[-1], c))
+    cuts = list(accumulate(cut, alg.add))
     Q1 = [aligned(alg, t, e, F + 1, floor=True) for t in terms]
     apps = []
     for t in terms:  # one lemma for every product (the same shape): relating two alignments of a product is slow in the query

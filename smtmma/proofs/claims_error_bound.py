@@ -9,14 +9,13 @@ last check is the query itself.  ``error-bound-tight-*``: the smallest multiple 
 solver certifies (bisection: a proof at the constant, a witness below it).
 
 CDNA3 TR-FDPA / GTR-FDPA (gfx942, Alg. 10 / 11): Table 9's e_max is E = max(e_max, e_c)
-there (c joins the sum after the products' alignment); the proof adds lemmas for the round-down steps,
-the two groups and the dropped far c.  ``cdna3-one-sided-bound``: the asymmetric interval round-down
-implies, exact - Phi in [-(L 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp] (TR) and
-[-((L+1/2) 2^(E-F) + 1/2 ulp), ...] (GTR: a dropped negative c).
+there (c joins the sum after the products' alignment); their chains (smtmma/op_proofs/trfdpa.py,
+gtrfdpa.py) add facts for the round-down steps, the two groups and the dropped far c.
+``cdna3-one-sided-bound``: the asymmetric interval round-down implies, exact - Phi in
+[-(L 2^(E-F) + 1/2 ulp), (L+1) 2^(E-F) + 1/2 ulp] (TR) and [-((L+1/2) 2^(E-F) + 1/2 ulp), ...]
+(GTR: a dropped negative c), the same chains with a one-sided last check (``error_bound(above=)``).
 
 The other kinds' bounds are cells of the catalogue's property table (``smtmma prove --catalogue``).
-For CDNA3's TR-/GTR-FDPA the lemmas are proved on their own variables; that the model's terms
-instantiate them is the glue lemma plus a step no solver checks (see smtmma/op_proofs/).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 :func:`negated_sum_facts`: on (-A, B, -C) the exact sum is negated, placed summand by placed summand, and so is D.
 
-:func:`prove_monotone`: a compositional proof, D = RNE(c + sum a_k b_k), the sum exact.
+:func:`monotone_facts`: every single move of one input in one formula, D = RNE(c + sum a_k b_k), the sum exact.
 
 :func:`fused_sum.exact_sum` places every term at one static last place
 2**floor (:func:`fused_sum.exact_floor`), so D is RNE at a fixed place of an
@@ -11,21 +11,24 @@ one input raises one placed term and leaves the others as they are, and
 rounding at a fixed place is monotone in M.  (With the place set by the
 terms, the smallest non-zero last place, the same proof would need RNE's
 invariance under shifting M and its place together, which no solver proved
-at the sum's 278 bits within minutes: docs/claims.md.)  The lemmas, each a
-check-sat expecting unsat:
+at the sum's 278 bits within minutes: docs/claims.md.)  Every fact is about
+the model's own terms in the query's formula; what bit-blasting does worst
+(a product that grows with a factor, inequalities added up, RNE's order at
+278 bits) is in lemmas on fresh constants, applied to those terms:
 
-* **glue** (Alg. 6 line 1, every finite input): the model's D is the RNE
+* **glue** (Alg. 6 line 1, a fact per run): D is the RNE
   (:func:`rounding.round_pack`) of :func:`fused_sum.placed_total` of the
   placed terms, at the static place;
-* **terms**: c and the product of a and b, finite and non-negative, are
-  placed at >= 0; raising c, a or b to its next value never lowers its
-  placed term (a product's s * t a fresh variable, with instances of the
-  **ring** lemmas of :mod:`~smtmma.op_proofs.fma`; b through their commutativity);
+* **terms**: each placed term of non-negative inputs is >= 0 (facts); raising c
+  never lowers its placed term (a fact); raising a or b never lowers the placed
+  product (the **ring** lemmas of :mod:`~smtmma.op_proofs.fma` at the model's
+  significands, and a lemma whose significand products are arguments);
+* **running sums** (:func:`fused_sum.ordered_sums`): a lemma at each running
+  sum carries 0 <= S_j <= S'_j along the sum;
 * **rounding**, by ranges of M': M <= M', each sign negative only on a zero
   sum, give RNE(M) <= RNE(M') as values, neither NaN;
-* **composition**, one per input position: the sum over fresh placed terms
-  (one per term applied, named by its operands) and fresh RNE patterns, with
-  the instances of the lemmas above: the larger inputs' D is not below D.
+* per position, the fact "raising this input never lowers D"; the query's
+  own statement (some move lowers D) is then unsatisfiable.
 """
 
 from __future__ import annotations
@@ -38,23 +41,22 @@ from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import exact_floor, exact_sum, placed, placed_total, signed
 from ..encodings.rounding import round_pack
-from ..encodings.terms import input_term, product
+from ..encodings.terms import Term, input_term, product
 from ..formats import Format, carried_in, get_format
 from ..models import Model
 from ..encodings.efdpa import efdpa
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import lemma
-from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
-from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
-from ..simulate import decode_input, nan_pattern, output_format, run_model
-from .fma import OpaqueMul, ring_lemmas, step_facts
-from .fused_sum import negated_sum_lemmas
-from .moves import finite_nonneg, next_value
+from ..proof_kernel.parts import all_finite, implies
+from ..queries.query_algebra import InputSet, QueryAlgebra, output_container, value_key
+from ..simulate import decode_input, nan_pattern, output_format
+from .fma import apply_step_facts, step_facts
+from .fused_sum import negated_sum_lemmas, ordered_sums
+from .moves import finite_nonneg, next_moves, smallest_positive
 from .rounding import negated_output_fact
 
-__all__ = ["EfdpaShape", "adder_lemmas", "error_facts", "glue_lemma", "magnitude_cases", "negated_sum_facts", "position", "positions", "prove_monotone",
-           "rounding_cases", "rounding_lemmas", "supports_error_facts", "supports_monotone", "supports_symmetry", "term_lemmas"]
+__all__ = ["EfdpaShape", "error_facts", "magnitude_cases", "monotone_facts", "negated_sum_facts", "rounding_cases", "supports_error_facts",
+           "supports_monotone", "supports_monotone_facts", "supports_symmetry"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
 _CUTS = (50, 100, 200)
@@ -134,197 +136,137 @@ def _in_case(alg: QueryAlgebra, m: Int, lo: int, hi: int | None) -> Bool:
     return alg.all(parts)
 
 
-# -- lemmas on fresh operands ---------------------------------------------------------------------------
+# -- monotonicity: every single move, in the query's own formula ---------------------------------------------
 
 
-def glue_lemma(model: Model, K: int, sh: EfdpaShape) -> Part:
-    alg = QueryAlgebra()
-    x = InputSet.of(alg, model, K)
-    ua, ub = [unpack(alg, sh.fa, v) for v in x.a], [unpack(alg, sh.fb, v) for v in x.b]
-    uc = unpack(alg, sh.fc, x.c)
-    terms = [sh.placed_product(alg, u, w) for u, w in zip(ua, ub)] + [sh.placed_c(alg, uc)]
-    d = sh.rne(alg, *placed_total(alg, [v for v, _ in terms], [n for _, n in terms]))
-    finite = all_finite(alg, *ua, *ub, uc)
-    return Part(f"glue (Alg. 6): for finite inputs the model's D is RNE of the sum of its {K + 1} terms, each placed "
-                  f"at 2**{sh.floor}", negated_script(alg, implies(alg, [finite], alg.eq(run_model(alg, model, x.a, x.b, x.c), d))))
+def _placed_terms(alg: QueryAlgebra, sh: EfdpaShape, y: InputSet) -> list[tuple[Int, Bool]]:
+    """(placed value, sign) of each term of one run, the products then c (Alg. 6), as the model places them."""
+    terms = [sh.placed_product(alg, unpack(alg, sh.fa, u), unpack(alg, sh.fb, v)) for u, v in zip(y.a, y.b)]
+    return terms + [sh.placed_c(alg, unpack(alg, sh.fc, y.c))]
 
 
-def term_lemmas(sh: EfdpaShape) -> list[Part]:
-    """c placed at >= 0 and raised in order; the product likewise, a raised and b raised (s * t fresh, ring facts)."""
-    out = []
-    alg = QueryAlgebra()
-    fc = sh.fc
-    c, c2 = alg.var("c", fc.bits), alg.var("c2", fc.bits)
-    (v1, _), (v2, _) = sh.placed_c(alg, unpack(alg, fc, c)), sh.placed_c(alg, unpack(alg, fc, c2))
-    out.append(Part("terms, c: finite non-negative c is placed at >= 0", negated_script(alg, implies(
-        alg, [finite_nonneg(alg, fc, c)], alg.le(0, v1)))))
-    out.append(Part("terms, c raised: c's next value is placed no lower", negated_script(alg, implies(
-        alg, [finite_nonneg(alg, fc, c), finite_nonneg(alg, fc, c2), next_value(alg, fc, c, c2)], alg.le(v1, v2)))))
-    for moved in ("", "a", "b"):
-        out.append(_product_lemma(sh, moved))
-    return out + ring_lemmas(sh.fa.man_bits + 1)
+def _placed_of(g: QueryAlgebra, sh: EfdpaShape, a: Int, b: Int, m: Int) -> Int:
+    """The placed product of patterns a and b whose significand product is the term ``m`` (the model's own)."""
+    ua, ub = unpack(g, sh.fa, a), unpack(g, sh.fb, b)
+    return placed(g, Term(g.xor(ua.neg, ub.neg), m, g.add(ua.exp, ub.exp), ua.frac + ub.frac), sh.floor)
 
 
-def _product_lemma(sh: EfdpaShape, moved: str) -> Part:
-    """"" : a placed product of finite non-negative a, b is >= 0; "a" / "b": raising a / b to its next value never
-    lowers it.  s * t are fresh variables (:class:`OpaqueMul`) with ring-lemma instances."""
-    alg = OpaqueMul()
-    fa, fb = sh.fa, sh.fb
-    p = fa.man_bits + 1  # fa == fb
-    a, b = alg.var("a", fa.bits), alg.var("b", fb.bits)
-    ua, ub = unpack(alg, fa, a), unpack(alg, fb, b)
-    v1, _ = sh.placed_product(alg, ua, ub)
-    m1 = alg.muls[piece_key(ua.sig, ub.sig)]  # type: ignore[index]
-    premise = [finite_nonneg(alg, fa, a), finite_nonneg(alg, fb, b)]
-    if not moved:
-        for fact in (implies(alg, [alg.eq(ua.sig, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(ub.sig, 0)], alg.eq(m1, 0))):
-            alg.assert_(fact)  # ring: zero on either side
-        return Part("terms, product: finite non-negative a, b give a placed product >= 0 (s * t fresh, ring facts)",
-                      negated_script(alg, implies(alg, premise, alg.le(0, v1))))
-    fmt, x = (fa, a) if moved == "a" else (fb, b)
-    x2 = alg.var(f"{moved}2", fmt.bits)
-    u2 = unpack(alg, fmt, x2)
-    v2, _ = sh.placed_product(alg, *((u2, ub) if moved == "a" else (ua, u2)))
-    m2 = alg.muls[piece_key(*((u2.sig, ub.sig) if moved == "a" else (ua.sig, u2.sig)))]  # type: ignore[index]
-    if moved == "a":
-        facts = step_facts(alg, p, ua.sig, u2.sig, ub.sig, m1, m2)
-    else:  # b's step, through commutativity: t * s = s * t
-        n1, n2 = alg.mul(ub.sig, ua.sig), alg.mul(u2.sig, ua.sig)
-        facts = [alg.eq(m1, n1), alg.eq(m2, n2), *step_facts(alg, p, ub.sig, u2.sig, ua.sig, n1, n2)]
-    for fact in facts:
-        alg.assert_(fact)
-    premise += [finite_nonneg(alg, fmt, x2), next_value(alg, fmt, x, x2)]
-    return Part(f"terms, product, {moved} raised: {moved}'s next value never lowers the placed product (s * t fresh, "
-                  "ring facts)", negated_script(alg, implies(alg, premise, alg.le(v1, v2))))
+def _product_raised(chain: LemmaChain, sh: EfdpaShape, first: Optional[int], who: str, a: Int, b: Int, a2: Int, b2: Int) -> list[str]:
+    """Lemmas applied to one lane's patterns, before and after input ``who`` (a or b) moved: the ring facts of the
+    model's significand products (:func:`~smtmma.op_proofs.fma.apply_step_facts`: a's significand is the left factor),
+    then "the move never lowers the placed product", whose products are arguments (stated with the real
+    multipliers on both sides, it has no answer in 300 s).  ``first``: the smallest positive pattern the move may
+    reach from zero.  Returns the applications' texts ([] when one was not proved)."""
+    alg = chain.alg
+    assert isinstance(alg, QueryAlgebra)
+    fm, fo = (sh.fa, sh.fb) if who == "a" else (sh.fb, sh.fa)
+    moved, moved2, other = (a, a2, b) if who == "a" else (b, b2, a)
+    um, um2, uo = unpack(alg, fm, moved), unpack(alg, fm, moved2), unpack(alg, fo, other)
+    apps = apply_step_facts(chain, fm.man_bits + 1, um.sig, um2.sig, uo.sig, t_first=who == "b")
+    if not apps:
+        return []
+    m1 = alg.mul(unpack(alg, sh.fa, a).sig, unpack(alg, sh.fb, b).sig)  # product(): a's significand times b's
+    m2 = alg.mul(unpack(alg, sh.fa, a2).sig, unpack(alg, sh.fb, b2).sig)
+
+    def raised(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+        x, x2, o, n1, n2 = v
+        u, u2, w = unpack(g, fm, x), unpack(g, fm, x2), unpack(g, fo, o)
+        premise = [finite_nonneg(g, fm, x), finite_nonneg(g, fm, x2), finite_nonneg(g, fo, o),
+                   g.any(next_moves(g, fm, x, x2, first)), *step_facts(g, fm.man_bits + 1, u.sig, u2.sig, w.sig, n1, n2)]
+        before, after = ((x, o), (x2, o)) if who == "a" else ((o, x), (o, x2))
+        return implies(g, premise, g.le(_placed_of(g, sh, *before, n1), _placed_of(g, sh, *after, n2)))
+
+    args = [moved, moved2, other, m1, m2]
+    if not chain.establish(lemma(f"terms: {who}'s next value never lowers the placed product (its significand products "
+                                 "given, with the ring facts)", raised, args), args):
+        return []
+    return [*apps, chain.applied_last]
 
 
-def adder_lemmas(sh: EfdpaShape) -> list[Part]:
-    """Raising one addend of non-negative integers never lowers their sum, for the raised addend on either side
-    (x, x', y in [0, M's bound]: the partial sums of :func:`fused_sum.placed_total`)."""
-    out = []
-    for side in ("left", "right"):
-        alg = QueryAlgebra()
-        x, x2, y = (ranged_var(alg, n, 0, sh.mag_hi) for n in ("x", "x2", "y"))
-        s1, s2 = (alg.add(x, y), alg.add(x2, y)) if side == "left" else (alg.add(y, x), alg.add(y, x2))
-        what = "x + y <= x' + y" if side == "left" else "y + x <= y + x'"
-        out.append(Part(f"adder, {side}: 0 <= x <= x' and 0 <= y give 0 <= {what}", negated_script(alg, implies(
-            alg, [alg.le(x, x2)], alg.and_(alg.le(0, s1), alg.le(s1, s2))))))
-    return out
+def supports_monotone_facts(model: Model, K: int) -> bool:
+    """Whether :func:`monotone_facts` covers the model (as :func:`supports_monotone`)."""
+    return supports_monotone(model, K)
 
 
-def rounding_lemmas(sh: EfdpaShape) -> list[Part]:
-    """RNE at the static place is monotone in M, one lemma per range of M' (:data:`_CUTS`)."""
-    out = []
-    for lo, hi in rounding_cases(sh):
-        alg = QueryAlgebra()
-        m1, m2 = ranged_var(alg, "M1", 0, sh.mag_hi), ranged_var(alg, "M2", 0, sh.mag_hi)
-        n1, n2 = alg.bvar("n1"), alg.bvar("n2")
-        r1, r2 = sh.rne(alg, n1, m1), sh.rne(alg, n2, m2)
-        premise = _rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, lo, hi)]
-        where = f"2**{lo} <= M' < 2**{hi}" if lo and hi else (f"M' < 2**{hi}" if hi else f"M' >= 2**{lo}")
-        out.append(Part(f"rounding ({where}): M <= M', a negative sign only on 0, give RNE(M 2**{sh.floor}) <= "
-                          f"RNE(M' 2**{sh.floor}), neither NaN", negated_script(alg, implies(alg, premise, _rounds_up(alg, sh.out, r1, r2)))))
-    return out
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.MoveFormula`, every single move of one input beside the inputs),
+    that leave its final check ("some move lowers D") Boolean steps.
 
-
-# -- the composition ------------------------------------------------------------------------------------
-
-
-class _Apps(Pieces):
-    """E-FDPA's pieces: a placed term (value and sign) per product or c applied, an RNE pattern per sum."""
-
-    def __init__(self, sh: EfdpaShape) -> None:
-        super().__init__(QueryAlgebra())
-        self.sh = sh
-
-    def term(self, what: str, *ops: Int) -> tuple[Int, Bool]:
-        """(placed value, sign) of the product of ``ops`` (what="p") or of c (what="c")."""
-        key = ("term", what, *piece_key(*ops))
-        if key not in self.memo:
-            n, sh, alg = len(self.memo), self.sh, self.alg
-            v = self.memo[key] = (ranged_var(alg, f"v{n}", *(sh.prod if what == "p" else sh.c)), self.bool_var(f"n{n}"))
-            if what == "p":
-                real = lambda: sh.placed_product(alg, unpack(alg, sh.fa, ops[0]), unpack(alg, sh.fb, ops[1]))  # noqa: E731
-            else:
-                real = lambda: sh.placed_c(alg, unpack(alg, sh.fc, ops[0]))  # noqa: E731
-            self.definers.append(lambda: self.same(v, real()))
-        return self.memo[key]  # type: ignore[return-value]
-
-    def rne(self, neg: Bool, mag: Int) -> Int:
-        """The pattern E-FDPA's rounding makes of (neg, mag)."""
-        key = ("rne", *piece_key(neg, mag))
-        if key not in self.memo:
-            r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.out.bits)
-            self.definers.append(lambda: self.alg.eq(r, self.sh.rne(self.alg, neg, mag)))
-        return self.memo[key]  # type: ignore[return-value]
-
-
-def position(sh: EfdpaShape, label: str) -> Composed:
-    """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the sum over fresh placed terms, the lemmas' instances."""
-    ap = _Apps(sh)
-    alg = ap.alg
-    a = [ap.input(f"a{k}", sh.fa.bits) for k in range(sh.K)]
-    b = [ap.input(f"b{k}", sh.fb.bits) for k in range(sh.K)]
-    c = ap.input("c", sh.fc.bits)
-    who = label[0]
-    fmt = {"a": sh.fa, "b": sh.fb, "c": sh.fc}[who]
-    raised = ap.input(f"{label}_2", fmt.bits)
-    old = c if who == "c" else (a if who == "a" else b)[int(label[1:])]
-    a2, b2, c2 = list(a), list(b), raised if who == "c" else c
-    if who != "c":
-        (a2 if who == "a" else b2)[int(label[1:])] = raised
-    ok = [finite_nonneg(alg, sh.fa, v) for v in a] + [finite_nonneg(alg, sh.fb, v) for v in b] + [finite_nonneg(alg, sh.fc, c)]
-    premise = ok + [finite_nonneg(alg, fmt, raised), next_value(alg, fmt, old, raised)]
-    runs = []
-    for xa, xb, xc in ((a, b, c), (a2, b2, c2)):
-        terms = [ap.term("p", xa[k], xb[k]) for k in range(sh.K)] + [ap.term("c", xc)]
-        for k, (v, _) in enumerate(terms):
-            if runs and v.raw == runs[0][k][0].raw:
-                continue  # the same term as the first run's: its fact is asserted
-            ok_k = [finite_nonneg(alg, sh.fa, xa[k]), finite_nonneg(alg, sh.fb, xb[k])] if k < sh.K else [finite_nonneg(alg, sh.fc, xc)]
-            ap.fact(ok_k, alg.le(0, v))  # terms, product / c
-        runs.append(terms)
-    k = sh.K if who == "c" else int(label[1:])
-    ap.fact(premise, alg.le(runs[0][k][0], runs[1][k][0]))  # terms, raised
-    _partial_sums(ap, [v for v, _ in runs[0]], [v for v, _ in runs[1]])
-    (n1, m1), (n2, m2) = (placed_total(alg, [v for v, _ in t], [n for _, n in t]) for t in runs)
-    r1, r2 = ap.rne(n1, m1), ap.rne(n2, m2)
-    for case in rounding_cases(sh):  # rounding
-        ap.fact(_rounding_premise(alg, n1, m1, n2, m2) + [_in_case(alg, m2, *case)], _rounds_up(alg, sh.out, r1, r2))
-    return Composed(ap, premise, _rounds_up(alg, sh.out, r1, r2),
-                    f"composition: raising {label} never lowers D (one placed term up, the others as they are, RNE at a fixed place)")
-
-
-def _partial_sums(ap: _Apps, xs: list[Int], ys: list[Int]) -> None:
-    """The adder lemmas' instances along the partial sums of two runs' addends (as :func:`fused_sum.placed_total` adds
-    them, first to last), the addends not below zero and ys[k] >= xs[k] where they differ."""
-    alg = ap.alg
-    px, py = xs[0], ys[0]
-    for x, y in zip(xs[1:], ys[1:]):
-        qx, qy = alg.add(px, x), alg.add(py, y)
-        if x.raw == y.raw:  # adder, left: the partial sums differ (or not), the addend is the same
-            ap.fact([alg.le(0, px), alg.le(px, py), alg.le(0, x)], alg.and_(alg.le(0, qx), alg.le(qx, qy)))
-        else:  # adder, right: the raised addend, after the same partial sum
-            ap.fact([alg.le(0, x), alg.le(x, y), alg.le(0, px)], alg.and_(alg.le(0, qx), alg.le(qx, qy)))
-        px, py = qx, qy
-
-
-def positions(K: int) -> list[str]:
-    """The input positions of one E-FDPA, c first."""
-    return ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]
-
-
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of one input lowers E-FDPA's D (all finite non-negative inputs).
-
-    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    Alg. 6 line 1 rounds the exact sum once at a static place 2**floor, so on the model's own terms: each run's D is
+    RNE of :func:`~smtmma.encodings.fused_sum.placed_total` of its placed terms (the glue, one fact per run); every
+    placed term of non-negative inputs is >= 0 (a fact per term); a move raises its own term (c: a fact; a product:
+    the ring lemmas at the model's significands, then a lemma whose products are arguments); the running sums keep
+    the order (:func:`~smtmma.op_proofs.fused_sum.ordered_sums`, a lemma at each running sum); the rounding lemmas,
+    by ranges of M' (:func:`magnitude_cases`), give RNE(M) <= RNE(M') as values, neither NaN; so no move lowers D
+    (a fact per position).  Each lemma is proved on fresh constants once and applied wherever it serves; each fact
+    is proved under the facts and applications it names.  False when one is not proved (the chain says which).
     """
-    sh = EfdpaShape.of(model, K)
-    lemmas = [glue_lemma(model, K, sh), *term_lemmas(sh), *adder_lemmas(sh), *rounding_lemmas(sh)]
-    lemmas += [position(sh, label).lemma() for label in positions(K)]
-    proof = run_parts(lemmas, run)
-    proof.summary = "glue, term, ring, adder and rounding lemmas composed per input position (the sum at a static place)"
-    return proof
+    alg, model, x = formula.alg, formula.model, formula.x
+    sh = EfdpaShape.of(model, x.K)
+    out = output_container(model)
+    before = _placed_terms(alg, sh, x)
+    n1, m1 = placed_total(alg, [v for v, _ in before], [n for _, n in before])
+    chain.prove(f"glue (Alg. 6 line 1): D is RNE-{sh.out.name} of the sum of its terms placed at 2^{sh.floor}",
+                alg.eq(formula.d, sh.rne(alg, n1, m1)), uses=[])
+    glue = chain.last
+    nonneg: dict[str, Optional[int]] = {}
+
+    def at_least_zero(v: Int, what: str) -> Optional[int]:
+        key = str(v.raw)
+        if key not in nonneg:
+            chain.prove(f"{what}: a finite non-negative input gives a placed term >= 0", alg.le(0, v), uses=[])
+            nonneg[key] = chain.last
+        return nonneg[key]
+
+    for k, (v, _) in enumerate(before):
+        at_least_zero(v, f"product {k}" if k < x.K else "c")
+    for label in formula.labels:
+        y = formula.raised[label]
+        after = _placed_terms(alg, sh, y)
+        n2, m2 = placed_total(alg, [v for v, _ in after], [n for _, n in after])
+        chain.prove(f"glue, {label} raised: D is RNE-{sh.out.name} of the sum of its terms placed at 2^{sh.floor}",
+                    alg.eq(formula.outputs[label], sh.rne(alg, n2, m2)), uses=[])
+        glue2 = chain.last
+        k = x.K if label == "c" else int(label[1:])
+        term = at_least_zero(after[k][0], f"{label} raised")
+        if label == "c":
+            chain.prove("terms: c's next value is placed no lower", alg.le(before[k][0], after[k][0]), uses=[])
+            apps: list[str] = []
+        else:
+            fmt = sh.fa if label[0] == "a" else sh.fb
+            first = smallest_positive(fmt, formula.domain.exp, formula.domain.subnormals)
+            apps = _product_raised(chain, sh, first, label[0], x.a[k], x.b[k], y.a[k], y.b[k])
+            if not apps:
+                return False
+            chain.prove(f"terms: raising {label} never lowers its placed product", alg.le(before[k][0], after[k][0]),
+                        uses=[], applied=apps)
+        up = chain.last
+        sums = ordered_sums(chain, alg, [v for v, _ in before], [v for v, _ in after])
+        if sums is None:
+            return False
+        facts = [nonneg[str(v.raw)] for v, _ in before] + [term, up]
+        chain.prove(f"{label} raised: the exact sum's magnitude is not lower, each sign negative only on a zero sum",
+                    alg.all(_rounding_premise(alg, n1, m1, n2, m2)), uses=facts, applied=sums)
+        ordered = chain.last
+        rounding: list[str] = []
+        for lo, hi in magnitude_cases(sh.mag_hi):
+
+            def monotone(g: QueryAlgebra, v: Sequence[Any], lo: int = lo, hi: Optional[int] = hi) -> Bool:
+                a1, b1, a2, b2 = v
+                return implies(g, _rounding_premise(g, a1, b1, a2, b2) + [_in_case(g, b2, lo, hi)],
+                               _rounds_up(g, sh.out, sh.rne(g, a1, b1), sh.rne(g, a2, b2)))
+
+            where = f"2^{lo} <= M'" if hi is None else f"M' < 2^{hi}" if not lo else f"2^{lo} <= M' < 2^{hi}"
+            args = [n1, m1, n2, m2]
+            if not chain.establish(lemma(f"rounding ({where}): M <= M', a negative sign only on a zero sum, give "
+                                         f"RNE(M 2^{sh.floor}) <= RNE(M' 2^{sh.floor}), neither NaN", monotone, args), args):
+                return False
+            rounding.append(chain.applied_last)
+        chain.prove(f"raising {label} to its next value never lowers D", alg.not_(formula.drops[label]),
+                    uses=[glue, glue2, ordered], applied=rounding)
+        assert out.bits == sh.out.bits
+    return not chain.stopped
 
 
 # -- the error bound (Table 9: 1/2 ulp, the output rounding only) ----------------------------------------

@@ -82,6 +82,7 @@ from ..encodings.terms import Term, input_term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
+from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
@@ -90,7 +91,7 @@ from .moves import finite_nonneg, next_value, nonneg
 from .fused_sum import negated_rounded_sum2
 from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts",
+__all__ = ["FmaShape", "OpaqueMul", "apply_step_facts", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts",
            "prove_monotone", "supports_symmetry",
            "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
            "term_lemmas", "up_by_one", "window_lemmas"]
@@ -407,6 +408,28 @@ def step_facts(alg: QueryAlgebra, p: int, s: Int, s2: Int, t: Int, m1: Int, m2: 
             implies(alg, [alg.eq(s2, 1 << (p - 1))], alg.eq(m2, alg.shl(t, p - 1))),  # power of two
             implies(alg, [alg.eq(t, 0)], alg.and_(alg.eq(m1, 0), alg.eq(m2, 0))),  # zero
             implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))]
+
+
+def apply_step_facts(chain: LemmaChain, p: int, s: Int, s2: Int, t: Int, *, t_first: bool = False) -> list[str]:
+    """:func:`step_facts` of the products s * t and s2 * t (t * s and t * s2 with ``t_first``: the order the model
+    multiplies in) as lemmas, one per fact, proved on fresh constants and applied to the run's terms s, s2, t, whose
+    products are then the model's own (the same function builds both).  One lemma per fact: a premise that is one
+    equality lets the solver substitute it (the six as one lemma: no answer in 120 s at 11 bits).  Returns the
+    applications' texts (empty when a lemma was not proved: the chain says which)."""
+    apps: list[str] = []
+    for i, what in enumerate(("the step s + 1", "the binade's end s = 2^p - 1", "the binade's start 2^(p-1)",
+                              "t = 0", "s = 0", "s2 = 0")):
+
+        def fact(g: QueryAlgebra, v: list[Int], i: int = i) -> Bool:
+            s_, s2_, t_ = v
+            mul = (lambda x, y: g.mul(y, x)) if t_first else g.mul
+            return step_facts(g, p, s_, s2_, t_, mul(s_, t_), mul(s2_, t_))[i]
+
+        order = "t * s" if t_first else "s * t"
+        if not chain.establish(lemma(f"ring ({p}-bit significands, {order}): {what}", fact, [s, s2, t]), [s, s2, t]):
+            return []
+        apps.append(chain.applied_last)
+    return apps
 
 
 def _product_lemma(sh: FmaShape, moved: bool) -> Part:

@@ -6,7 +6,7 @@ import copy
 from dataclasses import replace
 from typing import Callable, NamedTuple, Optional
 
-from ...encodings.algebra import Int
+from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
 from ...errors import InputError
 from ...formats import Format, get_format
@@ -18,6 +18,7 @@ from ..formula import Domain
 from ...op_proofs import addmul, efdpa, fma, gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...op_proofs.moves import next_moves, smallest_positive
 from ...proof_kernel.blocks import Block, pin_block
+from ...proof_kernel.chain import LemmaChain
 from ...proof_kernel.parts import PartsProof
 from .monotone_search import search as search_candidates
 from .common import (
@@ -34,7 +35,8 @@ from .common import (
     unknown_result,
 )
 
-__all__ = ["MONOTONE_PROVERS", "Prover", "monotone_prover", "monotone_script", "monotonicity", "raised_inputs"]
+__all__ = ["MONOTONE_FACTS", "MONOTONE_PROVERS", "MonotoneFacts", "MoveFormula", "Prover", "monotone_facts", "monotone_prover",
+           "monotone_script", "monotonicity", "raised_inputs"]
 
 
 class Prover(NamedTuple):
@@ -51,10 +53,60 @@ MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
     "tr-fdpa": (Prover(trfdpa.supports_monotone, trfdpa.prove_monotone),),
     "gtr-fdpa": (Prover(gtrfdpa.supports_monotone, gtrfdpa.prove_monotone),),
     "gst-fdpa": (Prover(gstfdpa.supports_monotone, gstfdpa.prove_monotone),),
-    "e-fdpa": (Prover(efdpa.supports_monotone, efdpa.prove_monotone),),
     "fma": (Prover(fma.supports_monotone, fma.prove_monotone),),
     "ftz-addmul": (Prover(addmul.supports_monotone, addmul.prove_monotone),),
 }
+
+
+class MonotoneFacts(NamedTuple):
+    """One op's monotonicity as facts in the query's own formula: whether they cover a model with K lanes, and the
+    proof (``facts(chain, formula) -> bool``, ``formula`` a :class:`MoveFormula`: a fact per input position that
+    raising it never lowers D)."""
+
+    supports: Callable[[Model, int], bool]
+    facts: Callable[[LemmaChain, "MoveFormula"], bool]
+
+
+#: the ops whose monotonicity is a chain of facts on the model's own terms (tried before :data:`MONOTONE_PROVERS`)
+MONOTONE_FACTS: dict[str, MonotoneFacts] = {
+    "e-fdpa": MonotoneFacts(efdpa.supports_monotone_facts, efdpa.monotone_facts),  # Alg. 6
+}
+
+
+def monotone_facts(model: Model, K: int) -> Optional[MonotoneFacts]:
+    """The chain of facts that covers ``model`` with K lanes (:data:`MONOTONE_FACTS`), None if none."""
+    op = MONOTONE_FACTS.get(model.kind)
+    return op if op is not None and op.supports(model, K) else None
+
+
+class MoveFormula:
+    """Every single move in one formula: the inputs ``x`` (of the domain, non-negative and finite), and for each input
+    position (:attr:`labels`: c, a_k, b_k, scales) a copy :attr:`raised` with that input raised to its next value
+    (:func:`raised_inputs`); D of each run (terms, not declared: the premise of every fact is then the domain alone,
+    and a check bit-blasts only what it names), and :attr:`drops`: per position, "the raised run's D is below D"
+    (neither NaN).  The property fails iff some drop is satisfiable: :meth:`statement`."""
+
+    def __init__(self, model: Model, K: int, domain: Domain) -> None:
+        alg = self.alg = QueryAlgebra()
+        self.model, self.domain = model, domain
+        x = self.x = InputSet.of(alg, model, K)
+        x.restrict(domain)
+        self.labels = [label for label, _, _ in _positions(x, domain)]
+        self.raised = {label: raised_inputs(alg, x, label, domain) for label in self.labels}
+        out = output_container(model)
+        self.d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
+        self.outputs: dict[str, Int] = {}
+        self.drops: dict[str, Bool] = {}
+        u = unpack(alg, out, self.d)
+        for label, y in self.raised.items():
+            d2 = self.outputs[label] = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
+            u2 = unpack(alg, out, d2)
+            self.drops[label] = alg.all([alg.not_(u.is_nan), alg.not_(u2.is_nan),
+                                         alg.lt(value_key(alg, out, d2), value_key(alg, out, self.d))])
+
+    def statement(self) -> str:
+        """The query's last assertion: some single move lowers D."""
+        return f"(assert {self.alg.raw_bool(self.alg.any(list(self.drops.values())))})"
 
 
 def monotone_prover(model: Model, K: int) -> Optional[Callable[[Model, int, Runner], PartsProof]]:
@@ -150,8 +202,23 @@ def monotonicity(
     first_lanes = [lb for lb in labels if lb in ("c", "a0", "b0", "sa0", "sb0")]
     passes = ([(quick, first_lanes)] if quick < timeout else []) + [(timeout, labels)]
     # the compositional proof (one T-/TR-/GTR-/GST-/E-FDPA, a chain of FMAs, or FTZ-AddMul's tree), every position at once
-    prove = monotone_prover(model, K) if full else None
     parts_reason = ""
+    op = monotone_facts(model, K) if full else None
+    if op is not None:  # the op's facts on the model's own terms, every position in one formula
+        f = MoveFormula(model, K, domain)
+        chain = LemmaChain(f.alg, run)
+        final = f.statement()
+        r = chain.check_final(final) if op.facts(chain, f) else None
+        if r is not None and r.verdict == "unsat":
+            check_nonempty(model, K, domain, run, prop)
+            return make_result(prop, "holds", name, model, K, domain, run, smt2=chain.certificate(final),
+                               extra={"lemmas": len(chain.proven) + len(chain.lemmas)},
+                               reason=f"no single move of one input lowers the output: {len(chain.proven)} facts about the "
+                               f"model's own terms, one per input position last, and {len(chain.lemmas)} lemmas applied to "
+                               f"them ({domain.describe()}, K={K})")
+        last = f"the final check: {r.verdict}" + (f" ({r.reason})" if r is not None and r.reason else "") if r is not None else ""
+        parts_reason = f"facts on the model's terms: {chain.stopped or last}; "
+    prove = monotone_prover(model, K) if full else None
     if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
         proof = prove(model, K, run)
         if proof.verdict == "holds":

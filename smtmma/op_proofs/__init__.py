@@ -9,7 +9,8 @@
   its block scales only move each product's exponent;
 * :mod:`~smtmma.op_proofs.gstfdpa` (GST-FDPA, Alg. 9): error parts (the group
   summand's) and monotonicity, scales included;
-* :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity, symmetry;
+* :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity (facts about the
+  model's own terms, every move in one formula), symmetry, the error bound;
 * :mod:`~smtmma.op_proofs.fma` (FMA, Alg. 3, and its chains, Alg. 4):
   monotonicity, symmetry;
 * :mod:`~smtmma.op_proofs.addmul` (FTZ-AddMul, Alg. 1-2): monotonicity,
@@ -23,9 +24,11 @@
   non-negative inputs and their single moves.
 
 Each op module that proves a property exposes ``supports_<property>(model,
-K)`` and ``prove_<property>(model, K, run, ...)``; the property queries pick
+K)`` and ``prove_<property>(model, K, run, ...)`` (a proof by parts) or a
+function of facts in the query's own formula; the property queries pick
 them from a table keyed by the model's kind
-(:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
+(:data:`smtmma.queries.properties.monotonicity.MONOTONE_FACTS`,
+:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
 :data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`,
 :data:`smtmma.queries.properties.symmetry.SYMMETRY_FACTS`).  The lemmas are
 built over the query algebra (:mod:`smtmma.queries.query_algebra`) and the proof

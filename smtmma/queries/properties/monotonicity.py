@@ -154,10 +154,12 @@ def monotonicity(
     With ``search`` (and the full domain), structured candidate pairs
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
-    is pinned in the query and confirmed by the solver.  Where a
-    compositional proof covers the model (one T-FDPA or a chain of them with C added last, one CDNA3 TR-/GTR-FDPA,
-    FTZ-AddMul's tree, one GST-FDPA with a scale per group, a chain of FMAs, one E-FDPA)
-    it runs next; if it does not prove the property, each
+    is pinned in the query and confirmed by the solver.  Where an op's
+    facts cover the model (:data:`MONOTONE_FACTS`: one E-FDPA), every move is put in one formula
+    (:class:`MoveFormula`) and the facts are proved about the model's own terms, the query's statement last;
+    else, where a compositional proof on stand-ins covers it (:data:`MONOTONE_PROVERS`: one T-FDPA or a chain of
+    them with C added last, one CDNA3 TR-/GTR-FDPA, FTZ-AddMul's tree, one GST-FDPA with a scale per group, a
+    chain of FMAs), that runs next; if neither proves the property, each
     position gets a short solver call (a witness), then the full timeout
     (a proof).  ``blocks``: the pinned witness query (sat), the proof's
     lemmas, or every position's query (unsat).

@@ -216,10 +216,10 @@ def monotonicity(
             return make_result(prop, "holds", name, model, K, domain, run, smt2=chain.certificate(final),
                                extra={"lemmas": len(chain.proven) + len(chain.lemmas)},
                                reason=f"no single move of one input lowers the output: {len(chain.proven)} facts about the "
-                               f"model's own terms, one per input position last, and {len(chain.lemmas)} lemmas applied to "
-                               f"them ({domain.describe()}, K={K})")
-        last = f"the final check: {r.verdict}" + (f" ({r.reason})" if r is not None and r.reason else "") if r is not None else ""
-        parts_reason = f"facts on the model's terms: {chain.stopped or last}; "
+                               f"model's own terms (the last, per input position: raising it never lowers D) and "
+                               f"{len(chain.lemmas)} lemmas applied to them ({domain.describe()}, K={K})")
+        why = chain.stopped if r is None else f"the final check: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+        parts_reason = f"facts on the model's terms: {why}; "
     prove = monotone_prover(model, K) if full else None
     if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
         proof = prove(model, K, run)

@@ -56,7 +56,7 @@ from .moves import finite_nonneg, next_moves, smallest_positive
 from .rounding import negated_output_fact
 
 __all__ = ["EfdpaShape", "error_facts", "magnitude_cases", "monotone_facts", "negated_sum_facts", "rounding_cases", "supports_error_facts",
-           "supports_monotone", "supports_monotone_facts", "supports_symmetry"]
+           "supports_monotone", "supports_symmetry"]
 
 #: cut points (bits of M') of the rounding lemma's cases: each case a few seconds at 278 bits where one is eight
 _CUTS = (50, 100, 200)
@@ -131,6 +131,11 @@ def magnitude_cases(mag_hi: int) -> list[tuple[int, int | None]]:
     return [(lo, hi) for lo, hi in zip(bounds, cuts + [None])]  # type: ignore[operator]
 
 
+def _range_text(name: str, lo: int, hi: int | None) -> str:
+    """The case [2**lo, 2**hi) of :func:`magnitude_cases` in words, for a lemma's label."""
+    return f"2^{lo} <= {name}" if hi is None else f"{name} < 2^{hi}" if not lo else f"2^{lo} <= {name} < 2^{hi}"
+
+
 def _in_case(alg: QueryAlgebra, m: Int, lo: int, hi: int | None) -> Bool:
     parts = ([alg.le(1 << lo, m)] if lo else []) + ([alg.lt(m, 1 << hi)] if hi is not None else [])
     return alg.all(parts)
@@ -165,8 +170,7 @@ def _product_raised(chain: LemmaChain, sh: EfdpaShape, first: Optional[int], who
     apps = apply_step_facts(chain, fm.man_bits + 1, um.sig, um2.sig, uo.sig, t_first=who == "b")
     if not apps:
         return []
-    m1 = alg.mul(unpack(alg, sh.fa, a).sig, unpack(alg, sh.fb, b).sig)  # product(): a's significand times b's
-    m2 = alg.mul(unpack(alg, sh.fa, a2).sig, unpack(alg, sh.fb, b2).sig)
+    m1, m2 = (product(alg, unpack(alg, sh.fa, u), unpack(alg, sh.fb, v))[0].sig for u, v in ((a, b), (a2, b2)))
 
     def raised(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
         x, x2, o, n1, n2 = v
@@ -181,11 +185,6 @@ def _product_raised(chain: LemmaChain, sh: EfdpaShape, first: Optional[int], who
                                  "given, with the ring facts)", raised, args), args):
         return []
     return [*apps, chain.applied_last]
-
-
-def supports_monotone_facts(model: Model, K: int) -> bool:
-    """Whether :func:`monotone_facts` covers the model (as :func:`supports_monotone`)."""
-    return supports_monotone(model, K)
 
 
 def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
@@ -204,7 +203,6 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     """
     alg, model, x = formula.alg, formula.model, formula.x
     sh = EfdpaShape.of(model, x.K)
-    out = output_container(model)
     before = _placed_terms(alg, sh, x)
     n1, m1 = placed_total(alg, [v for v, _ in before], [n for _, n in before])
     chain.prove(f"glue (Alg. 6 line 1): D is RNE-{sh.out.name} of the sum of its terms placed at 2^{sh.floor}",
@@ -250,14 +248,14 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                     alg.all(_rounding_premise(alg, n1, m1, n2, m2)), uses=facts, applied=sums)
         ordered = chain.last
         rounding: list[str] = []
-        for lo, hi in magnitude_cases(sh.mag_hi):
+        for lo, hi in rounding_cases(sh):
 
             def monotone(g: QueryAlgebra, v: Sequence[Any], lo: int = lo, hi: Optional[int] = hi) -> Bool:
                 a1, b1, a2, b2 = v
                 return implies(g, _rounding_premise(g, a1, b1, a2, b2) + [_in_case(g, b2, lo, hi)],
                                _rounds_up(g, sh.out, sh.rne(g, a1, b1), sh.rne(g, a2, b2)))
 
-            where = f"2^{lo} <= M'" if hi is None else f"M' < 2^{hi}" if not lo else f"2^{lo} <= M' < 2^{hi}"
+            where = _range_text("M'", lo, hi)
             args = [n1, m1, n2, m2]
             if not chain.establish(lemma(f"rounding ({where}): M <= M', a negative sign only on a zero sum, give "
                                          f"RNE(M 2^{sh.floor}) <= RNE(M' 2^{sh.floor}), neither NaN", monotone, args), args):
@@ -265,7 +263,6 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
             rounding.append(chain.applied_last)
         chain.prove(f"raising {label} to its next value never lowers D", alg.not_(formula.drops[label]),
                     uses=[glue, glue2, ordered], applied=rounding)
-        assert out.bits == sh.out.bits
     return not chain.stopped
 
 
@@ -342,7 +339,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
                            _in_case(g, m, lo, hi)]
                 return implies(g, premise, g.not_(formula.violation(g, view, X, g.const(0), lam)))
 
-            where = f"2^{lo} <= mag" if hi is None else f"mag < 2^{hi}" if not lo else f"2^{lo} <= mag < 2^{hi}"
+            where = _range_text("mag", lo, hi)
             chain.establish(lemma(f"RNE-{out.name} of (-1)^neg * mag * 2^{floor}, {where}, errs by at most {lam} * 1/2 ulp "
                                   "(or the output is not finite)", statement, args), args)
 

@@ -26,6 +26,7 @@ model's is the step no solver checks.
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import accumulate
 from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
@@ -42,8 +43,8 @@ from ..proof_kernel.parts import Part, all_finite, between, implies, negated_scr
 from ..queries.query_algebra import InputSet, QueryAlgebra, container_format
 from ..simulate import decode_input, lane_scales, output_format, run_model
 
-__all__ = ["Plan", "accumulate_lemma", "ahead_fact", "ordered_step", "ordered_sums", "ahead_step", "carry_fact", "carry_step", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
-           "plan_scales", "rounded_output_facts", "scales_not_nan", "sum_operands", "summand_lemma"]
+__all__ = ["Plan", "accumulate_lemma", "ahead_fact", "ahead_step", "carry_fact", "carry_step", "glue_inputs", "lane_summand", "negated_rounded_sum2", "negated_sum_lemmas",
+           "ordered_step", "ordered_sums", "plan_scales", "rounded_output_facts", "scales_not_nan", "sum_operands", "summand_lemma"]
 
 
 class Plan:
@@ -398,16 +399,13 @@ def ordered_sums(chain: LemmaChain, alg: QueryAlgebra, xs: Sequence[Int], ys: Se
     xs[k] >= 0 and xs[k] <= ys[k] for every k (facts the caller proves) give 0 <= sum xs <= sum ys by Boolean steps
     alone (adding inequalities is what bit-blasting does worst: "raising an early lane" through four 278-bit adders
     had no answer in 120 s).  Returns the applications' texts, None when the lemma was not proved."""
-    sx, sy = alg.sum_all(xs), alg.sum_all(ys)
-    lo, hi = min(0, sx.lo, sy.lo, *(v.lo for v in (*xs, *ys))), max(0, sx.hi, sy.hi, *(v.hi for v in (*xs, *ys)))
+    run_x, run_y = list(accumulate(xs, alg.add)), list(accumulate(ys, alg.add))  # sum_all's running sums
+    every = [*xs, *ys, *run_x, *run_y]
+    span = (min(0, *(v.lo for v in every)), max(0, *(v.hi for v in every)))
     apps: list[str] = []
-    run_x, run_y = alg.add(alg.const(0), xs[0]), alg.add(alg.const(0), ys[0])
-    for x, y in zip(xs[1:], ys[1:]):
-        args = [run_x, run_y, x, y]
+    for args in zip(run_x[:-1], run_y[:-1], xs[1:], ys[1:]):
         if not chain.establish(lemma("running sums: 0 <= x <= x' and 0 <= y <= y' give 0 <= x + y <= x' + y'", ordered_step,
-                                     args, span=(lo, hi)), args):
+                                     list(args), span=span), list(args)):
             return None
         apps.append(chain.applied_last)
-        run_x, run_y = alg.add(run_x, x), alg.add(run_y, y)
     return apps
-

@@ -69,7 +69,7 @@ class MonotoneFacts(NamedTuple):
 
 #: the ops whose monotonicity is a chain of facts on the model's own terms (tried before :data:`MONOTONE_PROVERS`)
 MONOTONE_FACTS: dict[str, MonotoneFacts] = {
-    "e-fdpa": MonotoneFacts(efdpa.supports_monotone_facts, efdpa.monotone_facts),  # Alg. 6
+    "e-fdpa": MonotoneFacts(efdpa.supports_monotone, efdpa.monotone_facts),  # Alg. 6
 }
 
 

@@ -156,3 +156,29 @@ def test_kernel_lemma_is_a_function_applied_to_terms() -> None:
     ok, why = check_text("; smtmma-certificate 2\n" + text.replace("; statement", "; block 1\n; statement"),
                          _solver(), 30)
     assert ok and "1 lemmas proved, 1 statements" in why, why
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_scoped_chain_asserts_an_application_only_where_a_fact_uses_it(scoped: bool) -> None:
+    """A scoped chain's certificate asserts each lemma application inside the check of the fact that used it (the
+    final check rests on the facts alone); an unscoped one asserts it from where it came on.  The checker accepts
+    both forms."""
+    from smtmma.queries.query_algebra import Runner
+
+    alg = QueryAlgebra()
+    x, y = alg.var("x", 4), alg.var("y", 4)
+    lem = lemma("x + y = y + x", lambda A, v: A.eq(A.add(v[0], v[1]), A.add(v[1], v[0])), [x, y])
+    chain = LemmaChain(alg, Runner(_solver(), 30.0, 0), scoped=scoped)
+    assert chain.establish(lem, [x, y])
+    goal = alg.eq(alg.add(x, y), alg.add(y, x))
+    assert chain.prove("x + y = y + x at the run's terms", goal, uses=[], applied=[chain.applied_last])
+    final = f"(assert (not {alg.raw_bool(goal)}))"
+    assert chain.check_final(final).verdict == "unsat"
+    text = chain.certificate(final)
+    app = f"(assert {chain.applied_last})"
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("; lemma 1:"))  # the fact's check
+    inside = lines[at:lines.index("(pop 1)", at)]
+    assert (app in inside, lines.count(app)) == ((True, 1) if scoped else (False, 1))
+    ok, why = check_text("; smtmma-certificate 2\n" + text.replace("; statement", "; block 1\n; statement"), _solver(), 30)
+    assert ok and "2 lemmas proved, 1 statements" in why, why  # the lemma, the fact; the property

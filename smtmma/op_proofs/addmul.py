@@ -3,67 +3,60 @@
 :func:`negated_chain_facts` (symmetry): on (-A, B, -C) every FTZ-Mul and FTZ-Add is the original negated, in the
 order the model runs them.
 
-:func:`prove_monotone`: a compositional proof over Alg. 2's tree of IEEE operations, each monotone.
+:func:`monotone_facts`: every single move of one input in one formula, Alg. 2's tree of IEEE operations each
+monotone.
 
 FTZ-AddMul computes D = c + ((p0 + p1) + (p2 + p3)) per group of P = 4 lanes
 (c + (p0 + p1) for P = 2), every p_k = FTZ-Mul(a_k, b_k) and every + an
 FTZ-Add in FP32 (Alg. 1), the inputs flushed first.  Raising one input moves
 one leaf of that tree, and a tree of operations each monotone in each operand
-is monotone; so the proof is one lemma per operation, on fresh operands, and a
-composition over the tree.  The whole-model query, or even "the FTZ add is
-monotone" as one check, takes minutes (issue 8: 43-50 s for the add alone);
-split by exponent cases, every check here takes seconds.  The lemmas (each a
-check-sat expecting unsat) are, with nn(x) "x is a non-negative non-NaN FP32
-pattern" (sign bit 0, at most +inf: value order is pattern order):
+is monotone.  The whole-model query, or even "the FTZ add is monotone" as one
+check, takes minutes (issue 8: 43-50 s for the add alone); split by exponent
+cases, every lemma here takes seconds.  With nn(x) "x is a non-negative
+non-NaN FP32 pattern" (sign bit 0, at most +inf: value order is pattern
+order), the facts are about the model's own terms, and the lemmas (proved on
+fresh constants) are applied to them:
 
-* **glue** (the model, every input): D equals the tree evaluated with the
-  operations below -- the tree is built here, the model in
-  :func:`simulate.run_model`, and the solver checks they agree;
+* **glue** (a fact per run): D is the tree evaluated with the operations below;
 * **add** (Alg. 1 line 2): nn(x), nn(x'), nn(y), x <= x' give nn results and
   x + y <= x' + y, in exponent cases (x' in x's binade, one or more above;
-  y's exponent field relative to x's), plus a check that the cases cover
-  every input; **add commutes**, for the other operand;
+  y's exponent field relative to x's), and a lemma that the cases cover
+  every input; **add commutes**, for a raised right operand;
 * **mul** (Alg. 1 lines 4-5, inputs flushed, Alg. 2 lines 1-3): raising a
   finite non-negative input to its next value (:func:`~smtmma.op_proofs.moves.next_moves`)
   never lowers the product, by cases: a zero raised, a subnormal raised (it
   flushes to zero), the exponent field up; in the same binade the
-  significand is s + 1 (**next pattern**), the product grows by t
-  (**product step**, an equality the rewriter proves) and rounding is
-  monotone in the exact product (**rounding step**, fresh products);
-  products are nn; **mul commutes**, for b;
-* **c** (Alg. 2 line 1): raising c never lowers flushed c; flushed c is nn;
-* **composition**, one per input position: the tree over fresh variables
-  (one per operation applied), with each lemma assumed as a ground instance
-  at each node the raised input reaches; D of the larger input below D of
-  the smaller is unsat.
-
-As in :mod:`~smtmma.op_proofs.tfdpa`, applying a lemma stated on fresh operands to
-the model's operations is the step no solver checks (the composition names
-each application by its operands); every lemma is a check-sat of the
-certificate.
+  significand product grows by the other significand (the **ring** lemmas of
+  :mod:`~smtmma.op_proofs.fma` at the model's significands) and rounding it
+  is monotone (a lemma whose products are arguments);
+* **c** (Alg. 2 line 1): raising c never lowers flushed c;
+* per node the move reaches, from the leaf up, a fact "not lower"; per input
+  position, "raising it never lowers D"; the query's own statement is last.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from ..encodings.addmul import add, flush_input, mul, round_product
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
-from ..encodings.terms import Specials, Term
+from ..encodings.terms import Term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, value_key
-from ..simulate import decode_input, flush_input_bits, nan_pattern, run_model
+from ..proof_kernel.lemma import lemma
+from ..proof_kernel.parts import implies
+from ..queries.query_algebra import InputSet, QueryAlgebra
+from ..simulate import decode_input, flush_input_bits, nan_pattern
+from .fma import apply_step_facts, step_facts
 from .fused_sum import negated_rounded_sum2
 from .moves import finite_nonneg, next_value
 from .rounding import negated_output_fact
 
-__all__ = ["AddMulOps", "Node", "TreeComposition", "add_lemmas", "addmul_tree", "c_lemma", "evaluate_tree", "glue_lemma",
-           "mul_lemmas", "negated_chain_facts", "prove_monotone", "supports_monotone", "supports_symmetry"]
+__all__ = ["AddMulLemmas", "AddMulOps", "Node", "addmul_tree", "evaluate_tree", "monotone_facts", "negated_chain_facts", "supports_monotone",
+           "supports_symmetry"]
 
 
 def supports_monotone(model: Model, K: int) -> bool:
@@ -139,16 +132,7 @@ def _nn(alg: QueryAlgebra, f32: Format, x: Int) -> Bool:
     return alg.le(x, f32.inf_bits())
 
 
-# -- lemmas -------------------------------------------------------------------------------------------
-
-
-def glue_lemma(model: Model, K: int, ops: AddMulOps) -> Part:
-    alg = QueryAlgebra()
-    x = InputSet.of(alg, model, K)
-    d = run_model(alg, model, x.a, x.b, x.c)
-    t = evaluate_tree(alg, ops, addmul_tree(K, model.P or 0), list(x.a), list(x.b), x.c)
-    return Part(f"glue: the model's D is Alg. 2's tree of FTZ-Mul, FTZ-Add and flushed c (K={K}, P={model.P}, every input)",
-                  negated_script(alg, alg.eq(d, t)))
+# -- the ops' cases ----------------------------------------------------------------------------------
 
 
 #: exponent-field cases of the add lemma: (e(x') - e(x) range, e(y) - e(x) ranges); None: unbounded
@@ -166,38 +150,10 @@ def _in_case(alg: QueryAlgebra, d: Int, rng: tuple[Union[int, None], Union[int, 
     return alg.all(parts)
 
 
-def _add_operands(alg: QueryAlgebra, ops: AddMulOps) -> tuple[Int, Int, Int, list[Bool], Int, Int]:
-    """Fresh x <= x', y, all nn; the premise list and the exponent-field differences e(x') - e(x), e(y) - e(x)."""
-    f = ops.f32
-    x, x2, y = (alg.var(n, f.bits) for n in ("x", "x2", "y"))
-    premise = [_nn(alg, f, x), _nn(alg, f, x2), _nn(alg, f, y), alg.le(x, x2)]
-    e = [alg.bits(v, f.bits - 2, f.man_bits) for v in (x, x2, y)]
-    return x, x2, y, premise, alg.sub(e[1], e[0]), alg.sub(e[2], e[0])
-
-
 def _add_monotone(alg: QueryAlgebra, ops: AddMulOps, x: Int, x2: Int, y: Int) -> Bool:
     """The add lemma's conclusion: nn(x + y), nn(x' + y), x + y <= x' + y."""
     r1, r2 = ops.add(alg, x, y), ops.add(alg, x2, y)
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
-
-
-def add_lemmas(ops: AddMulOps) -> list[Part]:
-    out = []
-    alg = QueryAlgebra()
-    x, x2, y, premise, dx, dy = _add_operands(alg, ops)
-    cases = alg.any(alg.and_(_in_case(alg, dx, cx), _in_case(alg, dy, cy)) for cx, cy in _ADD_CASES)
-    out.append(Part(f"add: the {len(_ADD_CASES)} exponent cases below cover every nn x <= x', y", negated_script(alg, implies(alg, premise, cases))))
-    for cx, cy in _ADD_CASES:
-        alg = QueryAlgebra()
-        x, x2, y, premise, dx, dy = _add_operands(alg, ops)
-        premise += [_in_case(alg, dx, cx), _in_case(alg, dy, cy)]
-        out.append(Part(f"add (Alg. 1 line 2): nn x <= x', nn y give nn sums and x + y <= x' + y, for e(x') - e(x) in "
-                          f"{_show(cx)}, e(y) - e(x) in {_show(cy)}", negated_script(alg, implies(alg, premise, _add_monotone(alg, ops, x, x2, y)))))
-    alg = QueryAlgebra()
-    x, y = alg.var("x", 32), alg.var("y", 32)
-    out.append(Part("add commutes: x + y = y + x for nn x, y",
-                      negated_script(alg, implies(alg, [_nn(alg, ops.f32, x), _nn(alg, ops.f32, y)], alg.eq(ops.add(alg, x, y), ops.add(alg, y, x))))))
-    return out
 
 
 def _show(rng: tuple[Union[int, None], Union[int, None]]) -> str:
@@ -205,186 +161,224 @@ def _show(rng: tuple[Union[int, None], Union[int, None]]) -> str:
     return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
 
 
-def _mul_operands(alg: QueryAlgebra, ops: AddMulOps) -> tuple[Int, Int, Int, list[Bool]]:
-    """Fresh raw inputs x, its next value x', and y, all finite non-negative."""
-    f = ops.fin
-    x, x2, y = (alg.var(n, f.bits) for n in ("x", "x2", "y"))
-    return x, x2, y, [finite_nonneg(alg, f, x), finite_nonneg(alg, f, x2), finite_nonneg(alg, f, y), next_value(alg, f, x, x2)]
-
-
 def _mul_monotone(alg: QueryAlgebra, ops: AddMulOps, r1: Int, r2: Int) -> Bool:
     return alg.all([_nn(alg, ops.f32, r1), _nn(alg, ops.f32, r2), alg.le(r1, r2)])
 
 
-def mul_lemmas(ops: AddMulOps) -> list[Part]:
-    f, f32 = ops.fin, ops.f32
-    out = []
-    cases: list[tuple[str, Callable[[QueryAlgebra, Int, Int], Bool]]] = [
-        ("x is a zero", lambda alg, x, x2: unpack(alg, f, x).is_zero),
-        ("x is subnormal (flushed to +0)", lambda alg, x, x2: alg.and_(alg.not_(unpack(alg, f, x).is_zero),
-                                                                       alg.eq(alg.bits(x, f.bits - 2, f.man_bits), 0))),
-        ("x normal, the exponent field up by one", lambda alg, x, x2: alg.and_(
-            alg.ne(alg.bits(x, f.bits - 2, f.man_bits), 0),
-            alg.ne(alg.bits(x, f.bits - 2, f.man_bits), alg.bits(x2, f.bits - 2, f.man_bits)))),
-    ]
-    for what, case in cases:
-        alg = QueryAlgebra()
-        x, x2, y, premise = _mul_operands(alg, ops)
-        goal = _mul_monotone(alg, ops, ops.mul(alg, x, y), ops.mul(alg, x2, y))
-        out.append(Part(f"mul (Alg. 1 lines 4-5, inputs flushed): raising x to its next value never lowers x * y; {what}",
-                          negated_script(alg, implies(alg, premise + [case(alg, x, x2)], goal))))
-    # the same binade: the cases above and this one cover every move (zero, subnormal, normal: field up or not)
-    alg = QueryAlgebra()
-    x, x2, y, premise = _mul_operands(alg, ops)
-    ex, ex2 = alg.bits(x, f.bits - 2, f.man_bits), alg.bits(x2, f.bits - 2, f.man_bits)
-    premise += [alg.ne(ex, 0), alg.eq(ex, ex2)]
-    u, u2 = ops.dec(alg, x), ops.dec(alg, x2)
-    same = alg.all([alg.eq(u2.sig, alg.add(u.sig, 1)), alg.eq(u2.exp, u.exp), alg.not_(u.neg), alg.not_(u2.neg),
-                    alg.not_(alg.any([u.is_zero, u.is_inf, u.is_nan, u2.is_zero, u2.is_inf, u2.is_nan]))])
-    out.append(Part("mul, x normal in the same binade as x' (next pattern): x' has x's exponent and significand s + 1, "
-                      "both positive finite", negated_script(alg, implies(alg, premise, same))))
-    probe = QueryAlgebra()
-    ps = unpack(probe, f, probe.var("x", f.bits))
-    alg = QueryAlgebra()
-    s = ranged_var(alg, "s", 0, ps.sig.hi - 1)
-    t = ranged_var(alg, "t", 0, ps.sig.hi)
-    out.append(Part("mul, product step: (s + 1) * t = s * t + t (significands, exact)",
-                      negated_script(alg, alg.eq(alg.mul(alg.add(s, 1), t), alg.add(alg.mul(s, t), t)))))
-    alg = QueryAlgebra()
-    s, t = ranged_var(alg, "s", 0, ps.sig.hi - 1), ranged_var(alg, "t", 0, ps.sig.hi)
-    P = ranged_var(alg, "P", 0, alg.mul(s, t).hi)
-    e = ranged_var(alg, "e", 2 * ps.exp.lo, 2 * ps.exp.hi)
-    none = Specials(alg.bconst(False), alg.bconst(False), alg.bconst(False))
-    frac = 2 * ps.frac
-    r1 = round_product(alg, Term(alg.bconst(False), P, e, frac), none, out=f32, ftz=True, nan_bits=ops.nan)
-    r2 = round_product(alg, Term(alg.bconst(False), alg.add(P, t), e, frac), none, out=f32, ftz=True, nan_bits=ops.nan)
-    out.append(Part("mul, rounding step: for an exact non-negative product P * 2**(e - frac), rounding P + t gives no less "
-                      "than rounding P (FTZ-Mul's RNE and flush, fresh P, t, e)", negated_script(alg, _mul_monotone(alg, ops, r1, r2))))
-    alg = QueryAlgebra()
-    x, y = alg.var("x", f.bits), alg.var("y", f.bits)
-    ok = [finite_nonneg(alg, f, x), finite_nonneg(alg, f, y)]
-    m = ops.mul(alg, x, y)
-    out.append(Part("mul of finite non-negative inputs is nn, and commutes: x * y = y * x",
-                      negated_script(alg, implies(alg, ok, alg.and_(_nn(alg, f32, m), alg.eq(m, ops.mul(alg, y, x)))))))
-    return out
+# -- monotonicity: every single move, in the query's own formula ---------------------------------------------
 
 
-def c_lemma(ops: AddMulOps) -> Part:
-    alg = QueryAlgebra()
-    f = ops.fc
-    c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
-    r1, r2 = ops.c(alg, c), ops.c(alg, c2)
-    goal = alg.all([_nn(alg, ops.f32, r1), alg.or_(alg.not_(alg.and_(finite_nonneg(alg, f, c2), next_value(alg, f, c, c2))),
-                                                   alg.and_(_nn(alg, ops.f32, r2), alg.le(r1, r2)))])
-    return Part("c (Alg. 2 line 1): flushed c is nn, and raising c to its next value never lowers it",
-                negated_script(alg, implies(alg, [finite_nonneg(alg, f, c)], goal)))
+def _product_of(g: QueryAlgebra, ops: AddMulOps, a: Int, b: Int, m: Int) -> Int:
+    """FTZ-Mul of raw inputs a and b whose significand product is the term ``m`` (the model's own, a's first)."""
+    u, v = ops.dec(g, a), ops.dec(g, b)
+    specials = product(g, u, v)[1]  # NaN and infinities do not involve the significands' product
+    return round_product(g, Term(g.xor(u.neg, v.neg), m, g.add(u.exp, v.exp), u.frac + v.frac), specials, out=ops.f32,
+                         ftz=True, nan_bits=ops.nan)
 
 
-# -- composition ----------------------------------------------------------------------------------------
+class AddMulLemmas:
+    """The lemmas of one FTZ-AddMul, established in ``chain`` when first applied (each proved once on fresh constants)."""
+
+    def __init__(self, chain: LemmaChain, ops: AddMulOps) -> None:
+        self.chain, self.ops = chain, ops
+        self.alg = chain.alg
+
+    def apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Int]], Bool], args: list[Int], *,
+              patterns: bool = False) -> Optional[str]:
+        """``statement`` as a lemma applied to ``args`` (None when it was not proved); ``patterns``: every argument an
+        FP32 pattern, the lemma stated for all 2**32 of them (one lemma for every node, whatever its term's range)."""
+        span = (0, (1 << self.ops.f32.bits) - 1) if patterns else None
+        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args, span=span), args) else None
+
+    def nn(self, g: QueryAlgebra, x: Int) -> Bool:
+        return _nn(g, self.ops.f32, x)
+
+    def mul_raised(self, who: str, a: Int, b: Int, a2: Int, b2: Int) -> Optional[list[str]]:
+        """Applications giving nn(x * y), nn(x' * y), x * y <= x' * y for input ``who`` (a or b) raised: three moves
+        by cases (a zero, a subnormal flushed to +0, the exponent field up), and the same binade through the ring
+        facts of the model's significand product (:func:`~smtmma.op_proofs.fma.apply_step_facts`) and a lemma whose
+        products are arguments (the rounding of an exact product whose significand grows by t)."""
+        ops, f, alg = self.ops, self.ops.fin, self.alg
+        ex = lambda g, v: g.bits(v, f.bits - 2, f.man_bits)  # noqa: E731
+
+        def mul(g: QueryAlgebra, x: Int, y: Int) -> Int:
+            return ops.mul(g, x, y) if who == "a" else ops.mul(g, y, x)
+
+        cases: list[tuple[str, Callable[[QueryAlgebra, Int, Int], Bool]]] = [
+            ("x is a zero", lambda g, x, x2: unpack(g, f, x).is_zero),
+            ("x is subnormal (flushed to +0)", lambda g, x, x2: g.and_(g.not_(unpack(g, f, x).is_zero), g.eq(ex(g, x), 0))),
+            ("x normal, the exponent field up by one", lambda g, x, x2: g.and_(g.ne(ex(g, x), 0), g.ne(ex(g, x), ex(g, x2)))),
+        ]
+        moved, moved2, other = (a, a2, b) if who == "a" else (b, b2, a)
+        apps = []
+        for what, case in cases:
+
+            def raised(g: QueryAlgebra, v: Sequence[Int], case: Callable[[QueryAlgebra, Int, Int], Bool] = case) -> Bool:
+                x, x2, y = v
+                premise = [finite_nonneg(g, f, x), finite_nonneg(g, f, x2), finite_nonneg(g, f, y), next_value(g, f, x, x2), case(g, x, x2)]
+                return implies(g, premise, _mul_monotone(g, ops, mul(g, x, y), mul(g, x2, y)))
+
+            app = self.apply(f"mul (Alg. 1 lines 4-5, inputs flushed): raising {who} to its next value never lowers a * b; "
+                             f"{what}", raised, [moved, moved2, other])
+            if app is None:
+                return None
+            apps.append(app)
+        um, um2, uo = ops.dec(alg, moved), ops.dec(alg, moved2), ops.dec(alg, other)
+        ring = apply_step_facts(self.chain, f.man_bits + 1, um.sig, um2.sig, uo.sig, t_first=who == "b")
+        if not ring:
+            return None
+        m1 = alg.mul(ops.dec(alg, a).sig, ops.dec(alg, b).sig)
+        m2 = alg.mul(ops.dec(alg, a2).sig, ops.dec(alg, b2).sig)
+
+        def same_binade(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            x, x2, y, n1, n2 = v
+            u, u2, w = ops.dec(g, x), ops.dec(g, x2), ops.dec(g, y)
+            premise = [finite_nonneg(g, f, x), finite_nonneg(g, f, x2), finite_nonneg(g, f, y), next_value(g, f, x, x2),
+                       g.ne(ex(g, x), 0), g.eq(ex(g, x), ex(g, x2)), *step_facts(g, f.man_bits + 1, u.sig, u2.sig, w.sig, n1, n2)]
+            before, after = ((x, y), (x2, y)) if who == "a" else ((y, x), (y, x2))
+            return implies(g, premise, _mul_monotone(g, ops, _product_of(g, ops, *before, n1), _product_of(g, ops, *after, n2)))
+
+        app = self.apply(f"mul, {who} normal in the same binade as its next value: the significand product grows by the "
+                         "other's (ring facts given), and rounding it never lowers it", same_binade, [moved, moved2, other, m1, m2])
+        return None if app is None else [*apps, *ring, app]
+
+    def add_raised(self, x: Int, x2: Int, y: Int) -> Optional[list[str]]:
+        """Applications giving nn(x + y), nn(x' + y), x + y <= x' + y for nn x <= x', nn y: the exponent cases
+        (:data:`_ADD_CASES`) and the lemma that they cover every such input."""
+        ops = self.ops
+
+        def cover(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            premise, dx, dy = _add_case_of(g, ops, *v)
+            return implies(g, premise, g.any(g.and_(_in_case(g, dx, cx), _in_case(g, dy, cy)) for cx, cy in _ADD_CASES))
+
+        app = self.apply(f"add: the {len(_ADD_CASES)} exponent cases cover every nn x <= x', nn y", cover, [x, x2, y],
+                         patterns=True)
+        if app is None:
+            return None
+        apps = [app]
+        for cx, cy in _ADD_CASES:
+
+            def case(g: QueryAlgebra, v: Sequence[Int], cx: tuple = cx, cy: tuple = cy) -> Bool:
+                premise, dx, dy = _add_case_of(g, ops, *v)
+                return implies(g, premise + [_in_case(g, dx, cx), _in_case(g, dy, cy)], _add_monotone(g, ops, *v))
+
+            app = self.apply(f"add (Alg. 1 line 2): nn x <= x', nn y give nn sums and x + y <= x' + y, for e(x') - e(x) in "
+                             f"{_show(cx)}, e(y) - e(x) in {_show(cy)}", case, [x, x2, y], patterns=True)
+            if app is None:
+                return None
+            apps.append(app)
+        return apps
+
+    def add_commutes(self, x: Int, y: Int) -> Optional[str]:
+        ops = self.ops
+        return self.apply("add commutes: x + y = y + x for nn x, y", lambda g, v: implies(
+            g, [self.nn(g, v[0]), self.nn(g, v[1])], g.eq(ops.add(g, v[0], v[1]), ops.add(g, v[1], v[0]))), [x, y], patterns=True)
 
 
-class TreeComposition:
-    """The tree over fresh variables: one per operation applied (named by its operands), lemma instances asserted."""
-
-    def __init__(self, model: Model, ops: AddMulOps, K: int) -> None:
-        self.alg = QueryAlgebra()
-        self.ops, self.K = ops, K
-        self.apps: dict[tuple[str, ...], Int] = {}
-        self.facts: list[Bool] = []
-        f, alg = ops.fin, self.alg
-        self.a = [alg.var(f"a{k}", f.bits) for k in range(K)]
-        self.b = [alg.var(f"b{k}", f.bits) for k in range(K)]
-        self.c = alg.var("c", ops.fc.bits)
-        self.premise = [finite_nonneg(alg, f, v) for v in self.a + self.b] + [finite_nonneg(alg, ops.fc, self.c)]
-        self.zero = alg.const(0)
-
-    def app(self, op: str, *args: Int) -> Int:
-        key = (op, *(a.raw for a in args))
-        if key not in self.apps:
-            self.apps[key] = self.alg.var(f"{op}{len(self.apps)}", 32)
-        return self.apps[key]
-
-    def nn(self, x: Int) -> Bool:
-        return _nn(self.alg, self.ops.f32, x)
-
-    def add_step(self, l1: Int, l2: Int, r1: Int, r2: Int) -> Int:
-        """fadd(l1, r1) <= fadd(l2, r2) from the add lemma twice and commutativity twice; fadd(l2, r2)'s variable."""
-        alg, nn = self.alg, self.nn
-        for x, x2, y in ((l1, l2, r1), (r1, r2, l2)):
-            s1, s2 = self.app("fadd", x, y), self.app("fadd", x2, y)
-            self.facts.append(implies(alg, [nn(x), nn(x2), nn(y), alg.le(x, x2)], alg.all([nn(s1), nn(s2), alg.le(s1, s2)])))
-        for x, y in ((l2, r1), (r2, l2)):
-            self.facts.append(implies(alg, [nn(x), nn(y)], alg.eq(self.app("fadd", x, y), self.app("fadd", y, x))))
-        return self.app("fadd", l2, r2)
-
-    def leaf(self, tree: Node, a: list[Int], b: list[Int], c: Int, a2: list[Int], b2: list[Int], c2: Int) -> tuple[Int, Int]:
-        alg, f = self.alg, self.ops.fin
-        if tree[0] == "zero":
-            return self.zero, self.zero
-        if tree[0] == "c":
-            v1, v2 = self.app("fc", c), self.app("fc", c2)
-            moved = next_value(alg, self.ops.fc, c, c2)
-            self.facts.append(implies(alg, [finite_nonneg(alg, self.ops.fc, c)], alg.and_(
-                self.nn(v1), implies(alg, [finite_nonneg(alg, self.ops.fc, c2), moved], alg.and_(self.nn(v2), alg.le(v1, v2))))))
-            return v1, v2
-        k = tree[1]  # type: ignore[misc]
-        x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
-        for u, v in ((x, y), (x2, y2), (x2, y)):
-            self.facts.append(implies(alg, [finite_nonneg(alg, f, u), finite_nonneg(alg, f, v)],
-                                       alg.and_(self.nn(self.app("fmul", u, v)), alg.eq(self.app("fmul", u, v), self.app("fmul", v, u)))))
-        for u, u2, v in ((x, x2, y), (y, y2, x2)):  # raise a (b fixed), then b (a raised or not): fmul(b, a) by commutativity
-            m1, m2 = self.app("fmul", u, v), self.app("fmul", u2, v)
-            self.facts.append(implies(alg, [finite_nonneg(alg, f, u), finite_nonneg(alg, f, u2), finite_nonneg(alg, f, v), next_value(alg, f, u, u2)],
-                                       alg.all([self.nn(m1), self.nn(m2), alg.le(m1, m2)])))
-        return self.app("fmul", x, y), self.app("fmul", x2, y2)
-
-    def walk(self, tree: Node, *inputs: object) -> tuple[Int, Int]:
-        if tree[0] != "add":
-            return self.leaf(tree, *inputs)  # type: ignore[arg-type]
-        l1, l2 = self.walk(tree[1], *inputs)  # type: ignore[arg-type]
-        r1, r2 = self.walk(tree[2], *inputs)  # type: ignore[arg-type]
-        return self.app("fadd", l1, r1), self.add_step(l1, l2, r1, r2)
-
-    def position(self, tree: Node, label: str) -> Part:
-        """Raising input ``label`` (c, a<k>, b<k>) never lowers D, from the lemma instances along the tree."""
-        alg, ops = self.alg, self.ops
-        a2, b2, c2 = list(self.a), list(self.b), self.c
-        who = label[0]
-        if who == "c":
-            c2 = alg.var("c_2", ops.fc.bits)
-            raised, moved = c2, next_value(alg, ops.fc, self.c, c2)
-        else:
-            k = int(label[1:])
-            lanes = a2 if who == "a" else b2
-            lanes[k] = alg.var(f"{label}_2", ops.fin.bits)
-            raised, moved = lanes[k], next_value(alg, ops.fin, (self.a if who == "a" else self.b)[k], lanes[k])
-        fmt = ops.fc if who == "c" else ops.fin
-        d1, d2 = self.walk(tree, self.a, self.b, self.c, a2, b2, c2)
-        f32 = ops.f32
-        u1, u2 = unpack(alg, f32, d1), unpack(alg, f32, d2)
-        drop = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.lt(value_key(alg, f32, d2), value_key(alg, f32, d1))])
-        for p in self.premise + [finite_nonneg(alg, fmt, raised), moved] + self.facts:
-            alg.assert_(p)
-        return Part(f"composition: raising {label} never lowers D (the tree, each operation's lemma at each node)",
-                      alg.script(f"(assert {alg.raw_bool(drop)})"))
+def _add_case_of(g: QueryAlgebra, ops: AddMulOps, x: Int, x2: Int, y: Int) -> tuple[list[Bool], Int, Int]:
+    """The add lemma's premise on x <= x', y (all nn) and the exponent-field differences e(x') - e(x), e(y) - e(x)."""
+    f = ops.f32
+    premise = [_nn(g, f, x), _nn(g, f, x2), _nn(g, f, y), g.le(x, x2)]
+    e = [g.bits(v, f.bits - 2, f.man_bits) for v in (x, x2, y)]
+    return premise, g.sub(e[1], e[0]), g.sub(e[2], e[0])
 
 
-def _positions(K: int) -> list[str]:
-    return ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.MoveFormula`, every single move of one input beside the inputs),
+    that leave its final check ("some move lowers D") Boolean steps.
 
-
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of one input lowers FTZ-AddMul's D (all finite non-negative inputs).
-
-    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    On the model's own terms: each run's D is Alg. 2's tree of FTZ-Mul, FTZ-Add and flushed c (the glue, a fact per
+    run); every node of the inputs' tree is nn (facts, from the leaves up); for each input position, walking up from
+    the raised leaf, the node the move reaches is not lower (a fact per node, from the op's lemmas applied to the
+    model's operands: mul by cases and the ring facts, flushed c, add by exponent cases and commutativity; the
+    other operand is the same term in both runs); so no move lowers D (a fact per position).  False when one is not
+    proved (the chain says which).
     """
+    alg, model, x = formula.alg, formula.model, formula.x
     ops = AddMulOps.of(model)
-    tree = addmul_tree(K, model.P or 0)
-    lemmas = [glue_lemma(model, K, ops), *mul_lemmas(ops), c_lemma(ops), *add_lemmas(ops)]
-    lemmas += [TreeComposition(model, ops, K).position(tree, label) for label in _positions(K)]
-    proof = run_parts(lemmas, run)
-    proof.summary = "glue, each operation monotone by exponent cases, commutativity, composition over Alg. 2's tree"
-    return proof
+    tree = addmul_tree(x.K, model.P or 0)
+    lem = AddMulLemmas(chain, ops)
+    f32, fin, fc = ops.f32, ops.fin, ops.fc
+    chain.prove(f"glue (Alg. 2): D is the tree of FTZ-Mul, FTZ-Add and flushed c (K={x.K}, P={model.P})",
+                alg.eq(formula.d, evaluate_tree(alg, ops, tree, list(x.a), list(x.b), x.c)), uses=[])
+    glue = chain.last
+    nn: dict[str, Optional[int]] = {}  # a node's value -> the fact that it is nn
+
+    def nn_fact(v: Int, what: str, uses: list[Optional[int]], apps: Sequence[str] = ()) -> Optional[int]:
+        key = str(v.raw)
+        if key not in nn:
+            chain.prove(f"{what} is a non-negative non-NaN FP32 pattern", _nn(alg, f32, v), uses=uses, applied=list(apps))
+            nn[key] = chain.last
+        return nn[key]
+
+    def values(tree: Node, y: InputSet) -> Int:
+        return evaluate_tree(alg, ops, tree, list(y.a), list(y.b), y.c)
+
+    def nn_tree(tree: Node) -> Optional[int]:  # the inputs' tree, leaves up
+        if tree[0] == "add":
+            left, right = nn_tree(tree[1]), nn_tree(tree[2])  # type: ignore[misc]
+            l_, r_ = values(tree[1], x), values(tree[2], x)  # type: ignore[misc]
+            app = lem.apply("add of nn x, y is nn", lambda g, v: implies(g, [lem.nn(g, v[0]), lem.nn(g, v[1])],
+                                                                          lem.nn(g, ops.add(g, v[0], v[1]))), [l_, r_],
+                            patterns=True)
+            return nn_fact(ops.add(alg, l_, r_), "an FTZ-Add node", [left, right], [app] if app else [])
+        if tree[0] == "p":
+            k = tree[1]  # type: ignore[misc]
+            app = lem.apply("mul of finite non-negative inputs is nn", lambda g, v: implies(
+                g, [finite_nonneg(g, fin, v[0]), finite_nonneg(g, fin, v[1])], lem.nn(g, ops.mul(g, v[0], v[1]))), [x.a[k], x.b[k]])
+            return nn_fact(ops.mul(alg, x.a[k], x.b[k]), f"product {k}", [], [app] if app else [])
+        if tree[0] == "c":
+            return nn_fact(ops.c(alg, x.c), "flushed c", [])
+        return None  # a padding lane: the constant 0
+
+    nn_tree(tree)
+    if chain.stopped:
+        return False
+    for label in formula.labels:
+        y = formula.raised[label]
+        chain.prove(f"glue, {label} raised: D is the tree of FTZ-Mul, FTZ-Add and flushed c",
+                    alg.eq(formula.outputs[label], values(tree, y)), uses=[])
+        glue2 = chain.last
+
+        def up(tree: Node) -> Optional[int]:
+            """The fact "this node's value in the raised run is nn and not below the inputs'", None when the move does
+            not reach the node (the same term in both runs)."""
+            v1, v2 = values(tree, x), values(tree, y)
+            if v1.raw == v2.raw or tree[0] == "zero":
+                return None
+            if tree[0] == "c":
+                c_up = lem.apply("c (Alg. 2 line 1): raising c to its next value never lowers flushed c, both nn", lambda g, v: implies(
+                    g, [finite_nonneg(g, fc, v[0]), finite_nonneg(g, fc, v[1]), next_value(g, fc, v[0], v[1])],
+                    g.all([lem.nn(g, ops.c(g, v[0])), lem.nn(g, ops.c(g, v[1])), g.le(ops.c(g, v[0]), ops.c(g, v[1]))])), [x.c, y.c])
+                apps = [c_up] if c_up else []
+                uses: list[Optional[int]] = []
+            elif tree[0] == "p":
+                k = tree[1]  # type: ignore[misc]
+                apps = lem.mul_raised(label[0], x.a[k], x.b[k], y.a[k], y.b[k]) or []
+                uses = []
+            else:
+                left, right = up(tree[1]), up(tree[2])  # type: ignore[misc]
+                l1, l2, r1, r2 = values(tree[1], x), values(tree[1], y), values(tree[2], x), values(tree[2], y)  # type: ignore[misc]
+                if left is not None:  # the left operand raised: x + y <= x' + y
+                    apps = lem.add_raised(l1, l2, r1) or []
+                    uses = [left, nn.get(str(r1.raw))]
+                else:  # the right one: y + x = x + y <= x' + y = y + x' (commutativity at both ends)
+                    ends = [lem.add_commutes(l1, r1), lem.add_commutes(l1, r2)]
+                    apps = [*(lem.add_raised(r1, r2, l1) or []), *(e for e in ends if e)]
+                    uses = [right, nn.get(str(l1.raw))]
+            if chain.stopped:
+                return None
+            chain.prove(f"{label} raised: {tree[0]} node not lower, both nn", alg.all([_nn(alg, f32, v1), _nn(alg, f32, v2), alg.le(v1, v2)]),
+                        uses=uses, applied=apps)
+            return chain.last
+
+        root = up(tree)
+        if chain.stopped:
+            return False
+        chain.prove(f"raising {label} to its next value never lowers D", alg.not_(formula.drops[label]),
+                    uses=[glue, glue2, root])
+    return not chain.stopped
 
 
 # -- symmetry: every FTZ-Mul and FTZ-Add of the negated inputs negated ---------------------------------------

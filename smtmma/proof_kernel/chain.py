@@ -48,8 +48,12 @@ def chain_text(prelude: Sequence[str], context: Sequence[str], steps: Sequence[t
     premise of every fact and of the statement; ``steps`` in order: ``("fact",
     label, X, uses)`` (a fact proved under the earlier facts ``uses``, indices
     into the facts, or under every earlier fact and application when None) or
-    ``("apply", text)`` (a lemma of ``lemmas`` applied); ``final``: the
-    property's assertion ``(assert Y)``, Y unsatisfiable with the premise.
+    ``("apply", text)`` (a lemma of ``lemmas`` applied, asserted from there on);
+    a fact ``("fact", label, X, uses, apps)`` instead names the applications
+    its check rests on (texts), asserted in its scope only: a chain of hundreds
+    of applications then does not carry them all into every later check;
+    ``final``: the property's assertion ``(assert Y)``, Y unsatisfiable with
+    the premise.
     """
     terms = [assertion_term(c) for c in context]
     premise = "true" if not terms else terms[0] if len(terms) == 1 else f"(and {' '.join(terms)})"
@@ -62,9 +66,10 @@ def chain_text(prelude: Sequence[str], context: Sequence[str], steps: Sequence[t
         if step[0] == "apply":
             lines.append(f"(assert {step[1]})")  # active from here on, in every later check
             continue
-        _, label, raw, uses = step
+        _, label, raw, uses, *scoped = step
         name = f"fact{len(facts) + 1}"
         used = [f"(assert fact{j + 1})" for j in (range(len(facts)) if uses is None else uses)]
+        used += [f"(assert {a})" for a in (scoped[0] if scoped else ())]
         names = "every earlier fact" if uses is None else (", ".join(str(j + 1) for j in uses) or "none")
         lines += [f"; lemma {len(facts) + 1}: {label} (uses: {names})",
                   f"(define-fun {name} () Bool (=> premise {raw}))",
@@ -92,7 +97,10 @@ class LemmaChain:
     of its own; one it has not answered in :data:`SESSION_BUDGET` seconds is
     asked as a script.  ``apply(lemma, args)``
     asserts a :class:`Lemma` (proved on its own, see :meth:`Lemma.proof`) at
-    the run's terms.  On sat or unknown the chain stops.
+    the run's terms.  With ``scoped`` each fact's certificate check asserts
+    the applications its proof used and no other (in the certificate as in
+    the solver session), and the final check rests on the facts alone.  On
+    sat or unknown the chain stops.
     """
 
     alg: "QueryAlgebra"
@@ -108,6 +116,11 @@ class LemmaChain:
     session: Optional["Session"] = None
     _sent: tuple[int, int, int] = (0, 0, 0)
     _no_session: bool = False
+    #: applications asserted only in the checks that use them (see :func:`chain_text`); False keeps every one asserted
+    #: from where it came on, the form of the certificates made before it
+    scoped: bool = False
+    #: per fact in ``proven``, the texts of the applications its check asserted
+    fact_apps: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def applied_last(self) -> str:
@@ -154,12 +167,13 @@ class LemmaChain:
         self.apply(lemma, args)
         return True
 
-    def record(self, label: str, raw: str, uses: Optional[tuple[int, ...]] = None) -> None:
-        """A fact proved (unsat of its negation under every assertion so far, or under the facts ``uses``),
-        asserted now."""
+    def record(self, label: str, raw: str, uses: Optional[tuple[int, ...]] = None, apps: Sequence[str] = ()) -> None:
+        """A fact proved (unsat of its negation under every assertion so far, or under the facts ``uses`` and the
+        applications ``apps``, their texts), asserted now."""
         self.alg.asserts.append(f"(assert {raw})")
         self.order.append(("fact", len(self.proven)))
         self.proven.append((label, raw, uses))
+        self.fact_apps.append(tuple(apps))
 
     def prove(self, label: str, goal: Bool, uses: Optional[Sequence[Optional[int]]] = None, *,
               applied: Union[bool, Sequence[str]] = False) -> bool:
@@ -190,7 +204,7 @@ class LemmaChain:
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False
-        self.record(label, raw, deps)
+        self.record(label, raw, deps, [assertion_term(a) for a in apps])
         self.last = len(self.proven) - 1
         return True
 
@@ -234,10 +248,14 @@ class LemmaChain:
         ...)`` line), the certificate's last check; in the session when the chain has one, else (or past the
         session's budget, or sat: its ``want`` values are read there) as one script."""
         if self.proven or self.order:
-            r = self._check_in_session(final, apps=self._applied())
+            r = self._check_in_session(final, apps=() if self.scoped else self._applied())
             if r is not None and r.verdict == "unsat":
                 return r
-        return self.runner.check(self.alg.script(final), want)
+        if not self.scoped:
+            return self.runner.check(self.alg.script(final), want)
+        facts = [f"(assert {raw})" for _, raw, _ in self.proven]
+        return self.runner.check("\n".join(["(set-logic QF_BV)", *self.alg.decls, *self.alg.defs, *self._context(),
+                                            *facts, final]) + "\n", want)
 
     def certificate(self, final: str) -> str:
         """The certificate script (:func:`chain_text`): every lemma and fact proved, then the property ``final``
@@ -245,5 +263,8 @@ class LemmaChain:
         alg = self.alg
         defs = set(lem.definition for lem in self.lemmas)
         prelude = [d for d in alg.decls if d not in defs] + list(alg.defs)
-        steps = [("apply", x) if kind == "apply" else ("fact", *self.proven[x]) for kind, x in self.order]  # type: ignore[index]
+        if self.scoped:
+            steps = [("fact", *fact, apps) for fact, apps in zip(self.proven, self.fact_apps)]
+        else:
+            steps = [("apply", x) if kind == "apply" else ("fact", *self.proven[x]) for kind, x in self.order]  # type: ignore[index]
         return chain_text(prelude, self._context(), steps, final, lemmas=self.lemmas)

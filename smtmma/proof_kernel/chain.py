@@ -190,23 +190,27 @@ class LemmaChain:
             return False
         raw = self.alg.raw_bool(goal)
         deps = None if uses is None else tuple(sorted({i for i in uses if i is not None}))
-        alg = self.alg
         apps = self._applied() if applied is True or deps is None else [f"(assert {x})" for x in applied or ()]
-        r = self._check_in_session(f"(assert (not {raw}))", apps=apps)
+        negated = f"(assert (not {raw}))"
+        r = self._check_in_session(negated, apps=apps)
         if r is None:  # no session: the same question as one script
             if deps is None:
                 lines = self._chain_lines_in_order()
             else:
                 lines = [f"(assert {self.proven[i][1]})" for i in deps] + apps
-            script = "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines,
-                                f"(assert (not {raw}))"]) + "\n"
-            r = self.runner.check(script, proof=True)
+            r = self.runner.check(self._script(lines, negated), proof=True)
         if r.verdict != "unsat":
             self.stopped = f"lemma {label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
             return False
         self.record(label, raw, deps, [assertion_term(a) for a in apps])
         self.last = len(self.proven) - 1
         return True
+
+    def _script(self, lines: Sequence[str], last: str) -> str:
+        """One script: the formula's declarations, definitions and own assertions, then ``lines`` (facts,
+        applications) and ``last`` (``(assert ...)`` lines)."""
+        alg = self.alg
+        return "\n".join(["(set-logic QF_BV)", *alg.decls, *alg.defs, *self._context(), *lines, last]) + "\n"
 
     def _chain_lines_in_order(self) -> list[str]:
         """The facts and applications asserted so far, in the order they came (``(assert ...)`` lines)."""
@@ -253,9 +257,7 @@ class LemmaChain:
                 return r
         if not self.scoped:
             return self.runner.check(self.alg.script(final), want)
-        facts = [f"(assert {raw})" for _, raw, _ in self.proven]
-        return self.runner.check("\n".join(["(set-logic QF_BV)", *self.alg.decls, *self.alg.defs, *self._context(),
-                                            *facts, final]) + "\n", want)
+        return self.runner.check(self._script([f"(assert {raw})" for _, raw, _ in self.proven], final), want)
 
     def certificate(self, final: str) -> str:
         """The certificate script (:func:`chain_text`): every lemma and fact proved, then the property ``final``

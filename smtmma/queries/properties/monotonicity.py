@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import unpack
@@ -63,7 +63,7 @@ class MonotoneFacts(NamedTuple):
     raising it never lowers D)."""
 
     supports: Callable[[Model, int], bool]
-    facts: Callable[[LemmaChain, Any], bool]
+    facts: Callable[[LemmaChain, "MoveFormula"], bool]
     #: each application asserted only in the checks that use it (:attr:`LemmaChain.scoped`): FTZ-AddMul's ~400
     #: applications with FP32 adders in their bodies, all kept, made the checker take 1,902 s
     scoped: bool = False

@@ -158,6 +158,20 @@ def test_kernel_lemma_is_a_function_applied_to_terms() -> None:
     assert ok and "1 lemmas proved, 1 statements" in why, why
 
 
+def test_range_premise_is_the_applied_lemmas_premise_word_for_word() -> None:
+    """A lemma applied to a term narrower than its width asserts the term's range; ``range_premise`` states exactly
+    those atoms (so one fact answers them for every application), and nothing for a term of full range."""
+    from smtmma.proof_kernel.lemma import range_premise
+
+    alg = QueryAlgebra()
+    e = alg.add(alg.var("x", 4), 3)  # x in [0, 15]: e in [3, 18], 6 bits, narrower than the width's [-32, 31]
+    lem = lemma("e >= 4", lambda A, v: A.le(4, v[0]), [e])
+    premise = alg.raw_bool(range_premise(alg, e))
+    atoms = re.findall(r"\(bvsle [^()]*(?:\([^()]*\)[^()]*)*\)", premise)
+    assert len(atoms) == 2 and all(a.replace(alg.term_text(e, 6), "a0") in lem.definition for a in atoms), (premise, lem.definition)
+    assert range_premise(alg, alg.sub(alg.var("y", 4), 8)).const is True  # [-8, 7]: every 4-bit value
+
+
 @pytest.mark.parametrize("scoped", [False, True])
 def test_scoped_chain_asserts_an_application_only_where_a_fact_uses_it(scoped: bool) -> None:
     """A scoped chain's certificate asserts each lemma application inside the check of the fact that used it (the

@@ -88,7 +88,7 @@ step (:func:`chain_step`, single moves chained), a step with c = +inf stays
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -97,20 +97,22 @@ from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
 from ..encodings.rounding import convert_fixed
 from ..encodings.tfdpa import tfdpa_terms
-from ..formats import get_format
+from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
+from ..proof_kernel.lemma import lemma, range_premise
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import (Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, negated_rounded_sum2, negated_sum_lemmas, plan_scales,
                         rounded_output_facts, scales_not_nan, summand_lemma)
-from .moves import finite_nonneg, nonneg, nonneg_pattern, raised_pattern
-from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
+from .fma import apply_step_facts, step_facts
+from .moves import finite_nonneg, next_moves, nonneg, nonneg_pattern, raised_pattern, smallest_positive
+from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
-           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
+           "gain_goal", "gain_lemma", "monotone_facts", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
            "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
            "supports_monotone", "value_lemma"]
 
@@ -580,6 +582,458 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
     """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
     (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
     return run_parts(monotone_lemmas(model, K), run)
+
+
+# -- monotonicity on the model's own terms: one symbolic move ---------------------------------------------
+
+
+def _lane_term(g: QueryAlgebra, plan: Plan, a: Int, b: Int) -> Term:
+    """A lane's summand as the model forms it from the patterns a, b (Alg. 7 step 1: the exact product)."""
+    via = plan.model.via
+    return product(g, decode_input(g, plan.fa, a, via), decode_input(g, plan.fb, b, via))[0]
+
+
+def _c_term(g: QueryAlgebra, plan: Plan, c: Int) -> Term:
+    """c's summand as the model forms it (Alg. 7 lines 6-7: widened exactly to D's format)."""
+    return input_term(decode_input(g, plan.fc, c, plan.fd.name))
+
+
+class _Wide:
+    """Sums at one width ``W`` (bits): each term sign-extended to W bits and added modulo 2**W, which no sum here
+    reaches.  A linear identity between such sums is one the solver's rewriter normalizes at once (33 summands: 0.0 s);
+    as the algebra builds sums, each one bit wider than its operands, it has to add bit by bit (no answer in 60 s for
+    "(X + Y) + 2w - (P + A) = (X + w - P) + (Y + w - A)")."""
+
+    def __init__(self, W: int) -> None:
+        self.W = W
+
+    def of(self, g: QueryAlgebra, x: Int) -> str:
+        assert x.width <= self.W, (x.width, self.W)
+        text = g.term_text(x)
+        return text if x.width == self.W else f"((_ sign_extend {self.W - x.width}) {text})"
+
+    def lit(self, v: int) -> str:
+        return f"(_ bv{v % (1 << self.W)} {self.W})"
+
+    def term(self, g: QueryAlgebra, text: str) -> Int:
+        """A W-bit expression as a term (every W-bit value in its range), to pass to a lemma."""
+        return Int(g, text, -(1 << (self.W - 1)), (1 << (self.W - 1)) - 1)
+
+    def shl(self, g: QueryAlgebra, x: Int, D: Int) -> str:
+        """2**D x at W bits (a shift of the sign-extended x, which no value here overflows; it distributes over W-bit
+        sums for every argument, so the lemmas that use it carry no range premise the solver must re-derive)."""
+        return f"(bvshl {self.of(g, x)} {self.of(g, D)})"
+
+    def credit(self, g: QueryAlgebra, A: Int, A2: Int, D: Int, w: Int) -> str:
+        """2**D A' + w - A: what a summand aligned at E' (A') and scaled back to E's units leaves over A (aligned
+        at E)."""
+        return f"(bvsub (bvadd {self.shl(g, A2, D)} {self.of(g, w)}) {self.of(g, A)})"
+
+    def times(self, m: int, g: QueryAlgebra, w: Int) -> str:
+        return self.of(g, w) if m == 1 else f"(bvmul {self.lit(m)} {self.of(g, w)})"
+
+    def credits(self, Y: Sequence[str], w: str, A: Sequence[str]) -> str:
+        """(Y_0 + w - A_0) + ... + (Y_k + w - A_k) (W-bit texts), summed left to right as :meth:`credit` terms."""
+        total = f"(bvsub (bvadd {Y[0]} {w}) {A[0]})"
+        for y, a in zip(Y[1:], A[1:]):
+            total = f"(bvadd {total} (bvsub (bvadd {y} {w}) {a}))"
+        return total
+
+    def running(self, X: str, P: str, k: int, w: str) -> str:
+        """X + k w - P (W-bit texts): the credits of k summands, X = 2**D Q and P their running sums."""
+        kw = w if k == 1 else f"(bvmul {self.lit(k)} {w})"
+        return f"(bvsub (bvadd {X} {kw}) {P})"
+
+    @staticmethod
+    def le(g: QueryAlgebra, a: str, b: str) -> Bool:
+        return Bool(g, f"(bvsle {a} {b})")
+
+    @staticmethod
+    def eq(g: QueryAlgebra, a: str, b: str) -> Bool:
+        return Bool(g, f"(= {a} {b})")
+
+
+class _MoveLemmas:
+    """The lemmas of one T-FDPA's monotonicity, each a function of the run's terms (patterns, E, E', sums),
+    established in ``chain`` when first applied."""
+
+    def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: _Wide) -> None:
+        self.chain, self.sh, self.plan, self.first, self.wide = chain, sh, sh.plan, first, wide
+
+    def _apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Any]], Bool], args: list[Any], *,
+               span: Optional[tuple[int, int]] = None) -> Optional[str]:
+        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args, span=span), args) else None
+
+    def realign(self, lane: bool, before: list[Int], after: list[Int], E: Int, E2: Int) -> Optional[str]:
+        """An input pair not moved: its summand aligned at E is at most 2**D times it aligned at E' plus w."""
+        plan, sh = self.plan, self.sh
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            n = len(v) // 2 - 1
+            xs, ys, e, e2 = v[:n], v[n:2 * n], v[-2], v[-1]
+            if lane:
+                t, t2 = _lane_term(g, plan, *xs), _lane_term(g, plan, *ys)
+            else:
+                t, t2 = _c_term(g, plan, xs[0]), _c_term(g, plan, ys[0])
+            fmts = [plan.fa, plan.fb] if lane else [plan.fc]
+            D, w = capped_shift(g, sh, e, e2)
+            A, A2 = aligned(g, t, e, sh.F), aligned(g, t2, e2, sh.F)
+            premise = [*(g.eq(y, x) for x, y in zip(xs, ys)), *(finite_nonneg(g, f, x) for f, x in zip(fmts, xs)),
+                       _below(g, t, e), g.le(e, e2)]
+            wd = self.wide
+            return implies(g, premise, g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), wd.credit(g, A, A2, D, w))]))
+
+        what = "a lane's product" if lane else "c"
+        return self._apply(f"re-alignment ({what} not moved): A(t, E) <= 2^D A(t, E') + w, D = min(E' - E, {sh.Dc}), "
+                           f"w = 2^D - 1, E <= E'", st, [*before, *after, E, E2])
+
+    def _premise(self, g: QueryAlgebra, fm: Format, fo: Optional[Format], x: Int, x2: Int, o: Optional[Int],
+                 t: Term, t2: Term, e: Int, e2: Int, who: str) -> list[Bool]:
+        fin = [finite_nonneg(g, fm, x), finite_nonneg(g, fm, x2)]
+        if fo is not None and o is not None:
+            fin.append(finite_nonneg(g, fo, o))
+        return [*fin, g.any(next_moves(g, fm, x, x2, self.first[who])), _below(g, t, e), _below(g, t2, e2), g.le(e, e2),
+                g.or_(g.eq(e2, e), g.and_(g.ne(t2.sig, 0), g.eq(e2, t2.exp)))]
+
+    def _gained(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> Bool:
+        """A, A' >= 0 and the credit 2**D A' + w - A >= (K + 1) w (2**D A' >= A + K w)."""
+        sh, wd = self.sh, self.wide
+        D, w = capped_shift(g, sh, e, e2)
+        A, A2 = aligned(g, t, e, sh.F), aligned(g, t2, e2, sh.F)
+        c = wd.credit(g, A, A2, D, w)
+        return g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), c), wd.le(g, wd.times(sh.gain_k + 1, g, w), c)])
+
+    def gain(self, who: str, case: str, x: Int, x2: Int, o: Optional[Int], E: Int, E2: Int) -> Optional[str]:
+        """The moved summand's gain, 2**D A(t', E') >= A(t, E) + K w, in one case of the move: ``who`` a, b (``o``
+        the other pattern) or c; ``case`` "far" (a zero moved, or E' > E), "cross" (E' = E, the exponent up by one),
+        "all" (c: every move)."""
+        plan, sh = self.plan, self.sh
+        fm, fo = {"a": (plan.fa, plan.fb), "b": (plan.fb, plan.fa), "c": (plan.fc, None)}[who]
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            if who == "c":
+                x_, x2_, e, e2 = v
+                o_ = None
+                t, t2 = _c_term(g, plan, x_), _c_term(g, plan, x2_)
+            else:
+                x_, x2_, o_, e, e2 = v
+                pair = (lambda m: (m, o_)) if who == "a" else (lambda m: (o_, m))
+                t, t2 = _lane_term(g, plan, *pair(x_)), _lane_term(g, plan, *pair(x2_))
+            u, u2 = unpack(g, fm, x_), unpack(g, fm, x2_)
+            cases = {"far": g.or_(u.is_zero, g.ne(e2, e)),
+                     "cross": g.all([g.eq(e2, e), g.not_(u.is_zero), g.eq(u2.exp, g.add(u.exp, 1))]),
+                     "all": g.bconst(True)}
+            return implies(g, [*self._premise(g, fm, fo, x_, x2_, o_, t, t2, e, e2, who), cases[case]],
+                           self._gained(g, t, t2, e, e2))
+
+        what = {"far": "a zero moved, or E' > E", "cross": "E' = E, the exponent up by one", "all": "every move"}[case]
+        args = [x, x2, E, E2] if who == "c" else [x, x2, o, E, E2]
+        return self._apply(f"gain of the moved summand (raising {who}; {what}): 2^D A(t', E') >= A(t, E) + "
+                           f"{sh.gain_k} w", st, args)
+
+    def same_binade(self, who: str, x: Int, x2: Int, o: Int, E: Int, E2: Int, m1: Int, m2: Int) -> Optional[list[str]]:
+        """The move in one binade (E' = E, the exponent unchanged, not a zero): the ring facts of the model's own
+        significand products (:func:`~smtmma.op_proofs.fma.apply_step_facts`), then a lemma whose products are
+        arguments: the product grows by the other significand, and aligning is monotone in it."""
+        plan, alg = self.plan, self.chain.alg
+        fm, fo = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
+        p = fm.man_bits + 1
+        um, um2, uo = unpack(alg, fm, x), unpack(alg, fm, x2), unpack(alg, fo, o)
+        ring = apply_step_facts(self.chain, p, um.sig, um2.sig, uo.sig, t_first=who == "b")
+        if not ring:
+            return None
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            x_, x2_, o_, e, e2, n1, n2 = v
+            u, u2, w_ = unpack(g, fm, x_), unpack(g, fm, x2_), unpack(g, fo, o_)
+            ua, ub = (u, w_) if who == "a" else (w_, u)
+            ua2, ub2 = (u2, w_) if who == "a" else (w_, u2)
+            t = Term(g.xor(ua.neg, ub.neg), n1, g.add(ua.exp, ub.exp), ua.frac + ub.frac)
+            t2 = Term(g.xor(ua2.neg, ub2.neg), n2, g.add(ua2.exp, ub2.exp), ua2.frac + ub2.frac)
+            premise = [*self._premise(g, fm, fo, x_, x2_, o_, t, t2, e, e2, who), g.eq(e2, e), g.not_(u.is_zero),
+                       g.eq(u2.exp, u.exp), *step_facts(g, p, u.sig, u2.sig, w_.sig, n1, n2)]
+            return implies(g, premise, self._gained(g, t, t2, e, e2))
+
+        app = self._apply(f"gain of the moved summand (raising {who}; E' = E, the exponent unchanged): the significand "
+                          "product grows by the other's (ring facts given), and aligning never lowers it",
+                          st, [x, x2, o, E, E2, m1, m2])
+        return None if app is None else [*ring, app]
+
+    def distributes(self, x: Int, y: Int, d: Int) -> Optional[str]:
+        """2**d (x + y) = 2**d x + 2**d y at W bits, for every W-bit x, y, d (``x``, ``y``, ``d``: W-bit terms, so the
+        lemma has no range premise: where each application is used, its premise is the model's own sum, which the
+        solver's rewriter sign-extends term by term, 0.03 s, while a range premise costs it about 1 s)."""
+        wd = self.wide
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            xt, yt, dt = (g.term_text(t) for t in v)
+            return wd.eq(g, f"(bvshl (bvadd {xt} {yt}) {dt})", f"(bvadd (bvshl {xt} {dt}) (bvshl {yt} {dt}))")
+
+        return self._apply(f"a shift distributes at {wd.W} bits: 2^d (x + y) = 2^d x + 2^d y", st, [x, y, d])
+
+    def identity(self, n: int, terms: Sequence[Int], w: Int) -> Optional[str]:
+        """The credits' sum at W bits (``terms``: the W-bit P_0..P_{n-1}, A_0.., X_0.., Y_0..; ``w`` W bits wide):
+        P_0 = A_0, X_0 = Y_0 and P_j = P_{j-1} + A_j, X_j = X_{j-1} + Y_j give (Y_0 + w - A_0) + ... +
+        (Y_{n-1} + w - A_{n-1}) = X_{n-1} + n w - P_{n-1}, a linear identity (0.002 s at n = 33 on fresh constants)."""
+        wd = self.wide
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            P, A, X, Y = (v[k * n:(k + 1) * n] for k in range(4))
+            t = g.term_text
+            wt = t(v[-1])  # W bits wide already: a sign extension inside the lemma keeps bitwuzla from normalizing
+            premise = [wd.eq(g, t(P[0]), t(A[0])), wd.eq(g, t(X[0]), t(Y[0]))]
+            for j in range(1, n):
+                premise += [wd.eq(g, t(P[j]), f"(bvadd {t(P[j - 1])} {t(A[j])})"), wd.eq(g, t(X[j]), f"(bvadd {t(X[j - 1])} {t(Y[j])})")]
+            return implies(g, premise, wd.eq(g, wd.credits([t(y) for y in Y], wt, [t(a) for a in A]),
+                                             wd.running(t(X[-1]), t(P[-1]), n, wt)))
+
+        return self._apply(f"the credits' sum at W bits: P_j = P_(j-1) + A_j, X_j = X_(j-1) + Y_j (j < {n}) give "
+                           f"(Y_0 + w - A_0) + ... + (Y_{n - 1} + w - A_{n - 1}) = X_{n - 1} + {n} w - P_{n - 1}",
+                           st, [*terms, w])
+
+    def accumulate(self, h: Int, c: Int, w: Int, R: Bool, r: Bool, hb: int, cb: int) -> Optional[str]:
+        """At W bits: h in [0, hb] and c in [0, cb], each >= (K + 1) w where its flag holds, give h + c in [0, hb + cb],
+        >= (K + 1) w where either holds (h, c: W-bit terms, the credits' running sum and one credit)."""
+        wd, m = self.wide, self.sh.gain_k + 1
+
+        def st(g: QueryAlgebra, v: Sequence[Any]) -> Bool:
+            h_, c_, w_, R_, r_ = v
+            ht, ct, mw, zero = g.term_text(h_), g.term_text(c_), wd.times(m, g, w_), wd.lit(0)
+            total = f"(bvadd {ht} {ct})"
+            premise = [wd.le(g, zero, ht), wd.le(g, ht, wd.lit(hb)), wd.le(g, zero, ct), wd.le(g, ct, wd.lit(cb)),
+                       g.or_(g.not_(R_), wd.le(g, mw, ht)), g.or_(g.not_(r_), wd.le(g, mw, ct))]
+            return implies(g, premise, g.all([wd.le(g, zero, total), wd.le(g, total, wd.lit(hb + cb)),
+                                              g.or_(g.not_(g.or_(R_, r_)), wd.le(g, mw, total))]))
+
+        return self._apply(f"credits add up at W bits: h in [0, {hb}], c in [0, {cb}], each >= {m} w where its flag holds, "
+                           f"give h + c in [0, {hb + cb}], >= {m} w where either holds", st, [h, c, w, R, r])
+
+    def adds(self, x: Int, y: Int, xb: int, yb: int) -> Optional[str]:
+        """At W bits: x in [0, xb], y in [0, yb] give x + y in [0, xb + yb] (x, y: W-bit terms)."""
+        wd = self.wide
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            xt, yt, zero = g.term_text(v[0]), g.term_text(v[1]), wd.lit(0)
+            total = f"(bvadd {xt} {yt})"
+            return implies(g, [wd.le(g, zero, xt), wd.le(g, xt, wd.lit(xb)), wd.le(g, zero, yt), wd.le(g, yt, wd.lit(yb))],
+                           g.and_(wd.le(g, zero, total), wd.le(g, total, wd.lit(xb + yb))))
+
+        return self._apply(f"at W bits: x in [0, {xb}], y in [0, {yb}] give x + y in [0, {xb + yb}]", st, [x, y])
+
+    def closes(self, H: Int, X: Int, P: Int, w: Int, n: int, xb: int, pb: int) -> Optional[str]:
+        """At W bits: H >= n w and H = X + n w - P give P <= X (|X| < xb, P in [0, pb], w >= 0 within its width)."""
+        wd = self.wide
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            H_, X_, P_, w_ = v
+            ht, xt, pt, wt, zero = g.term_text(H_), g.term_text(X_), g.term_text(P_), wd.of(g, w_), wd.lit(0)
+            premise = [wd.le(g, wd.times(n, g, w_), ht), wd.eq(g, ht, wd.running(xt, pt, n, wt)), wd.le(g, wd.lit(-xb), xt),
+                       wd.le(g, xt, wd.lit(xb - 1)), wd.le(g, zero, pt), wd.le(g, pt, wd.lit(pb)), wd.le(g, zero, wt),
+                       wd.le(g, wt, wd.lit(1 << (w_.width - 1)))]
+            return implies(g, premise, wd.le(g, pt, xt))
+
+        return self._apply(f"the credits' sum closes at W bits: H >= {n} w and H = X + {n} w - P give P <= X", st,
+                           [H, X, P, w])
+
+    def value(self, S: Int, S2: Int, E: Int, E2: Int) -> Optional[str]:
+        """S <= 2**D S' at W bits (S >= 0) gives S 2**(E-F) <= S' 2**(E'-F)."""
+        sh, wd = self.sh, self.wide
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            s, s2, e, e2 = v
+            D, _ = capped_shift(g, sh, e, e2)
+            premise = [wd.le(g, wd.lit(0), wd.of(g, s)), g.le(e, e2), wd.le(g, wd.of(g, s), wd.shl(g, s2, D))]
+            return implies(g, premise, g.and_(g.le(0, s2), value_le(g, PreRounding(s, g.sub(e, sh.F), None),
+                                                                    PreRounding(s2, g.sub(e2, sh.F), None))))
+
+        return self._apply("value: S <= 2^D S' (S >= 0, E <= E') gives S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)", st,
+                           [S, S2, E, E2])
+
+    def rounding(self, S: Int, S2: Int, E: Int, E2: Int) -> Optional[str]:
+        """rho (the model's own final rounding) is monotone on non-negative fixed-point values."""
+        plan, sh = self.plan, self.sh
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            s, s2, e, e2 = v
+            p1, p2 = PreRounding(s, g.sub(e, sh.F), None), PreRounding(s2, g.sub(e2, sh.F), None)
+            r1, r2 = final_rounding(g, plan.model, p1), final_rounding(g, plan.model, p2)
+            u1, u2 = unpack(g, plan.out, r1), unpack(g, plan.out, r2)
+            return implies(g, [g.le(0, s), g.le(0, s2), value_le(g, p1, p2)],
+                           g.all([g.not_(u1.is_nan), g.not_(u2.is_nan), g.le(value_key(g, plan.out, r1), value_key(g, plan.out, r2))]))
+
+        return self._apply(f"rounding: rho = {plan.mode}-{plan.rfmt.name} is monotone on non-negative fixed-point values",
+                           st, [S, S2, E, E2])
+
+
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula with one symbolic move (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.OneMoveFormula`), that leave its final check Boolean steps.
+
+    The argument of :func:`prove_monotone`, on the model's own terms: E, E' its e_max of both runs, A_i, A'_i its
+    aligned summands (Alg. 7 line 10), D = min(E' - E, Dc), w = 2**D - 1, and a summand's credit 2**D A' + w - A.
+
+    * glue, a fact per run: D is rho(S 2**(E-F)) (Alg. 7 step 3); every summand is zero or not above its e_max;
+    * per input position, if it is the one moved: E <= E', E' is E or the moved summand's exponent, and the moved
+      summand's credit is >= (K + 1) w (gain lemmas by cases: a zero moved or E' > E, the exponent up by one, and in
+      one binade the ring facts at the model's significand products);
+    * every summand's credit is >= 0 (the re-alignment lemma where it did not move);
+    * the credits' running sums H_j = c_0 + ... + c_j are >= 0, and >= (K + 1) w from the moved summand on (each
+      step a lemma whose conclusion is the next fact's own atoms); the credits' whole sum is 2**D S' + (K + 1) w - S
+      (a linear identity whose premises are the model's running sums and "a shift distributes"), so S <= 2**D S'.
+      These sums are written at one width W (:class:`_Wide`), where a linear identity is one rewriting step;
+    * the value S 2**(E-F) <= S' 2**(E'-F) and rho's order (lemmas), so the move never lowers D.
+
+    Each lemma is proved on fresh constants and applied to the run's terms; each fact under the facts and
+    applications it names.  False when one is not proved (the chain says which).
+    """
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    sh = MonotoneShape(model, x.K)
+    plan, F = sh.plan, sh.F
+    p = fused_parts(alg, model, x.a, x.b, x.c)
+    q = fused_parts(alg, model, y.a, y.b, y.c)
+    E, E2 = p.e_max, q.e_max
+    D, w = capped_shift(alg, sh, E, E2)
+    dom = formula.domain
+    first = {"a": smallest_positive(plan.fa, dom.exp, dom.subnormals), "b": smallest_positive(plan.fb, dom.exp, dom.subnormals),
+             "c": smallest_positive(plan.fc, dom.cexp, dom.subnormals)}
+    # W: room for every W-bit term (2**D Q_j below 2**(width(Q_j) - 1 + D.hi)) and 8 bits to spare
+    wd = _Wide(max([v.width for v in [*p.aligned, w, *p.prefix]] + [v.width + D.hi for v in q.prefix]) + 8)
+    lem = _MoveLemmas(chain, sh, first, wd)
+    n = len(p.terms)
+    m = sh.gain_k + 1
+    mw, zero = wd.times(m, alg, w), wd.lit(0)
+    lanes = [(k, [f"a{k}", f"b{k}"]) for k in range(x.K)] + [(x.K, ["c"])]
+    raised_of = formula.next
+    # 1. glue, a fact per run
+    for run, parts, d in (("", p, formula.d), (", moved", q, formula.d2)):
+        pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, F), None)
+        chain.prove(f"glue{run} (Alg. 7 step 3): on finite inputs D is rho(S 2^(e_max-F))",
+                    alg.eq(d, final_rounding(alg, model, pre)), uses=[])
+        if run:
+            glue2 = chain.last
+        else:
+            glue = chain.last
+    # E, E' within their ranges: the range premises of every lemma applied to them, one fact (a premise left to
+    # each check costs it about 0.5 s at L = 32)
+    chain.prove(f"E, E' in [{E.lo}, {E.hi}]", alg.and_(range_premise(alg, E), range_premise(alg, E2)), uses=[])
+    ranged = chain.last
+    # 2. every summand below its run's e_max
+    below: list[Optional[int]] = []
+    for i in range(n):
+        chain.prove(f"summand {i} is zero or not above e_max, in both runs",
+                    alg.and_(_below(alg, p.terms[i], E), _below(alg, q.terms[i], E2)), uses=[])
+        below.append(chain.last)
+    # 3. per position: the exponents, and the moved summand's gain
+    gains: dict[str, Optional[int]] = {}
+    order: dict[str, Optional[int]] = {}
+    for i, labels in lanes:
+        for label in labels:
+            if label not in formula.labels:
+                continue
+            here = formula.moved(label)
+            t2 = q.terms[i]
+            chain.prove(f"{label} moved: E <= E' and E' is E or the moved summand's exponent",
+                        implies(alg, [here], alg.and_(alg.le(E, E2),
+                                                      alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
+                        uses=[])
+            order[label] = chain.last
+            who = label[0]
+            v = raised_of[label]
+            if who == "c":
+                apps = [lem.gain("c", "all", x.c, v, None, E, E2)]
+            else:
+                mine, other = (x.a[i], x.b[i]) if who == "a" else (x.b[i], x.a[i])
+                apps = [lem.gain(who, "far", mine, v, other, E, E2), lem.gain(who, "cross", mine, v, other, E, E2)]
+                m1 = p.terms[i].sig
+                m2 = _lane_term(alg, plan, v, other).sig if who == "a" else _lane_term(alg, plan, other, v).sig
+                apps += lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]
+            if chain.stopped or any(a is None for a in apps):
+                return False
+            c = wd.credit(alg, p.aligned[i], q.aligned[i], D, w)
+            gain = alg.and_(wd.le(alg, zero, c), wd.le(alg, mw, c))
+            chain.prove(f"{label} moved: its summand's credit 2^D A' + w - A is at least {sh.gain_k + 1} w",
+                        implies(alg, [here], alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), gain])),
+                        uses=[order[label], below[i], ranged], applied=apps)
+            gains[label] = chain.last
+    chain.prove("E <= E' (some input is moved)", alg.le(E, E2), uses=list(order.values()))
+    ordered = chain.last
+    # 4. every summand's credit >= 0 (and below a static bound: no sum at W bits wraps)
+    cb = (1 << (max(v.width for v in q.aligned) - 1 + D.hi)) + (1 << (w.width - 1))
+    ha, wb = 1 << (max(v.width for v in p.aligned) - 1), (1 << (w.width - 1)) - 1
+    credits: list[Optional[int]] = []
+    for i, labels in lanes:
+        if i < x.K:
+            app = lem.realign(True, [x.a[i], x.b[i]], [y.a[i], y.b[i]], E, E2)
+        else:
+            app = lem.realign(False, [x.c], [y.c], E, E2)
+        if app is None:
+            return False
+        mine = [gains[lb] for lb in labels if lb in gains]
+        c = wd.credit(alg, p.aligned[i], q.aligned[i], D, w)
+        chain.prove(f"summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
+                    alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), wd.le(alg, zero, c)]),
+                    uses=[below[i], ordered, ranged, *mine], applied=[app])
+        chain.prove(f"summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
+                    alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
+                             wd.le(alg, zero, wd.of(alg, p.aligned[i])), wd.le(alg, wd.of(alg, p.aligned[i]), wd.lit(ha)),
+                             wd.le(alg, zero, wd.of(alg, w)), wd.le(alg, wd.of(alg, w), wd.lit(wb))]),
+                    uses=[chain.last])
+        credits.append(chain.last)
+    # 5. the credits' running sums, H_j = c_0 + ... + c_j at W bits (each a sum of the facts' own terms, so every
+    # step's bounds are an application's conclusion word for word), and the model's running sums P_j, ext(P_j)
+    # = ext(P_{j-1}) + ext(A_j): 0 <= ext(P_j), 0 <= H_j, and H_j >= (K+1) w from the moved summand on
+    moved = [alg.any([formula.moved(lb) for lb in labels if lb in formula.labels]) for _, labels in lanes]
+    R, last = moved[0], credits[0]
+    Xs = [wd.shl(alg, v, D) for v in q.prefix]
+    Ys = [wd.shl(alg, v, D) for v in q.aligned]
+    cred = [wd.credit(alg, p.aligned[i], q.aligned[i], D, w) for i in range(n)]
+    H = cred[0]
+    wide_of = [*(wd.term(alg, wd.of(alg, v)) for v in (*p.prefix, *p.aligned)), *(wd.term(alg, t) for t in (*Xs, *Ys))]
+    dist_apps: list[str] = []
+    dw = wd.term(alg, wd.of(alg, D))
+    for j in range(n):
+        apps: list[str] = []
+        if j:
+            dist = lem.distributes(wd.term(alg, wd.of(alg, q.prefix[j - 1])), wd.term(alg, wd.of(alg, q.aligned[j])), dw)
+            acc = lem.accumulate(wd.term(alg, H), wd.term(alg, cred[j]), w, R, moved[j], j * cb, cb)
+            pos = lem.adds(wide_of[j - 1], wide_of[n + j], j * ha, ha)
+            if dist is None or acc is None or pos is None:
+                return False
+            apps = [acc, pos]
+            dist_apps.append(dist)
+            H = f"(bvadd {H} {cred[j]})"
+            R = alg.or_(R, moved[j])
+        chain.prove(f"running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
+                    f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",
+                    alg.all([wd.le(alg, zero, wd.of(alg, p.prefix[j])), wd.le(alg, wd.of(alg, p.prefix[j]), wd.lit((j + 1) * ha)),
+                             wd.le(alg, zero, H), wd.le(alg, H, wd.lit((j + 1) * cb)), implies(alg, [R], wd.le(alg, mw, H))]),
+                    uses=[last if j else None, credits[j], *(gains[lb] for lb in lanes[j][1] if lb in gains)], applied=apps)
+        last = chain.last
+    S, S2 = p.prefix[-1], q.prefix[-1]
+    X = Xs[-1]
+    xb = 1 << (S2.width - 1 + D.hi)
+    chain.prove(f"2^D S' at W bits lies in [-{xb}, {xb}) (S' has {S2.width} bits, D <= {D.hi})",
+                alg.and_(wd.le(alg, wd.lit(-xb), X), wd.le(alg, X, wd.lit(xb - 1))), uses=[])
+    bounds = chain.last
+    ident = lem.identity(n, wide_of, wd.term(alg, wd.of(alg, w)))
+    closes = lem.closes(wd.term(alg, H), wd.term(alg, X), wd.term(alg, wd.of(alg, S)), w, n, xb, n * ha)
+    if ident is None or closes is None:
+        return False
+    chain.prove(f"S <= 2^D S' (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w = {n} w)",
+                alg.and_(wd.le(alg, zero, wd.of(alg, S)), wd.le(alg, wd.of(alg, S), X)), uses=[last, bounds], applied=[*dist_apps, ident, closes])
+    summed = chain.last
+    val = lem.value(S, S2, E, E2)
+    rnd = lem.rounding(S, S2, E, E2)
+    if val is None or rnd is None:
+        return False
+    pre1, pre2 = PreRounding(S, alg.sub(E, F), None), PreRounding(S2, alg.sub(E2, F), None)
+    chain.prove("value: S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)", alg.all([alg.le(0, S), alg.le(0, S2), value_le(alg, pre1, pre2)]),
+                uses=[summed, ordered, ranged], applied=[val])
+    chain.prove("rho keeps the order", alg.le(value_key(alg, plan.out, final_rounding(alg, model, pre1)),
+                                              value_key(alg, plan.out, final_rounding(alg, model, pre2))),
+                uses=[chain.last, ranged], applied=[rnd])
+    chain.prove("the move never lowers D", alg.not_(formula.drop), uses=[glue, glue2, chain.last])
+    return not chain.stopped
 
 
 # -- monotonicity of chained FDPAs (Alg. 5 with C added last) ------------------------------------------------

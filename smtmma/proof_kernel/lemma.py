@@ -22,7 +22,7 @@ from typing import Callable, Optional, Sequence, Union
 from ..encodings.algebra import Bool, Int, bits_for
 from ..encodings.symbolic import SmtAlgebra
 
-__all__ = ["Arg", "Param", "Lemma", "lemma", "let_body"]
+__all__ = ["Arg", "Param", "Lemma", "lemma", "let_body", "range_premise"]
 
 Arg = Union[Int, Bool]
 Statement = Callable[[SmtAlgebra, Sequence[Arg]], Bool]
@@ -103,6 +103,14 @@ class Lemma:
                 raise ValueError(f"{self.label}: argument {p.name} spans [{a.lo}, {a.hi}], the lemma [{p.lo}, {p.hi}]")
             texts.append(alg.term_text(a, None if p.boolean else p.bits))
         return f"({self.name} {' '.join(texts)})" if texts else self.name
+
+
+def range_premise(alg: SmtAlgebra, x: Int) -> Bool:
+    """The premise lo <= x <= hi that a lemma applied to ``x`` (a parameter of x's range) asserts of it, word for
+    word, so that a fact stating it answers that premise of every such application at once (true when x's width
+    allows nothing outside its range)."""
+    text = Param(alg.term_text(x, bits_for(x.lo, x.hi)), x.lo, x.hi).in_range()
+    return Bool(alg, f"(and {text} true)") if text else alg.bconst(True)
 
 
 def let_body(defs: Sequence[str], result: str) -> str:

@@ -4,6 +4,7 @@ rejects each kind of corrupted copy, naming the block and the assertion."""
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import re
 import subprocess
 import sys
@@ -196,3 +197,30 @@ def test_scoped_chain_asserts_an_application_only_where_a_fact_uses_it(scoped: b
     assert (app in inside, lines.count(app)) == ((True, 1) if scoped else (False, 1))
     ok, why = check_text("; smtmma-certificate 2\n" + text.replace("; statement", "; block 1\n; statement"), _solver(), 30)
     assert ok and "2 lemmas proved, 1 statements" in why, why  # the lemma, the fact; the property
+
+
+def test_a_lemma_proof_may_rest_on_a_helper_lemma_applied_to_its_fresh_constants() -> None:
+    """The ring step "s' = s + 1 gives s' t = s t + t" at the model's widths is proved given its wide form (every
+    value of 2p + 1 bits) applied to its own fresh constants: the helper is proved first, its application stands
+    in the step's proof block, z3 re-checks the file, and without the helper's proof the checker refuses it."""
+    from smtmma.op_proofs.fma import apply_step_facts
+    from smtmma.queries.query_algebra import Runner
+
+    alg = QueryAlgebra()
+    s, s2, t = alg.var("s", 4), alg.var("s2", 4), alg.var("t", 4)  # 4-bit significands: products at 9 bits
+    chain = LemmaChain(alg, Runner(_solver(), 30.0, 0))
+    apps = apply_step_facts(chain, 4, s, s2, t)
+    assert len(apps) == 6, chain.stopped
+    step = next(x for x in chain.lemmas if x.label.endswith("the step s + 1"))
+    (helper, given), = step.given
+    assert chain.lemmas.index(helper) < chain.lemmas.index(step) and "every value" in helper.label
+    goal = alg.raw_bool(alg.or_(alg.ne(s2, alg.add(s, 1)), alg.eq(alg.mul(s2, t), alg.add(alg.mul(s, t), t))))
+    text = "; smtmma-certificate 2\n" + chain.certificate(f"(assert (not {goal}))").replace("; statement", "; block 1\n; statement")
+    assert f"(assert ({helper.name} ((_ sign_extend 4) {step.name}.a0)" in text
+    solver = "z3" if importlib.util.find_spec("z3") else _solver()
+    ok, why = check_text(text, solver, 30)
+    assert ok and "7 lemmas proved, 1 statements" in why, why
+    start = text.index(f"; lemma {helper.name}:")
+    cut = text[:start] + text[text.index("(pop 1)", start) + len("(pop 1)"):]
+    ok, why = check_text(cut, structure_only=True)
+    assert not ok and helper.name in why, why

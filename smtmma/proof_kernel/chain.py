@@ -142,12 +142,17 @@ class LemmaChain:
 
     def apply(self, lemma: Lemma, args: Sequence[Arg]) -> None:
         """Assert ``lemma`` at the terms ``args`` (its definition joins the formula; the certificate proves it)."""
-        if not self.holds(lemma):
-            self.lemmas.append(lemma)
-            self.alg.decls.append(lemma.definition)
+        self._join(lemma)
         text = lemma.apply(self.alg, args)
         self.alg.asserts.append(f"(assert {text})")
         self.order.append(("apply", text))
+
+    def _join(self, lemma: Lemma) -> None:
+        """``lemma`` and the lemmas its proof applies (theirs first) join the chain's lemmas, each once."""
+        for x in [*lemma.helpers(), lemma]:
+            if not self.holds(x):
+                self.lemmas.append(x)
+                self.alg.decls.append(x.definition)
 
     def holds(self, lemma: Lemma) -> bool:
         """Whether the chain holds ``lemma`` already: one of the same definition (its name is their hash), whatever
@@ -159,11 +164,12 @@ class LemmaChain:
         ``args``; False (and the chain stops) when the solver does not prove it."""
         if self.stopped:
             return False
-        if not self.holds(lemma):
-            r = self.runner.check(lemma.script(), proof=True)
-            if r.verdict != "unsat":
-                self.stopped = f"lemma {lemma.label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
-                return False
+        for x in [*lemma.helpers(), lemma]:
+            if not self.holds(x):
+                r = self.runner.check(x.script(), proof=True)
+                if r.verdict != "unsat":
+                    self.stopped = f"lemma {x.label}: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
+                    return False
         self.apply(lemma, args)
         return True
 

@@ -29,6 +29,7 @@ Statement = Callable[[SmtAlgebra, Sequence[Arg]], Bool]
 
 _DEF = re.compile(r"\(define-fun (\S+) \(\) (Bool|\(_ BitVec \d+\)) (.*)\)\s*$", re.S)
 _NAME = re.compile(r"(?<![\w.])v\d+(?![\w.])")
+_PARAM = re.compile(r"(?<![\w.])a\d+(?![\w.])")
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class Lemma:
     name: str
     params: tuple[Param, ...]
     body: str  # the Bool body over the parameters
+    #: earlier lemmas its proof applies to its own fresh constants: (lemma, application text over the parameter
+    #: names a0, a1, ...), each asserted in the proof's scope (a step one solver cannot take alone: z3 proves the
+    #: ring step "(s + 1) t = s t + t" at the product's width, not through the model's sign extensions)
+    given: tuple[tuple["Lemma", str], ...] = ()
 
     @property
     def definition(self) -> str:
@@ -77,10 +82,23 @@ class Lemma:
         return f"(define-fun {self.name} ({ps}) Bool {self.body})"
 
     def _negated(self) -> list[str]:
-        """One fresh constant per parameter, declared, and the lemma applied to them asserted false."""
+        """One fresh constant per parameter, declared, the :attr:`given` applications to them asserted, and the
+        lemma applied to them asserted false."""
         fresh = [f"{self.name}.{p.name}" for p in self.params]
         app = f"({self.name} {' '.join(fresh)})" if fresh else self.name
-        return [*(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)), f"(assert (not {app}))"]
+        given = [f"(assert {_PARAM.sub(lambda m: f'{self.name}.{m.group(0)}', text)})" for _, text in self.given]
+        return [*(f"(declare-const {f} {p.sort})" for f, p in zip(fresh, self.params)), *given, f"(assert (not {app}))"]
+
+    def helpers(self) -> list["Lemma"]:
+        """The lemmas its proof applies, theirs first, each once."""
+        out: list[Lemma] = []
+        for h, _ in self.given:
+            out += [x for x in [*h.helpers(), h] if all(x.name != y.name for y in out)]
+        return out
+
+    def with_given(self, helper: "Lemma", args: Sequence[str]) -> "Lemma":
+        """This lemma, its proof also given ``helper`` applied to ``args`` (texts over the parameter names)."""
+        return Lemma(self.label, self.name, self.params, self.body, (*self.given, (helper, f"({helper.name} {' '.join(args)})")))
 
     def proof(self) -> str:
         """The check that proves it: a scope with one fresh constant per parameter and the negated application."""
@@ -89,7 +107,7 @@ class Lemma:
 
     def script(self) -> str:
         """The proof as one stand-alone query (definition and negated application; no check-sat)."""
-        return "\n".join(["(set-logic QF_BV)", self.definition, *self._negated()]) + "\n"
+        return "\n".join(["(set-logic QF_BV)", *(h.definition for h in self.helpers()), self.definition, *self._negated()]) + "\n"
 
     def apply(self, alg: SmtAlgebra, args: Sequence[Arg]) -> str:
         """``(NAME t1 ... tn)``: the lemma applied to terms of ``alg`` (each within its parameter's range)."""

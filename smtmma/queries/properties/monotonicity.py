@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Callable, NamedTuple, Optional
 
 from ...encodings.algebra import Bool, Int
-from ...encodings.fields import unpack
+from ...encodings.fields import Unpacked, unpack
 from ...errors import InputError
 from ...formats import Format, get_format
 from ...models import Model
@@ -85,6 +85,21 @@ def monotone_facts(model: Model, K: int) -> Optional[MonotoneFacts]:
     return op if op is not None and op.supports(model, K) else None
 
 
+def _domain_inputs(model: Model, K: int, domain: Domain) -> tuple[QueryAlgebra, InputSet, list[str]]:
+    """A formula's inputs restricted to ``domain``, and the labels of their positions (c, a_k, b_k, scales)."""
+    alg = QueryAlgebra()
+    x = InputSet.of(alg, model, K)
+    x.restrict(domain)
+    return alg, x, [label for label, _, _ in _positions(x, domain)]
+
+
+def _below(alg: QueryAlgebra, model: Model, d2: Int, d: Int, u: Unpacked) -> Bool:
+    """"D' is below D" (the output patterns d2, d, ``u`` d unpacked, made once for every move; neither NaN)."""
+    out = output_container(model)
+    u2 = unpack(alg, out, d2)
+    return alg.all([alg.not_(u.is_nan), alg.not_(u2.is_nan), alg.lt(value_key(alg, out, d2), value_key(alg, out, d))])
+
+
 class MoveFormula:
     """Every single move in one formula: the inputs ``x`` (of the domain, non-negative and finite), and for each input
     position (:attr:`labels`: c, a_k, b_k, scales) a copy :attr:`raised` with that input raised to its next value
@@ -93,22 +108,16 @@ class MoveFormula:
     (neither NaN).  The property fails iff some drop is satisfiable: :meth:`statement`."""
 
     def __init__(self, model: Model, K: int, domain: Domain) -> None:
-        alg = self.alg = QueryAlgebra()
-        self.model, self.domain = model, domain
-        x = self.x = InputSet.of(alg, model, K)
-        x.restrict(domain)
-        self.labels = [label for label, _, _ in _positions(x, domain)]
+        alg, x, self.labels = _domain_inputs(model, K, domain)
+        self.alg, self.x, self.model, self.domain = alg, x, model, domain
         self.raised = {label: raised_inputs(alg, x, label, domain) for label in self.labels}
-        out = output_container(model)
         self.d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         self.outputs: dict[str, Int] = {}
         self.drops: dict[str, Bool] = {}
-        u = unpack(alg, out, self.d)
+        u = unpack(alg, output_container(model), self.d)
         for label, y in self.raised.items():
             d2 = self.outputs[label] = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
-            u2 = unpack(alg, out, d2)
-            self.drops[label] = alg.all([alg.not_(u.is_nan), alg.not_(u2.is_nan),
-                                         alg.lt(value_key(alg, out, d2), value_key(alg, out, self.d))])
+            self.drops[label] = _below(alg, model, d2, self.d, u)
 
     def statement(self) -> str:
         """The query's last assertion: some single move lowers D."""
@@ -124,11 +133,8 @@ class OneMoveFormula:
     with one run for every move, not one per position (2 runs of an L = 32 FDPA, not 65)."""
 
     def __init__(self, model: Model, K: int, domain: Domain) -> None:
-        alg = self.alg = QueryAlgebra()
-        self.model, self.domain = model, domain
-        x = self.x = InputSet.of(alg, model, K)
-        x.restrict(domain)
-        self.labels = [label for label, _, _ in _positions(x, domain)]
+        alg, x, self.labels = _domain_inputs(model, K, domain)
+        self.alg, self.x, self.model, self.domain = alg, x, model, domain
         self.sel = alg.var("move", max(1, (len(self.labels) - 1).bit_length()) + 1)
         alg.assert_(alg.le(self.sel, len(self.labels) - 1))
         alg.assert_(alg.le(0, self.sel))
@@ -152,12 +158,9 @@ class OneMoveFormula:
             assert lanes[0] is not None and lanes[1] is not None
             self.next[label] = lanes[1][k]
             lanes[0][k] = alg.ite(here, lanes[1][k], lanes[0][k])
-        out = output_container(model)
         self.d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         self.d2 = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
-        u, u2 = unpack(alg, out, self.d), unpack(alg, out, self.d2)
-        self.drop = alg.all([alg.not_(u.is_nan), alg.not_(u2.is_nan),
-                             alg.lt(value_key(alg, out, self.d2), value_key(alg, out, self.d))])
+        self.drop = _below(alg, model, self.d2, self.d, unpack(alg, output_container(model), self.d))
 
     def moved(self, label: str) -> Bool:
         """"The move raises input ``label``" (the selector equals its index)."""

@@ -251,11 +251,11 @@ FP4_TRUNCATED = smtmma.Model("t-fdpa", "e2m1", "e2m1", "fp16", "fp16", L=2, F=6,
 
 
 def test_an_exact_sum_rounded_once_is_monotonic() -> None:
-    """E-FDPA's facts on the model's own terms on the full domain (34 lemmas and facts at K = 1, one chain ending with
-    the query's statement); with c fixed, every single move of a and b proved harmless on its own.  The FP4 formats
+    """E-FDPA's facts on the model's own terms on the full domain (36 lemmas and facts at K = 1, the ring steps' wide
+    forms among them, one chain ending with the query's statement); with c fixed, every single move of a and b proved harmless on its own.  The FP4 formats
     end in 0x7 (6.0): its next pattern 0x8 is -0, not larger."""
     r = check_property("monotonicity", FP4_EXACT, K=1)
-    assert (r.verdict, r.extra["lemmas"]) == ("holds", 34) and not r.blocks
+    assert (r.verdict, r.extra["lemmas"]) == ("holds", 36) and not r.blocks
     assert (r.smt2 or "").rstrip().endswith("; expect: unsat\n(check-sat)")
     r = check_property("monotonicity", FP4_EXACT, K=1, domain=Domain(fixed=(("c", 0),)))
     assert (r.verdict, r.extra["queries"]) == ("holds", 2)

@@ -112,7 +112,7 @@ from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_ro
 
 __all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
-           "gain_goal", "gain_lemma", "monotone_facts", "gain_setup", "glue_lemma", "largest_aligned", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
+           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_facts", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
            "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
            "supports_monotone", "value_lemma"]
 
@@ -627,17 +627,23 @@ class _Wide:
     def credit(self, g: QueryAlgebra, A: Int, A2: Int, D: Int, w: Int) -> str:
         """2**D A' + w - A: what a summand aligned at E' (A') and scaled back to E's units leaves over A (aligned
         at E)."""
-        return f"(bvsub (bvadd {self.shl(g, A2, D)} {self.of(g, w)}) {self.of(g, A)})"
+        return self.credit_of(self.shl(g, A2, D), self.of(g, w), self.of(g, A))
+
+    @staticmethod
+    def credit_of(Y: str, w: str, A: str) -> str:
+        """Y + w - A (W-bit texts): a credit, Y = 2**D A'."""
+        return f"(bvsub (bvadd {Y} {w}) {A})"
+
+    @staticmethod
+    def total(terms: Sequence[str]) -> str:
+        """terms[0] + terms[1] + ... (W-bit texts), added left to right: the credits' running sums."""
+        text = terms[0]
+        for t in terms[1:]:
+            text = f"(bvadd {text} {t})"
+        return text
 
     def times(self, m: int, g: QueryAlgebra, w: Int) -> str:
         return self.of(g, w) if m == 1 else f"(bvmul {self.lit(m)} {self.of(g, w)})"
-
-    def credits(self, Y: Sequence[str], w: str, A: Sequence[str]) -> str:
-        """(Y_0 + w - A_0) + ... + (Y_k + w - A_k) (W-bit texts), summed left to right as :meth:`credit` terms."""
-        total = f"(bvsub (bvadd {Y[0]} {w}) {A[0]})"
-        for y, a in zip(Y[1:], A[1:]):
-            total = f"(bvadd {total} (bvsub (bvadd {y} {w}) {a}))"
-        return total
 
     def running(self, X: str, P: str, k: int, w: str) -> str:
         """X + k w - P (W-bit texts): the credits of k summands, X = 2**D Q and P their running sums."""
@@ -660,9 +666,8 @@ class _MoveLemmas:
     def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: _Wide) -> None:
         self.chain, self.sh, self.plan, self.first, self.wide = chain, sh, sh.plan, first, wide
 
-    def _apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Any]], Bool], args: list[Any], *,
-               span: Optional[tuple[int, int]] = None) -> Optional[str]:
-        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args, span=span), args) else None
+    def _apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Any]], Bool], args: list[Any]) -> Optional[str]:
+        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args), args) else None
 
     def realign(self, lane: bool, before: list[Int], after: list[Int], E: Int, E2: Int) -> Optional[str]:
         """An input pair not moved: its summand aligned at E is at most 2**D times it aligned at E' plus w."""
@@ -784,8 +789,8 @@ class _MoveLemmas:
             premise = [wd.eq(g, t(P[0]), t(A[0])), wd.eq(g, t(X[0]), t(Y[0]))]
             for j in range(1, n):
                 premise += [wd.eq(g, t(P[j]), f"(bvadd {t(P[j - 1])} {t(A[j])})"), wd.eq(g, t(X[j]), f"(bvadd {t(X[j - 1])} {t(Y[j])})")]
-            return implies(g, premise, wd.eq(g, wd.credits([t(y) for y in Y], wt, [t(a) for a in A]),
-                                             wd.running(t(X[-1]), t(P[-1]), n, wt)))
+            credits = wd.total([wd.credit_of(t(y), wt, t(a)) for y, a in zip(Y, A)])
+            return implies(g, premise, wd.eq(g, credits, wd.running(t(X[-1]), t(P[-1]), n, wt)))
 
         return self._apply(f"the credits' sum at W bits: P_j = P_(j-1) + A_j, X_j = X_(j-1) + Y_j (j < {n}) give "
                            f"(Y_0 + w - A_0) + ... + (Y_{n - 1} + w - A_{n - 1}) = X_{n - 1} + {n} w - P_{n - 1}",
@@ -904,6 +909,7 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     mw, zero = wd.times(m, alg, w), wd.lit(0)
     lanes = [(k, [f"a{k}", f"b{k}"]) for k in range(x.K)] + [(x.K, ["c"])]
     raised_of = formula.next
+    cred = [wd.credit(alg, p.aligned[i], q.aligned[i], D, w) for i in range(n)]  # each summand's credit (W bits)
     # 1. glue, a fact per run
     for run, parts, d in (("", p, formula.d), (", moved", q, formula.d2)):
         pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, F), None)
@@ -949,8 +955,7 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                 apps += lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]
             if chain.stopped or any(a is None for a in apps):
                 return False
-            c = wd.credit(alg, p.aligned[i], q.aligned[i], D, w)
-            gain = alg.and_(wd.le(alg, zero, c), wd.le(alg, mw, c))
+            gain = alg.and_(wd.le(alg, zero, cred[i]), wd.le(alg, mw, cred[i]))
             chain.prove(f"{label} moved: its summand's credit 2^D A' + w - A is at least {sh.gain_k + 1} w",
                         implies(alg, [here], alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), gain])),
                         uses=[order[label], below[i], ranged], applied=apps)
@@ -969,7 +974,7 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         if app is None:
             return False
         mine = [gains[lb] for lb in labels if lb in gains]
-        c = wd.credit(alg, p.aligned[i], q.aligned[i], D, w)
+        c = cred[i]
         chain.prove(f"summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
                     alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), wd.le(alg, zero, c)]),
                     uses=[below[i], ordered, ranged, *mine], applied=[app])
@@ -986,7 +991,6 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     R, last = moved[0], credits[0]
     Xs = [wd.shl(alg, v, D) for v in q.prefix]
     Ys = [wd.shl(alg, v, D) for v in q.aligned]
-    cred = [wd.credit(alg, p.aligned[i], q.aligned[i], D, w) for i in range(n)]
     H = cred[0]
     wide_of = [*(wd.term(alg, wd.of(alg, v)) for v in (*p.prefix, *p.aligned)), *(wd.term(alg, t) for t in (*Xs, *Ys))]
     dist_apps: list[str] = []
@@ -1001,7 +1005,7 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                 return False
             apps = [acc, pos]
             dist_apps.append(dist)
-            H = f"(bvadd {H} {cred[j]})"
+            H = wd.total([H, cred[j]])
             R = alg.or_(R, moved[j])
         chain.prove(f"running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
                     f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from typing import Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from ...encodings.algebra import Bool, Int
 from ...encodings.fields import Unpacked, unpack
@@ -62,7 +62,7 @@ class MonotoneFacts(NamedTuple):
     raising it never lowers D)."""
 
     supports: Callable[[Model, int], bool]
-    facts: Callable[[LemmaChain, "MoveFormula"], bool]
+    facts: Callable[[LemmaChain, Any], bool]  # its formula: a MoveFormula, or a OneMoveFormula where :attr:`one_move`
     #: each application asserted only in the checks that use it (:attr:`LemmaChain.scoped`): FTZ-AddMul's ~400
     #: applications with FP32 adders in their bodies, all kept, made the checker take 1,902 s
     scoped: bool = False
@@ -93,9 +93,9 @@ def _domain_inputs(model: Model, K: int, domain: Domain) -> tuple[QueryAlgebra, 
     return alg, x, [label for label, _, _ in _positions(x, domain)]
 
 
-def _below(alg: QueryAlgebra, model: Model, d2: Int, d: Int, u: Unpacked) -> Bool:
-    """"D' is below D" (the output patterns d2, d, ``u`` d unpacked, made once for every move; neither NaN)."""
-    out = output_container(model)
+def _below(alg: QueryAlgebra, out: Format, d2: Int, d: Int, u: Unpacked) -> Bool:
+    """"D' is below D" (the output patterns d2, d of format ``out``, ``u`` d unpacked, made once for every move;
+    neither NaN)."""
     u2 = unpack(alg, out, d2)
     return alg.all([alg.not_(u.is_nan), alg.not_(u2.is_nan), alg.lt(value_key(alg, out, d2), value_key(alg, out, d))])
 
@@ -114,10 +114,11 @@ class MoveFormula:
         self.d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         self.outputs: dict[str, Int] = {}
         self.drops: dict[str, Bool] = {}
-        u = unpack(alg, output_container(model), self.d)
+        out = output_container(model)
+        u = unpack(alg, out, self.d)
         for label, y in self.raised.items():
             d2 = self.outputs[label] = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
-            self.drops[label] = _below(alg, model, d2, self.d, u)
+            self.drops[label] = _below(alg, out, d2, self.d, u)
 
     def statement(self) -> str:
         """The query's last assertion: some single move lowers D."""
@@ -160,7 +161,8 @@ class OneMoveFormula:
             lanes[0][k] = alg.ite(here, lanes[1][k], lanes[0][k])
         self.d = run_model(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
         self.d2 = run_model(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
-        self.drop = _below(alg, model, self.d2, self.d, unpack(alg, output_container(model), self.d))
+        out = output_container(model)
+        self.drop = _below(alg, out, self.d2, self.d, unpack(alg, out, self.d))
 
     def moved(self, label: str) -> Bool:
         """"The move raises input ``label``" (the selector equals its index)."""

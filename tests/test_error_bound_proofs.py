@@ -562,3 +562,33 @@ def test_flushed_draws_put_one_value_an_ftz_unit_drops_in_each_row() -> None:
             if sub or (not c_sub and len(lanes) == 1) or (c_sub and not lanes):
                 assert d & 0x7FFFFFFF == 0, (w, hex(d))  # flushed: nothing else is left to sum
         assert kinds == ({"input", "c", "product"} if tiny_products else {"input", "c"})
+
+
+def test_fma_bound_counts_in_the_windows_last_place_and_the_checker_accepts_it() -> None:
+    """One FMA (Alg. 3) rounds a*b + c once: the query counts in units of the window sum's own last place (an
+    exact value cut below it is an interval, both ends asked), the facts tie each term's placement and the
+    window sum to that interval, and the rounding lemma's cases are applied to the model's terms; the
+    independent checker accepts the file, and a too-small bound gets a replayed witness."""
+    from smtmma.proof_kernel.blocks import chain_block
+    from smtmma.proofs.check_certificate import check_text
+
+    model = Model("fma", "bf16", "bf16", "bf16", "bf16")
+    r = error_bound(model, K=1, timeout=120)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 20
+    text = r.smt2 or ""
+    facts = [line.split(": ", 1)[1].split(" (uses")[0] for line in text.splitlines() if line.startswith("; lemma ") and "(uses" in line]
+    assert facts[1] == "glue (Alg. 3 line 1): on finite inputs D is RNE-bf16 of the window sum" and len(facts) == 5
+    assert facts[-1].startswith("the exact value's interval lies where the window sum (neg, mag, sticky) puts it")
+    assert text.count("(define-fun lemma_") == 15  # the rounding lemma: 3 kinds of sum x 5 ranges of its last place
+    passed, summary = check_text(Certificate({"claim": "t"}, [chain_block("fma bound", text)]).text(), "bitwuzla", 120.0)
+    assert passed, summary
+    small = error_bound(model, K=1, ulps=Fraction(1, 4), timeout=60)
+    assert small.verdict == "fails" and small.witness is not None
+    ratio = py_ratio(model, table9_bound(model, 1), small.witness, small.outputs["d"])
+    assert ratio is not None and ratio > Fraction(1, 2)  # beyond 1/4 ulp: half the 1/2 ulp bound
+
+
+@pytest.mark.slow
+def test_gfx908_f32f32_fma_bound_holds() -> None:
+    r = error_bound(model_of("gfx908", "f32f32"), K=1, timeout=300)
+    assert r.verdict == "holds" and r.extra["lemmas"] == 32  # 5 facts, the rounding lemma in 27 cases

@@ -71,19 +71,20 @@ test check every asserted fact at pinned inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from fractions import Fraction
+from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int, IntLike
 from ..encodings.fields import unpack
 from ..encodings.fma import fma
-from ..encodings.fused_sum import sum2_window, window_lead, window_place, window_sum
+from ..encodings.fused_sum import exact_sum2, signed, sum2_window, window_lead, window_place, window_sum
 from ..encodings.rounding import round_pack
 from ..encodings.terms import Term, input_term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import Lemma, lemma
-from ..proof_kernel.parts import Part, PartsProof, implies, negated_script, ranged_var, run_parts
+from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
 from ..proof_kernel.pieces import Composed, Pieces, piece_key
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input, run_model
@@ -790,3 +791,136 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
         c_run = unpack(alg, fd, d)  # the next FMA's c, as run_model reads it
         c_fact = chain.last
     return c_fact
+
+
+# -- the error bound (Table 9: 1/2 ulp, one rounding) ------------------------------------------------------
+
+
+def sum_terms(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[Term, Term, tuple[Bool, Int, Int, Bool], int]:
+    """One FMA's product and c terms as the model reads x's inputs, its window sum (neg, mag, lsb, sticky)
+    (Alg. 3 line 1, :func:`~smtmma.encodings.fused_sum.exact_sum2`) and the window's width in bits."""
+    fd = get_format(model.d_fmt)
+    ua, ub = (decode_input(alg, get_format(f), v[0], model.via) for f, v in ((model.a_fmt, x.a), (model.b_fmt, x.b)))
+    uc = decode_input(alg, get_format(model.c_fmt), x.c, fd.name)
+    p, _ = product(alg, ua, ub)
+    c = input_term(uc)
+    return p, c, exact_sum2(alg, p, c), sum2_window(p, c)[0]
+
+
+def sum_place(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[Int, int]:
+    """The exponent of one FMA's window sum's last place on x's inputs, and the window's width (bits): the unit
+    the error query counts in (:meth:`~smtmma.queries.properties.error_bound.ErrorFormula.place_units`)."""
+    _, _, (_, _, lsb, _), window = sum_terms(alg, model, x)
+    return lsb, window
+
+
+def supports_error_facts(model: Model, K: int) -> bool:
+    """Whether :func:`error_facts` covers the model: one standard FMA (K = 1) on its inputs as they are."""
+    return model.kind == "fma" and K == 1 and model.via is None and not model.ftz_inputs
+
+
+def in_place(alg: QueryAlgebra, n: Bool, m: Int, s: Bool, lo: Int, hi: Int, G: int) -> Bool:
+    """[lo, hi] (units 2**(lsb - G)) lies where the window sum (n, m, s) at lsb puts the exact value: (-1)**n m
+    exactly without sticky; with it, between m and m + 1 (units 2**lsb) on n's side."""
+    low, high = alg.shl(m, G), alg.shl(alg.add(m, 1), G)
+    exact = alg.and_(alg.eq(lo, signed(alg, n, low)), alg.eq(hi, lo))
+    pos = alg.all([alg.le(low, lo), alg.le(lo, hi), alg.le(hi, high)])
+    neg = alg.all([alg.le(alg.neg(high), lo), alg.le(lo, hi), alg.le(hi, alg.neg(low))])
+    side = alg.or_(alg.and_(n, neg), alg.and_(alg.not_(n), pos))
+    return alg.or_(alg.and_(s, side), alg.and_(alg.not_(s), exact))
+
+
+def rounding_cases(fd: Format, window: int, chunk: int = 16) -> list[tuple[str, Any]]:
+    """The cases of the rounding lemma, each a few seconds where one lemma is minutes (FP64): (words,
+    ``case(g, mag, sticky, lsb)``).  By the sum's kind (exact and at most p + 1 bits, exact and wider, sticky),
+    and by its last place: below every result's ulp, near the subnormal range (``chunk`` places each: there
+    RNE's shift depends on both mag's length and lsb), or where every non-zero result is normal."""
+    p, emin = fd.man_bits + 1, fd.emin
+    kinds = [(f"no sticky, mag < 2^{p + 1}", lambda g, m, s: g.and_(g.not_(s), g.lt(m, 1 << (p + 1)))),
+             (f"no sticky, 2^{p + 1} <= mag", lambda g, m, s: g.and_(g.not_(s), g.le(1 << (p + 1), m))),
+             ("sticky", lambda g, m, s: s)]
+    low = emin - fd.man_bits - window - 2  # below: the sum is under half the smallest subnormal
+    cuts = [None, *range(low, emin, chunk), emin, None]
+    places = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        hi = min(hi, emin) if hi is not None and lo is not None and lo < emin else hi
+        text = f"lsb < {hi}" if lo is None else f"{lo} <= lsb" if hi is None else f"{lo} <= lsb < {hi}"
+        places.append((text, lo, hi))
+    out: list[tuple[str, Any]] = []
+    for kw, kind in kinds:
+        for pw, lo, hi in places:
+            def case(g: Any, m: Int, s: Bool, l: Int, kind: Any = kind, lo: Optional[int] = lo, hi: Optional[int] = hi) -> Bool:
+                return g.all([kind(g, m, s), *([g.le(lo, l)] if lo is not None else []), *([g.lt(l, hi)] if hi is not None else [])])
+            out.append((f"{kw}, {pw}", case))
+    return out
+
+
+def error_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the error query's own formula (``formula``: an
+    :class:`~smtmma.queries.properties.error_bound.ErrorFormula` in units 2**(lsb - G) of the window sum's last
+    place, :meth:`~smtmma.queries.properties.error_bound.ErrorFormula.place_units`), that leave its final check
+    ``|Phi - exact| > scale * 1/2 ulp`` a Boolean step.
+
+    Alg. 3 rounds a*b + c once, so the error is the rounding's.  On the model's own terms: a finite D has finite
+    inputs; on them D is RNE of the window sum (neg, mag, lsb, sticky) (the glue); each term, placed at the
+    window's top lmax, keeps ``kept`` units 2**lsb and cuts the rest (``cut``), which puts its exact magnitude in
+    [kept, kept + 1] units, exactly kept without a cut, and never above the window; so the exact value's interval
+    lies where (neg, mag, sticky) says (:func:`in_place`), and a sticky sum is at least 2**(window - 2) units.
+    Then, per scale asked, one lemma on fresh constants (neg, mag, lsb, sticky, d, lo, hi): "d = RNE(neg, mag, lsb,
+    sticky), a sticky mag that large and [lo, hi] in place imply no violation at either end", applied to the
+    model's terms.  False when a fact is not proved (the chain says which).
+    """
+    alg, model, x = formula.alg, formula.model, formula.x
+    fd, out, G = get_format(model.d_fmt), formula.out, formula.G
+    p, c, (neg, mag, lsb, sticky), window = sum_terms(alg, model, x)
+    low = sum2_window(p, c)[1]
+    leads = [window_lead(alg, t, window, low) for t in (p, c)]
+    lmax = alg.max(leads[0][0], leads[1][0])
+    ua, ub = unpack(alg, get_format(model.a_fmt), x.a[0]), unpack(alg, get_format(model.b_fmt), x.b[0])
+    uc = decode_input(alg, get_format(model.c_fmt), x.c, fd.name)
+    fin = all_finite(alg, ua, ub, uc)
+    chain.prove("a finite D has finite inputs (an infinite or NaN input makes D infinite or NaN)",
+                implies(alg, [formula.finite], fin), uses=[])
+    rne = round_pack(alg, fd, "rne", neg, mag, lsb, sticky)
+    chain.prove(f"glue (Alg. 3 line 1): on finite inputs D is RNE-{fd.name} of the window sum",
+                implies(alg, [fin], alg.eq(formula.d, rne)), uses=[])
+    each = []
+    for name, t, (lead, top), (_, whole, cut), outside in zip(("the product", "c"), (p, c), leads, formula.place_terms,
+                                                               formula.summand_outside):
+        kept, _, lost = window_place(alg, window, lmax, t.neg, lead, top)
+        goal = alg.all([alg.not_(outside), alg.le(alg.shl(kept, G), whole),
+                        alg.le(alg.add(whole, cut), alg.shl(alg.add(kept, 1), G)),
+                        alg.or_(lost, alg.and_(alg.eq(whole, alg.shl(kept, G)), alg.eq(cut, 0)))])
+        chain.prove(f"{name}, placed at the window's top, keeps its exact magnitude's whole units 2^lsb and cuts "
+                    "less than one (none without a cut); it is not above the window", goal, uses=[])
+        each.append(chain.last)
+    chain.prove("the exact value's interval lies where the window sum (neg, mag, sticky) puts it; a sticky sum is "
+                f"at least 2^{window - 2} units",
+                alg.and_(in_place(alg, neg, mag, sticky, formula.exact, formula.exact_hi, G),
+                         alg.or_(alg.not_(sticky), alg.le(1 << (window - 2), mag))), uses=each)
+    if chain.stopped:
+        return False
+    args = [neg, mag, lsb, sticky, formula.d, formula.exact, formula.exact_hi]
+    done: set[Fraction] = set()
+
+    def rounding_lemma(lam: Fraction) -> None:
+        if lam in done:
+            return
+        done.add(lam)
+
+        for where, case in rounding_cases(fd, window):
+
+            def statement(g: Any, v: Sequence[Any], case: Any = case) -> Bool:
+                n, m, l, s, d, lo, hi = v
+                view = formula.place_view(g, unpack(g, out, d), g.sub(l, G))
+                premise = [g.eq(d, round_pack(g, fd, "rne", n, m, l, s)), g.or_(g.not_(s), g.le(1 << (window - 2), m)),
+                           in_place(g, n, m, s, lo, hi, G), case(g, m, s, l)]
+                zero = g.const(0)
+                return implies(g, premise, g.not_(g.or_(formula.violation(g, view, lo, zero, lam),
+                                                        formula.violation(g, view, hi, zero, lam))))
+
+            chain.establish(lemma(f"RNE-{fd.name} of a window sum ({where}) errs by at most {lam} * 1/2 ulp at both "
+                                  "ends of the exact value's interval (or the output is not finite)", statement, args), args)
+
+    formula.before_script.append(rounding_lemma)
+    return True

@@ -27,7 +27,7 @@ from ..query_algebra import (
     supports_fused_parts,
     witness_pins,
 )
-from ...op_proofs import efdpa, gstfdpa, gtrfdpa, tfdpa, trfdpa
+from ...op_proofs import efdpa, fma, gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...proof_kernel.chain import LemmaChain
 from ...proof_kernel.parts import PartsProof
 from ..distinguish import ReplayError, Witness
@@ -45,7 +45,7 @@ from .common import (
     unknown_result,
 )
 
-__all__ = ["ERROR_FACTS", "ERROR_PROVERS", "ErrorFacts", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_facts", "error_prover",
+__all__ = ["ERROR_FACTS", "ERROR_PLACES", "ERROR_PROVERS", "ErrorFacts", "ErrorFormula", "ErrorProver", "OutputView", "error_bound", "error_facts", "error_prover",
            "posed_form", "posed_without_prover", "table9_bound", "uncovered"]
 
 
@@ -87,9 +87,16 @@ class ErrorFacts(NamedTuple):
     relative: bool = False
 
 
+#: the ops whose error query counts in units of the model's own last place: ``place(alg, model, x)`` gives that
+#: place's exponent (an Int) and the window's width in bits (:meth:`ErrorFormula.place_units`)
+ERROR_PLACES: dict[str, Callable[[QueryAlgebra, Model, InputSet], tuple[Int, int]]] = {
+    "fma": fma.sum_place,
+}
+
 #: the ops whose error proof is a chain of facts on the model's own terms (tried before :data:`ERROR_PROVERS`)
 ERROR_FACTS: dict[str, ErrorFacts] = {
     "e-fdpa": ErrorFacts(efdpa.supports_error_facts, efdpa.error_facts),
+    "fma": ErrorFacts(fma.supports_error_facts, fma.error_facts),  # in units of its window's last place (ERROR_PLACES)
     "t-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),
     "st-fdpa": ErrorFacts(tfdpa.supports_error_facts, tfdpa.error_facts, relative=True),  # T-FDPA on scaled products
     "tr-fdpa": ErrorFacts(trfdpa.supports_error_facts, trfdpa.error_facts, relative=True),
@@ -408,7 +415,11 @@ class ErrorFormula:
         if bound.fused:
             self.e_max = alg.clamp(_alignment_exponent(alg, model, x, terms), lo_e, hi_e)
         self.relative = relative and bound.fused and narrow
-        if self.relative:  # units 2**(e_max - F - G): the fused unit is the constant 2**G, each summand's last place above 1
+        place = ERROR_PLACES.get(model.kind) if narrow and not bound.fused else None
+        self.exact_hi: Optional[Int] = None  # units of the model's own last place: the exact value's interval's top
+        if place is not None:  # one rounding of a window sum: count in units of its last place (:meth:`place_units`)
+            self.place_units(alg, ud, terms, *place(alg, model, x))
+        elif self.relative:  # units 2**(e_max - F - G): the fused unit is the constant 2**G, each summand's last place above 1
             self.G = hi_e - bound.F - lsb_lo
             #: bits a summand's value reaches above 2**(exponent + 2): 0 for products, more for a GST-FDPA group's dot
             self.reach = max(0, max(t.sig.hi.bit_length() - 2 - t.frac for t in terms))
@@ -424,6 +435,8 @@ class ErrorFormula:
             self.view = self.output_view(alg, ud)
             self.unit_fused = alg.shl(1, alg.sub(self.e_max, bound.F + R)) if bound.fused else alg.const(0)
         self.exact = alg.sum_all(self.exact_terms)
+        if self.exact_hi is None:
+            self.exact_hi = self.exact
         self.d_value, self.unit_ulp = self.view.value, self.view.ulp
         self.err = alg.abs(alg.sub(self.d_value, self.exact))
         self.finite, self.outside = self.view.finite, self.view.outside
@@ -474,6 +487,53 @@ class ErrorFormula:
                     alg.or_(alg.not_(self.finite), alg.le(alg.mul(err_round, natural.denominator), alg.mul(self.unit_ulp, natural.numerator))))
         self.lemma_count = len(chain.proven)
         return chain
+
+    def place_units(self, alg: SmtAlgebra, ud: Unpacked, terms: list[Term], last: Int, window: int) -> None:
+        """Count in units 2**(last - G) of the model's own last place ``last`` (an FMA's window sum, ``window`` bits
+        wide; G = D's fraction bits + 2, so a non-zero D's last place, at least ``last`` - m, is a whole number of
+        units), not in units of the domain's smallest quantum (4,300 bits for FP64).
+
+        Every exact term is then a whole number of units or lies between two (its bits below the unit cut off): the
+        exact value is known to lie in [:attr:`exact`, :attr:`exact_hi`], and as |Phi - x| is convex in x, the bound
+        holds for the exact value when it holds at both ends (:meth:`script` asks both).  A term or a non-zero D
+        above the window (none is: the window's top is the larger term's lead) counts as a violation, so the
+        narrowing stays sound; a witness that is not one is re-asked without it.
+        """
+        self.G = self.bound.rfmt.man_bits + 2
+        self.unit_exp = unit = alg.sub(last, self.G)
+        self.cap = cap = window + self.G + 3  # 2**cap units is above twice any sum of the window's terms
+        lows, highs, outside, wholes, cuts = [], [], [], [], []
+        for t in terms:
+            shift = alg.sub(alg.sub(t.exp, t.frac), unit)
+            right = alg.clamp(alg.neg(shift), 0, t.sig.hi.bit_length() + 1)
+            kept = alg.shr(t.sig, right)
+            whole = alg.shl(kept, alg.clamp(shift, 0, cap))
+            cut = alg.b2i(alg.ne(alg.shl(kept, right, at_most=t.sig.hi), t.sig))  # bits below the unit: x in (q, q + 1)
+            lows.append(alg.ite(t.neg, alg.neg(alg.add(whole, cut)), whole))
+            highs.append(alg.ite(t.neg, alg.neg(whole), alg.add(whole, cut)))
+            outside.append(alg.and_(alg.ne(t.sig, 0), alg.lt(cap, shift)))
+            wholes.append(whole)
+            cuts.append(cut)
+        self.summand_outside = outside
+        #: per term (neg, whole, cut): its magnitude in [whole, whole + cut] units, cut 1 when bits fell below the unit
+        self.place_terms = [(t.neg, w, c) for t, w, c in zip(terms, wholes, cuts)]
+        self.exact_terms = lows
+        self.exact_hi = alg.sum_all(highs)
+        self.d_view = self.place_view(alg, ud, unit)
+        self.view = self.d_view._replace(outside=alg.any([self.d_view.outside, *outside]))
+        self.unit_fused = alg.const(0)
+
+    def place_view(self, alg: SmtAlgebra, ud: Unpacked, unit: Int) -> OutputView:
+        """An output in units 2**unit (:meth:`place_units`): outside when non-zero and its last place is below the
+        unit or more than :attr:`cap` units above it; an ulp beyond the cap counts as 2**cap units, one below the
+        unit (D = 0 with a high last place) as 0 (both stricter)."""
+        m_r, emin_r, cap = self.bound.rfmt.man_bits, self.bound.rfmt.emin, self.cap
+        shift = alg.sub(alg.sub(ud.exp, ud.frac), unit)
+        outside = alg.and_(alg.not_(ud.is_zero), alg.or_(alg.lt(shift, 0), alg.lt(cap, shift)))
+        mag = alg.shl(ud.sig, alg.clamp(shift, 0, cap))
+        ulp_shift = alg.sub(alg.sub(alg.max(ud.exp, emin_r), m_r), unit)
+        ulp = alg.ite(alg.lt(ulp_shift, 0), 0, alg.shl(1, alg.clamp(ulp_shift, 0, cap)))  # below the unit: 0 (stricter)
+        return OutputView(alg.not_(alg.or_(ud.is_inf, ud.is_nan)), outside, signed(alg, ud.neg, mag), ulp)
 
     def fixed(self, alg: SmtAlgebra, neg: Bool, sig: Int, exp: Int, frac: int) -> Int:
         """(-1)**neg * sig * 2**(exp - frac) in units of 2**R (exp - frac >= R)."""
@@ -543,6 +603,8 @@ class ErrorFormula:
         for hook in self.before_script:
             hook(lam)
         beyond = self.violation(alg, self.view, self.exact, self.unit_fused, lam)
+        if self.exact_hi is not self.exact:  # an interval of exact values: |Phi - x| is convex in x, so its ends decide
+            beyond = alg.or_(beyond, self.violation(alg, self.view, self.exact_hi, self.unit_fused, lam))
         return alg.script(f"(assert {alg.raw_bool(beyond)})")
 
 

@@ -12,7 +12,8 @@
 * :mod:`~smtmma.op_proofs.efdpa` (E-FDPA, Alg. 6): monotonicity (facts about the
   model's own terms, every move in one formula), symmetry, the error bound;
 * :mod:`~smtmma.op_proofs.fma` (FMA, Alg. 3, and its chains, Alg. 4):
-  monotonicity, symmetry;
+  monotonicity, symmetry, one FMA's error bound (in units of its window's
+  last place);
 * :mod:`~smtmma.op_proofs.addmul` (FTZ-AddMul, Alg. 1-2): monotonicity,
   symmetry;
 * :mod:`~smtmma.op_proofs.fused_sum`: what every FDPA's sum shares (the

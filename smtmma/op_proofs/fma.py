@@ -1,4 +1,5 @@
-"""Facts about the FMA (Alg. 3, encodings/fma.py) and chains of FMAs (Alg. 4): monotonicity in each argument, symmetry.
+"""Facts about the FMA (Alg. 3, encodings/fma.py) and chains of FMAs (Alg. 4): monotonicity in each argument, symmetry,
+one FMA's error bound (:func:`error_facts`, at the end of this module).
 
 :func:`negated_chain_facts`: on (-A, B, -C) every FMA of the chain is the
 original negated, through its window adder (facts in the symmetry query's
@@ -92,8 +93,9 @@ from .moves import finite_nonneg, next_value, nonneg
 from .fused_sum import negated_rounded_sum2
 from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "apply_step_facts", "chain_position", "fma_in_a", "fma_in_c", "glue_lemma", "negated_chain_facts",
-           "prove_monotone", "supports_symmetry",
+__all__ = ["FmaShape", "OpaqueMul", "apply_step_facts", "chain_position", "error_facts", "fma_in_a", "fma_in_c", "glue_lemma",
+           "in_place", "negated_chain_facts", "prove_monotone", "rounding_cases", "sum_place", "sum_terms", "supports_error_facts",
+           "supports_symmetry",
            "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
            "term_lemmas", "up_by_one", "window_lemmas"]
 

@@ -185,6 +185,8 @@ class Model:
         if self.nan == "propagate" and (self.kind != "fma" or len({self.a_fmt, self.b_fmt, self.c_fmt, self.d_fmt}) > 1):
             raise InputError("nan=propagate (a NaN operand's payload carried to D) is a choice of fma models whose "
                              f"operands and D share one format; {self.kind} {self.a_fmt}/{self.b_fmt}/{self.c_fmt}/{self.d_fmt} has none")
+        if self.kind == "fma" and not get_format(self.d_fmt).has_inf:  # Alg. 3 is IEEE 754's FMA: overflow gives +-inf
+            raise InputError(f"fma rounds as IEEE 754 (Alg. 3: an overflow is infinite); D={self.d_fmt} has no infinity")
         if self.kind == "st-fdpa" and self.scale_fmt is not None and get_format(self.scale_fmt).man_bits:
             raise InputError(f"st-fdpa multiplies power-of-two scales (Alg. 8: UE8M0); {self.scale_fmt} scales have a "
                              "significand: use gst-fdpa (Alg. 9), as the catalogue's nvf4 rows do")

@@ -205,6 +205,13 @@ def test_nan_propagate_is_an_fma_choice() -> None:
         Model("fma", "fp16", "fp16", "fp32", "fp32", nan="propagate")
 
 
+def test_an_fma_rounds_to_a_format_with_infinities() -> None:
+    """Alg. 3 is IEEE 754's FMA (an overflow is +-inf): a D without infinities is refused, not encoded wrongly."""
+    with pytest.raises(InputError, match="D=e4m3 has no infinity"):
+        Model("fma", "e4m3", "e4m3", "e4m3", "e4m3")
+    assert Model("fma", "e5m2", "e5m2", "e5m2", "e5m2").d_fmt == "e5m2"
+
+
 def test_hypothesis_flags_and_the_nan_option() -> None:
     like = lookup("sm80", "f16f32").model
     m = parse_model_spec("t-fdpa:zero_emax,ieee_zero,nan=ieee", like=like)

@@ -73,10 +73,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int, IntLike
-from ..encodings.fields import unpack
+from ..encodings.fields import Unpacked, unpack
 from ..encodings.fma import fma
 from ..encodings.fused_sum import exact_sum2, signed, sum2_window, window_lead, window_place, window_sum
 from ..encodings.rounding import round_pack
@@ -93,11 +93,11 @@ from .moves import finite_nonneg, next_value, nonneg
 from .fused_sum import negated_rounded_sum2
 from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "apply_step_facts", "chain_position", "error_facts", "fma_in_a", "fma_in_c", "glue_lemma",
-           "in_place", "negated_chain_facts", "prove_monotone", "rounding_cases", "sum_place", "sum_terms", "supports_error_facts",
+__all__ = ["FmaShape", "OpaqueMul", "WindowSum", "apply_step_facts", "chain_position", "error_facts", "fma_in_a", "fma_in_c", "glue_lemma",
+           "in_place", "negated_chain_facts", "prove_monotone", "rounding_cases", "sticky_is_large", "sum_place", "supports_error_facts",
            "supports_symmetry",
            "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
-           "term_lemmas", "up_by_one", "window_lemmas"]
+           "term_lemmas", "up_by_one", "window_lemmas", "window_sum_of"]
 
 
 # -- the window: leads and sums on fresh variables ------------------------------------------------------
@@ -798,22 +798,34 @@ def negated_chain_facts(chain: LemmaChain, alg: QueryAlgebra, model: Model, x: I
 # -- the error bound (Table 9: 1/2 ulp, one rounding) ------------------------------------------------------
 
 
-def sum_terms(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[Term, Term, tuple[Bool, Int, Int, Bool], int]:
-    """One FMA's product and c terms as the model reads x's inputs, its window sum (neg, mag, lsb, sticky)
-    (Alg. 3 line 1, :func:`~smtmma.encodings.fused_sum.exact_sum2`) and the window's width in bits."""
+class WindowSum(NamedTuple):
+    """One FMA as the model reads x's inputs: the decoded a, b and c (c in D's format), the product and c terms, the
+    window sum (neg, mag, lsb, sticky) (Alg. 3 line 1, :func:`~smtmma.encodings.fused_sum.exact_sum2`), the window's
+    width (bits) and the lead standing for a zero term (:func:`~smtmma.encodings.fused_sum.sum2_window`)."""
+
+    inputs: tuple[Unpacked, Unpacked, Unpacked]
+    p: Term
+    c: Term
+    total: tuple[Bool, Int, Int, Bool]
+    window: int
+    low: int
+
+
+def window_sum_of(alg: QueryAlgebra, model: Model, x: InputSet) -> WindowSum:
+    """:class:`WindowSum` of one FMA (K = 1) on x's inputs, built by the model's own functions."""
     fd = get_format(model.d_fmt)
     ua, ub = (decode_input(alg, get_format(f), v[0], model.via) for f, v in ((model.a_fmt, x.a), (model.b_fmt, x.b)))
     uc = decode_input(alg, get_format(model.c_fmt), x.c, fd.name)
     p, _ = product(alg, ua, ub)
     c = input_term(uc)
-    return p, c, exact_sum2(alg, p, c), sum2_window(p, c)[0]
+    return WindowSum((ua, ub, uc), p, c, exact_sum2(alg, p, c), *sum2_window(p, c))
 
 
 def sum_place(alg: QueryAlgebra, model: Model, x: InputSet) -> tuple[Int, int]:
     """The exponent of one FMA's window sum's last place on x's inputs, and the window's width (bits): the unit
     the error query counts in (:meth:`~smtmma.queries.properties.error_bound.ErrorFormula.place_units`)."""
-    _, _, (_, _, lsb, _), window = sum_terms(alg, model, x)
-    return lsb, window
+    w = window_sum_of(alg, model, x)
+    return w.total[2], w.window
 
 
 def supports_error_facts(model: Model, K: int) -> bool:
@@ -832,6 +844,12 @@ def in_place(alg: QueryAlgebra, n: Bool, m: Int, s: Bool, lo: Int, hi: Int, G: i
     return alg.or_(alg.and_(s, side), alg.and_(alg.not_(s), exact))
 
 
+def sticky_is_large(alg: QueryAlgebra, m: Int, s: Bool, window: int) -> Bool:
+    """A sticky window sum's magnitude is at least 2**(window - 2) (a cut term is below the larger one's last place,
+    so it cancels at most one bit): the rounding lemma's premise, the interval fact's conclusion."""
+    return alg.or_(alg.not_(s), alg.le(1 << (window - 2), m))
+
+
 def rounding_cases(fd: Format, window: int, chunk: int = 16) -> list[tuple[str, Any]]:
     """The cases of the rounding lemma, each a few seconds where one lemma is minutes (FP64): (words,
     ``case(g, mag, sticky, lsb)``).  By the sum's kind (exact and at most p + 1 bits, exact and wider, sticky),
@@ -845,7 +863,6 @@ def rounding_cases(fd: Format, window: int, chunk: int = 16) -> list[tuple[str, 
     cuts = [None, *range(low, emin, chunk), emin, None]
     places = []
     for lo, hi in zip(cuts, cuts[1:]):
-        hi = min(hi, emin) if hi is not None and lo is not None and lo < emin else hi
         text = f"lsb < {hi}" if lo is None else f"{lo} <= lsb" if hi is None else f"{lo} <= lsb < {hi}"
         places.append((text, lo, hi))
     out: list[tuple[str, Any]] = []
@@ -874,13 +891,11 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     """
     alg, model, x = formula.alg, formula.model, formula.x
     fd, out, G = get_format(model.d_fmt), formula.out, formula.G
-    p, c, (neg, mag, lsb, sticky), window = sum_terms(alg, model, x)
-    low = sum2_window(p, c)[1]
-    leads = [window_lead(alg, t, window, low) for t in (p, c)]
+    ws = window_sum_of(alg, model, x)
+    (neg, mag, lsb, sticky), p, c, window = ws.total, ws.p, ws.c, ws.window
+    leads = [window_lead(alg, t, window, ws.low) for t in (p, c)]  # exact_sum2's own placement of each term
     lmax = alg.max(leads[0][0], leads[1][0])
-    ua, ub = unpack(alg, get_format(model.a_fmt), x.a[0]), unpack(alg, get_format(model.b_fmt), x.b[0])
-    uc = decode_input(alg, get_format(model.c_fmt), x.c, fd.name)
-    fin = all_finite(alg, ua, ub, uc)
+    fin = all_finite(alg, *ws.inputs)
     chain.prove("a finite D has finite inputs (an infinite or NaN input makes D infinite or NaN)",
                 implies(alg, [formula.finite], fin), uses=[])
     rne = round_pack(alg, fd, "rne", neg, mag, lsb, sticky)
@@ -899,7 +914,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     chain.prove("the exact value's interval lies where the window sum (neg, mag, sticky) puts it; a sticky sum is "
                 f"at least 2^{window - 2} units",
                 alg.and_(in_place(alg, neg, mag, sticky, formula.exact, formula.exact_hi, G),
-                         alg.or_(alg.not_(sticky), alg.le(1 << (window - 2), mag))), uses=each)
+                         sticky_is_large(alg, mag, sticky, window)), uses=each)
     if chain.stopped:
         return False
     args = [neg, mag, lsb, sticky, formula.d, formula.exact, formula.exact_hi]
@@ -915,7 +930,7 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
             def statement(g: Any, v: Sequence[Any], case: Any = case) -> Bool:
                 n, m, l, s, d, lo, hi = v
                 view = formula.place_view(g, unpack(g, out, d), g.sub(l, G))
-                premise = [g.eq(d, round_pack(g, fd, "rne", n, m, l, s)), g.or_(g.not_(s), g.le(1 << (window - 2), m)),
+                premise = [g.eq(d, round_pack(g, fd, "rne", n, m, l, s)), sticky_is_large(g, m, s, window),
                            in_place(g, n, m, s, lo, hi, G), case(g, m, s, l)]
                 zero = g.const(0)
                 return implies(g, premise, g.not_(g.or_(formula.violation(g, view, lo, zero, lam),

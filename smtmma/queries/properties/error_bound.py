@@ -502,7 +502,9 @@ class ErrorFormula:
         self.G = self.bound.rfmt.man_bits + 2
         self.unit_exp = unit = alg.sub(last, self.G)
         self.cap = cap = window + self.G + 3  # 2**cap units is above twice any sum of the window's terms
-        lows, highs, outside, wholes, cuts = [], [], [], [], []
+        lows, highs, outside = [], [], []
+        #: per term (neg, whole, cut): its magnitude in [whole, whole + cut] units, cut 1 when bits fell below the unit
+        self.place_terms: list[tuple[Bool, Int, Int]] = []
         for t in terms:
             shift = alg.sub(alg.sub(t.exp, t.frac), unit)
             right = alg.clamp(alg.neg(shift), 0, t.sig.hi.bit_length() + 1)
@@ -512,11 +514,8 @@ class ErrorFormula:
             lows.append(alg.ite(t.neg, alg.neg(alg.add(whole, cut)), whole))
             highs.append(alg.ite(t.neg, alg.neg(whole), alg.add(whole, cut)))
             outside.append(alg.and_(alg.ne(t.sig, 0), alg.lt(cap, shift)))
-            wholes.append(whole)
-            cuts.append(cut)
+            self.place_terms.append((t.neg, whole, cut))
         self.summand_outside = outside
-        #: per term (neg, whole, cut): its magnitude in [whole, whole + cut] units, cut 1 when bits fell below the unit
-        self.place_terms = [(t.neg, w, c) for t, w, c in zip(terms, wholes, cuts)]
         self.exact_terms = lows
         self.exact_hi = alg.sum_all(highs)
         self.d_view = self.place_view(alg, ud, unit)

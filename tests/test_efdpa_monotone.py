@@ -41,7 +41,8 @@ def test_only_one_efdpa_of_one_input_format_has_the_facts() -> None:
     assert supports_monotone(model_of("gfx908", "bf16f32"), 2)
     assert not supports_monotone(model_of("sm90", "f16f32"), 16)
     assert monotone_facts(MODEL, 4) is not None and not monotone_facts(MODEL, 4).one_move  # a run per position
-    assert monotone_facts(model_of("gfx942", "f16f32"), 16) is None  # TR-FDPA: the parts proof on stand-ins
+    assert monotone_facts(model_of("gfx942", "f16f32"), 8).one_move  # TR-FDPA (L = 8): one symbolic move
+    assert monotone_facts(model_of("gfx942", "f16f32"), 16) is None  # K > L: a chain of two, no facts cover it
 
 
 def test_every_move_is_in_one_formula() -> None:

@@ -249,82 +249,85 @@ def test_sm80_f16f16_is_proved_monotone_through_the_property() -> None:
     assert passed, summary
 
 
-# -- the compositional proof of one TR-/GTR-FDPA (op_proofs/trfdpa.py, op_proofs/gtrfdpa.py) ----------------------------
+# -- one TR-/GTR-FDPA, facts on the model's own terms (op_proofs/trfdpa.py, op_proofs/gtrfdpa.py) ------------------------
 
 def _toy_cdna3(kind: str, F: int) -> smtmma.Model:
     return smtmma.Model(kind, "e4m3", "e4m3", "fp16", "fp16", L=4, F=F, F2=F + 4, rho="rne-fp16")
 
 
-def _cdna3_parts(model: smtmma.Model):  # type: ignore[no-untyped-def]
-    from smtmma.queries.query_algebra import Runner
-    from smtmma.op_proofs import gtrfdpa, trfdpa
-
-    op = gtrfdpa if model.kind == "gtr-fdpa" else trfdpa
-    assert op.supports_monotone(model, 4)
-    return op.prove_monotone(model, 4, Runner("bitwuzla" if "bitwuzla" in available() else None, 60.0, 0))
+def _lemma_labels(smt2: str) -> list[str]:
+    """The labels of the lemmas a chain certificate proves (``; lemma NAME: label`` lines)."""
+    return re.findall(r"^; lemma lemma_\w+: (.*)$", smt2, re.M)
 
 
-def test_tr_fdpa_monotonicity_proof_holds_and_rechecks() -> None:
-    """Alg. 10 at F = 9 (toy formats): every lemma of both stages is unsat, and again with z3 on the blocks alone."""
-    proof = _cdna3_parts(_toy_cdna3("tr-fdpa", 9))
-    assert proof.verdict == "holds", proof.reason
-    labels = [b.label.split(":")[0].split(",")[0] for b in proof.blocks]
-    assert labels[0] == "glue (Alg. 10)" and labels[-1] == "rounding"
-    assert "second stage" in labels and sum(lb.startswith("raising c (") for lb in labels) == 4
-    answers = recheck(Certificate({"claim": "t"}, proof.blocks), solver="z3" if HAS_Z3 else None)
-    assert [a.got for a in answers] == ["unsat"] * len(proof.blocks)
-
-
-def test_gtr_fdpa_monotonicity_proof_has_the_group_merge() -> None:
-    """Alg. 11 at F = 10: the even/odd groups add a merge stage (the other group's RD and the raised group's gain)."""
-    proof = _cdna3_parts(_toy_cdna3("gtr-fdpa", 10))
-    assert proof.verdict == "holds", proof.reason
-    assert sum(b.label.startswith("group merge") for b in proof.blocks) == 2
-    assert proof.blocks[0].label.startswith("glue (Alg. 11)")
+@pytest.mark.parametrize("kind, F, merges", [("tr-fdpa", 9, 0), ("gtr-fdpa", 10, 2)])
+def test_cdna3_monotonicity_holds_on_the_models_own_terms(kind: str, F: int, merges: int) -> None:
+    """Alg. 10 at F = 9, Alg. 11 at F = 10 (toy formats): facts on the model's own terms (the products' credit
+    argument, GTR's group merge for each group moved, the second stage, raising c in four cases), the last check the
+    query's statement; the independent checker accepts the certificate."""
+    r = check_property("monotonicity", _toy_cdna3(kind, F), timeout=60.0)
+    assert r.verdict == "holds" and "facts about the model's own terms" in r.reason, r.reason
+    labels = _lemma_labels(r.smt2 or "")
+    assert sum(lb.startswith("group merge, composition") for lb in labels) == merges
+    assert sum(lb.startswith("raising c (") for lb in labels) == 4
+    assert any(lb.startswith("second stage, composition") for lb in labels)
+    passed, summary = check_text(Certificate({"claim": "t"}, [chain_block(f"{kind} monotone", r.smt2 or "")]).text(),
+                                 "bitwuzla" if "bitwuzla" in available() else "z3", 300.0)
+    assert passed, summary
 
 
 @pytest.mark.parametrize("kind", ["tr-fdpa", "gtr-fdpa"])
-def test_cdna3_monotonicity_proof_fails_where_a_witness_exists(kind: str) -> None:
-    """F = 6: a first-stage gain lemma is sat, and the simulator finds inputs whose output drops."""
+def test_cdna3_monotonicity_facts_stop_where_a_witness_exists(kind: str) -> None:
+    """F = 6: the moved product's gain lemma is sat (it cannot cover the others' losses), and the simulator finds
+    inputs whose output drops."""
+    from smtmma.op_proofs import gtrfdpa, trfdpa
+    from smtmma.queries.properties.monotonicity import OneMoveFormula
+
     model = _toy_cdna3(kind, 6)
-    proof = _cdna3_parts(model)
-    assert proof.verdict == "unknown" and "gain of the raised summand (raising a" in proof.reason
+    op = gtrfdpa if kind == "gtr-fdpa" else trfdpa
+    assert op.supports_monotone(model, 4)
+    f = OneMoveFormula(model, 4, Domain(nonneg=True, specials=False))
+    chain = LemmaChain(f.alg, _bitwuzla_or_default(), scoped=True)
+    assert not op.monotone_facts(chain, f)
+    assert chain.stopped.startswith("lemma gain of the moved summand (raising a") and chain.stopped.endswith(": sat")
     _assert_simulated_drop(model, 4)
 
 
-@pytest.mark.slow  # ~50 s on 2 cores
+@pytest.mark.slow  # ~35 s on 2 cores
 def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
-    """The card's monotonicity example (issue 8: no answer in 300 s before): holds by 24 lemmas."""
-    r = check_property("monotonicity", smtmma.lookup("gfx942", "f16f32").model, timeout=30.0)
-    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 24
+    """The card's monotonicity example (issue 8: no answer in 300 s before): holds by facts on the model's own terms."""
+    r = check_property("monotonicity", smtmma.lookup("gfx942", "f16f32").model, timeout=60.0)
+    assert r.verdict == "holds" and "facts about the model's own terms" in r.reason
 
 
-def test_tr_fdpa_overflow_lemmas_cover_what_the_glue_leaves_out() -> None:
-    """TF32 products reach 2^128 (§4.2): the glue holds where none does, and three lemmas cover the rest (D = +inf,
-    an overflowing product stays so when a or b is raised); FP16 products never overflow, so none are added."""
+def test_a_tf32_product_reaching_2_128_stays_there_when_a_factor_is_raised() -> None:
+    """TF32 products reach 2^128 (§4.2), where Alg. 10 gives +inf: the lemma that such a product still does after a
+    or b moves to its next value is proved; FP16 products never get there."""
+    from smtmma.encodings.trfdpa import product_top
     from smtmma.op_proofs import trfdpa
     from smtmma.op_proofs.fused_sum import Plan
+    from smtmma.queries.query_algebra import QueryAlgebra
 
     model = smtmma.lookup("gfx942", "tf32f32").model
     plan = Plan(model, 4)
-    glue, _ = trfdpa.cdna3_glue(plan, finite_output=False)
-    parts = trfdpa.overflow_lemmas(plan)
-    assert "where no product reaches 2^128" in glue.label
-    assert [p.label.split(" (")[0].split(":")[0] for p in parts] == ["overflow", "overflow stays", "overflow stays"]
-    run = _bitwuzla_or_default()
-    assert [run.check(p.script, proof=True).verdict for p in [glue, *parts]] == ["unsat"] * 4
+    assert product_top(plan.tp) >= 128 and product_top(Plan(smtmma.lookup("gfx942", "f16f32").model, 8).tp) < 128
+    alg = QueryAlgebra()
+    v = [alg.var(n, plan.fa.bits) for n in ("a", "a2", "b")]
+    chain = LemmaChain(alg, _bitwuzla_or_default())
+    for who in ("a", "b"):
+        assert trfdpa.overflow_stays(chain, plan, who, *v, 1), chain.stopped
     m = smtmma.formats.get_format(model.a_fmt).man_bits
     big, two = 254 << m, 128 << m  # 2^127 x 2 = 2^128 overflows before the sum: +inf
     assert sim(model, (big, 0, 0, 0), (two, 0, 0, 0), 0) == 0x7F800000
-    assert trfdpa.overflow_lemmas(Plan(smtmma.lookup("gfx942", "f16f32").model, 4)) == []
 
 
-@pytest.mark.slow  # ~35 s on 2 cores
+@pytest.mark.slow  # ~30 s on 2 cores
 def test_gfx942_tf32f32_is_proved_monotone_through_the_property() -> None:
-    """A table cell that had no answer in 120 s (the glue was false where a product overflows): holds by 27 lemmas."""
+    """A table cell that had no answer in 120 s (the glue was false where a product overflows): holds by facts on the
+    model's own terms, a product overflowing to +inf (§4.2) among them."""
     r = check_property("monotonicity", smtmma.lookup("gfx942", "tf32f32").model, timeout=60.0)
-    assert r.verdict == "holds" and r.extra.get("lemmas") == len(r.blocks) == 27
-    assert "overflowing to +inf" in r.reason
+    assert r.verdict == "holds" and "facts about the model's own terms" in r.reason
+    assert "overflow (§4.2): a product reaching 2^128 makes D = +inf" in (r.smt2 or "")
 
 
 def _bitwuzla_or_default() -> Runner:

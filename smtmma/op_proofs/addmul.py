@@ -46,7 +46,6 @@ from ..encodings.terms import Term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import implies
 from ..queries.query_algebra import InputSet, QueryAlgebra
 from ..simulate import decode_input, flush_input_bits, nan_pattern
@@ -188,7 +187,7 @@ class AddMulLemmas:
         """``statement`` as a lemma applied to ``args`` (None when it was not proved); ``patterns``: every argument an
         FP32 pattern, the lemma stated for all 2**32 of them (one lemma for every node, whatever its term's range)."""
         span = (0, (1 << self.ops.f32.bits) - 1) if patterns else None
-        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args, span=span), args) else None
+        return self.chain.use(label, statement, args, span=span)
 
     def nn(self, g: QueryAlgebra, x: Int) -> Bool:
         return _nn(g, self.ops.f32, x)

@@ -15,11 +15,11 @@ Its proofs are TR-FDPA's with these parts plugged in:
   :func:`error_facts` does not apply: K = 1 or F2 = F): RD_F of a group
   sum at e_max (lines 15-16), the two groups' error within L units
   (:func:`two_groups_lemma`), the far c dropped (:func:`far_c_lemma`);
-* **monotonicity** (:func:`prove_monotone`): the first stage per group with
-  :data:`GROUP_MARGIN`, then the group merge -- the other group's sum
-  re-aligned (:func:`group_realign_lemma`), the raised group's gain
-  (:func:`group_gain_lemma`), distributivity and a composition in slack
-  form -- then TR-FDPA's second stage.
+* **monotonicity** (:func:`monotone_facts`, on the model's own terms): the
+  products' stage per group (T-FDPA's credit argument with
+  :data:`GROUP_MARGIN`), then the group merge (:class:`MergeLemmas`: the
+  moved group's gain at e_max, the other group's sum re-aligned, composed),
+  then TR-FDPA's second stage.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies,
 from ..queries.query_algebra import QueryAlgebra, Runner
 from ..simulate import decode_input
 from .fused_sum import Plan
-from .tfdpa import MonotoneShape, capped_shift, composition_lemmas, distributivity_lemma, fresh_exponents
+from .moves import move_firsts
+from .tfdpa import Credits, MonotoneShape, MoveLemmas, MoveSums, WideSums, capped_shift, credit_facts, largest_aligned
 from .trfdpa import (
     Cdna3Glue,
     MARGIN,
@@ -51,17 +52,18 @@ from .trfdpa import (
     cdna3_output_facts,
     cdna3_start,
     cut_chain,
+    cdna3_monotone_facts,
+    cdna3_products,
+    cdna3_run,
     cut_sum_step,
-    first_stage,
     floor_chain,
     round_down_lemma,
-    second_stage_lemmas,
+    running_sums,
 )
 
-__all__ = ["GROUP_MARGIN", "error_facts", "far_c_lemma", "group_error_parts", "group_gain_lemma",
-           "group_realign_lemma", "group_sums", "monotone_lemmas", "prove_error_bound", "prove_error_interval",
-           "prove_monotone", "regroup_chain", "regroup_step", "supports_error_bound", "supports_error_facts",
-           "supports_monotone", "two_groups_lemma"]
+__all__ = ["GROUP_MARGIN", "MergeLemmas", "error_facts", "far_c_lemma", "group_error_parts", "group_sums", "monotone_facts",
+           "prove_error_bound", "prove_error_interval", "regroup_chain", "regroup_step", "supports_error_bound",
+           "supports_error_facts", "supports_monotone", "two_groups_lemma"]
 
 
 def group_sums(g: QueryAlgebra, plan: Plan, terms: list[Term], floor: int) -> ProductSums:
@@ -357,61 +359,163 @@ GROUP_MARGIN = 2 * (1 + MARGIN)
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one GTR-FDPA (K = L, L even) whose products cannot overflow (§4.2)."""
+    """Whether :func:`monotone_facts` applies: one GTR-FDPA (K = L, L even), F2 >= F, rounding down (see
+    :func:`~smtmma.op_proofs.trfdpa.cdna3_monotone_applies`)."""
     return model.kind == "gtr-fdpa" and model.L is not None and model.L % 2 == 0 and cdna3_monotone_applies(model, K)
 
 
-def group_realign_lemma(shm: MonotoneShape, t_hi: int, span: int) -> Part:
-    """GTR: the other group's sum, rounded down from e_h to e_max and to e_max' >= e_max (Alg. 11 lines 15-16):
-    s = 2**Dm R' + wm - R is in [0, wm] (Dm = min(e_max' - e_max, Dc'), Dc' above the group sum's width)."""
-    alg = QueryAlgebra()
-    T = ranged_var(alg, "T", 0, t_hi)
-    eh = ranged_var(alg, "eh", shm.e_lo, shm.e_hi)
-    E, E2 = fresh_exponents(alg, shm)
-    alg.assert_(alg.le(eh, E))
-    D, w = capped_shift(alg, shm, E, E2)
-    R, R2 = (shift_cut(alg, T, alg.sub(eh, x), max_left=0, max_right=span) for x in (E, E2))
-    s = alg.sub(alg.add(alg.shl(R2, D), w), R)
-    goal = alg.all([alg.le(0, R), alg.le(R, t_hi), alg.le(0, R2), alg.le(0, s), alg.le(s, w)])
-    return Part(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= 2^Dm R' + "
-                  f"(2^Dm - 1), Dm = min(e_max'-e_max, {shm.Dc})", negated_script(alg, goal))
+class MergeLemmas:
+    """The group merge's lemmas (Alg. 11 step 3), each a function of the run's terms: the moved group's sum carried
+    from its own e to e_max = max(e_even, e_odd) (its order at the group's W, ``group_wide``, shape ``sh1``), the
+    other group's sum re-aligned, and the two composed (shape ``shm``, sums at ``wide``); ``span``: the encoding's
+    shift cap of a group sum."""
+
+    def __init__(self, chain: LemmaChain, sh1: MonotoneShape, shm: MonotoneShape, group_wide: WideSums, wide: WideSums,
+                 span: int) -> None:
+        self.chain, self.sh1, self.shm, self.group_wide, self.wide, self.span = chain, sh1, shm, group_wide, wide, span
+
+    def _apply(self, label: str, statement: Any, args: list[Any]) -> Optional[str]:
+        return self.chain.use(label, statement, args)
+
+    def _cut(self, g: Any, T: Int, e: Int, E: Int) -> Int:
+        return shift_cut(g, T, g.sub(e, E), max_left=0, max_right=self.span)
+
+    def gain(self, T: Int, T2: Int, e: Int, e2: Int, eh: Int, eh2: Int, moved: int) -> Optional[str]:
+        """The moved group (``moved``: 0 even, 1 odd): T_g + M1 w <= 2**D T_g' gives, at e_max = max(e_even, e_odd) <=
+        e_max' (e_h unchanged), 2**Dm R' >= R + (1 + MARGIN) wm, R = RD(T_g at e_max)."""
+        sh1, shm, pw, wd = self.sh1, self.shm, self.group_wide, self.wide
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            T_, T2_, e_, e2_, eh_, eh2_ = v
+            D, w = capped_shift(g, sh1, e_, e2_)
+            premise = [g.le(0, T_), g.le(0, T2_), g.le(e_, e2_), g.eq(eh2_, eh_),
+                       pw.le(g, pw.plus_times(pw.of(g, T_), sh1.margin, g, w), pw.shl(g, T2_, D))]
+            # e_max as the encoding takes it, max(e_even, e_odd)
+            E, E2 = (g.max(e_, eh_), g.max(e2_, eh2_)) if moved == 0 else (g.max(eh_, e_), g.max(eh2_, e2_))
+            Dm, wm = capped_shift(g, shm, E, E2)
+            R, R2 = self._cut(g, T_, e_, E), self._cut(g, T2_, e2_, E2)
+            gain = wd.le(g, wd.plus_times(wd.of(g, R), shm.gain_k, g, wm), wd.shl(g, R2, Dm))
+            return implies(g, premise, g.all([g.le(E, E2), g.le(0, R), g.le(0, R2), gain]))
+
+        return self._apply(f"group merge, the moved ({('even', 'odd')[moved]}) group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = "
+                           f"max(e_g, e_h) <= e_max', 2^Dm RD(T_g' at e_max') >= RD(T_g at e_max) + {shm.gain_k} (2^Dm - 1)",
+                           st, [T, T2, e, e2, eh, eh2])
+
+    def realign(self, T: Int, T2: Int, e: Int, e2: Int, E: Int, E2: Int) -> Optional[str]:
+        """The other group (T, e unchanged), rounded down at e_max and at e_max' >= e_max: R <= 2**Dm R' + wm <= R + wm."""
+        shm, wd = self.shm, self.wide
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            T_, T2_, e_, e2_, E_, E2_ = v
+            Dm, wm = capped_shift(g, shm, E_, E2_)
+            R, R2 = self._cut(g, T_, e_, E_), self._cut(g, T2_, e2_, E2_)
+            slack = wd.credit(g, R, R2, Dm, wm)
+            premise = [g.eq(T2_, T_), g.eq(e2_, e_), g.le(0, T_), g.le(e_, E_), g.le(E_, E2_)]
+            return implies(g, premise, g.all([g.le(0, R), g.le(0, R2), wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, wm))]))
+
+        return self._apply(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= "
+                           f"2^Dm R' + (2^Dm - 1), Dm = min(e_max'-e_max, {shm.Dc})", st, [T, T2, e, e2, E, E2])
+
+    def compose(self, R: Sequence[Int], R2: Sequence[Int], E: Int, E2: Int, moved: int) -> Optional[str]:
+        """The moved group's gain (``moved``: 0 even, 1 odd) and the other's re-alignment give T + MARGIN wm <= 2**Dm T'
+        (T = R_even + R_odd, Alg. 11 step 3)."""
+        shm, wd = self.shm, self.wide
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            r, r2, E_, E2_ = v[:2], v[2:4], v[4], v[5]
+            Dm, wm = capped_shift(g, shm, E_, E2_)
+            o = 1 - moved
+            slack = wd.credit(g, r[o], r2[o], Dm, wm)
+            premise = [*(g.le(0, t) for t in (*r, *r2)), g.le(E_, E2_),
+                       wd.le(g, wd.plus_times(wd.of(g, r[moved]), shm.gain_k, g, wm), wd.shl(g, r2[moved], Dm)),
+                       wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, wm))]
+            T, T2 = g.sum_all(r), g.sum_all(r2)
+            return implies(g, premise, g.and_(wd.le(g, wd.lit(0), wd.of(g, T)),
+                                              wd.le(g, wd.plus_times(wd.of(g, T), shm.margin, g, wm), wd.shl(g, T2, Dm))))
+
+        which = ("even", "odd")[moved]
+        return self._apply(f"group merge, composition ({which} group moved): its gain and the other's re-alignment give "
+                           f"T + {shm.margin} wm <= 2^Dm T', T = R_even + R_odd", st, [*R, *R2, E, E2])
 
 
-def group_gain_lemma(sh1: MonotoneShape, shm: MonotoneShape, t_hi: int, span: int) -> Part:
-    """GTR: from T_g + M1 w <= 2**D T_g' (the raised group), at e_max = max(e_g, e_h) <= e_max' = max(e_g', e_h):
-    2**Dm R' >= R + (1 + MARGIN) wm, R = RD_F(T_g at e_max) (Alg. 11 lines 15-16)."""
-    alg = QueryAlgebra()
-    T, T2 = ranged_var(alg, "T", 0, t_hi), ranged_var(alg, "T2", 0, t_hi)
-    e, e2 = fresh_exponents(alg, sh1)
-    D, w = capped_shift(alg, sh1, e, e2)
-    alg.assert_(alg.le(alg.add(T, alg.mul(sh1.margin, w)), alg.shl(T2, D)))
-    eh = ranged_var(alg, "eh", shm.e_lo, shm.e_hi)  # the other group's exponent
-    E, E2 = alg.max(e, eh), alg.max(e2, eh)
-    Dm, wm = capped_shift(alg, shm, E, E2)
-    R = shift_cut(alg, T, alg.sub(e, E), max_left=0, max_right=span)
-    R2 = shift_cut(alg, T2, alg.sub(e2, E2), max_left=0, max_right=span)
-    s = alg.sub(alg.shl(R2, Dm), alg.add(R, alg.mul(shm.gain_k, wm)))
-    goal = alg.all([alg.le(E, E2), alg.le(0, R), alg.le(R, t_hi), alg.le(0, s)])
-    return Part(f"group merge, the raised group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = max(e_g, e_h) "
-                  f"<= e_max' = max(e_g', e_h), 2^Dm RD(T_g' at e_max') >= RD(T_g at e_max) + {shm.gain_k} (2^Dm - 1)",
-                  negated_script(alg, goal))
-
-
-def monotone_lemmas(model: Model, K: int) -> list[Part]:
-    """Every lemma of the GTR-FDPA proof, the glue first: TR-FDPA's first stage per group, the group merge, TR-FDPA's
-    second stage."""
-    n = K // 2  # products per truncated sum: per even/odd group
-    lemmas, sh1, gl, a_hi = first_stage(model, K, n=n, margin=GROUP_MARGIN, products=group_sums)
-    # Alg. 11 step 3: the two group sums rounded down at e_max = max(e_even, e_odd)
-    t_hi = n * a_hi
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula with one symbolic move (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.OneMoveFormula`), that leave its final check Boolean steps
+    (Alg. 11): T-FDPA's credit argument per group (:func:`~smtmma.op_proofs.tfdpa.credit_facts`; every input outside
+    the group keeps its e), the moved group gaining :data:`GROUP_MARGIN` w's; the group merge at e_max (the moved
+    group's gain, the other's re-alignment, composed: T + 4 wm <= 2**Dm T' where a lane moved); then TR-FDPA's
+    second stage (:func:`~smtmma.op_proofs.trfdpa.cdna3_monotone_facts`)."""
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    K = x.K
+    plan = Plan(model, K)
+    F = model.F
+    assert F is not None
+    first = move_firsts(plan, formula.domain)
+    lanes = (list(range(0, K, 2)), list(range(1, K, 2)))
+    runs, parts = [], []
+    for inputs in (x, y):
+        terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
+        groups = (terms[0::2], terms[1::2])
+        e_grp = [max_exponent(alg, grp, floor) for grp in groups]  # step 2: e_even, e_odd
+        A_grp = [[aligned(alg, t, e, F) for t in grp] for grp, e in zip(groups, e_grp)]
+        P_grp = [running_sums(alg, A) for A in A_grp]
+        T_grp = [P[-1] for P in P_grp]
+        e_max = alg.max(*e_grp)  # step 3
+        span = max(T.hi.bit_length() + T.lo.bit_length() for T in T_grp) + 1
+        R_grp = [shift_cut(alg, Tg, alg.sub(e, e_max), max_left=0, max_right=span) for Tg, e in zip(T_grp, e_grp)]
+        runs.append(cdna3_run(alg, model, terms, ct, floor, alg.sum_all(R_grp), e_max))
+        parts.append((groups, e_grp, A_grp, P_grp, T_grp, R_grp, span))
+    (g1, e1, A1, P1, T1, R1, span), (g2, e2, A2, P2, T2, R2, _) = parts
+    p, q = runs
+    sh1 = MonotoneShape(model, K, n=K // 2, with_c=False, margin=GROUP_MARGIN, zeros_at_floor=True)
+    t_hi = (K // 2) * largest_aligned(sh1)
     # a group sum is below 2**Dc': past that shift the cap loses nothing
     shm = MonotoneShape(model, K, n=2, with_c=False, margin=MARGIN, zeros_at_floor=True, Dc=t_hi.bit_length() + 1)
-    lemmas += [group_realign_lemma(shm, t_hi, gl.span), group_gain_lemma(sh1, shm, t_hi, gl.span),
-               distributivity_lemma(shm, (0, 2 * t_hi)), *composition_lemmas(shm, t_hi)]
-    return lemmas + second_stage_lemmas(shm, 2 * t_hi, gl.S.hi)
-
-
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of a finite non-negative input lowers D (GTR-FDPA): "holds" with every lemma's
-    block (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    return run_parts(monotone_lemmas(model, K), run)
+    names = ("even", "odd")
+    credits = []
+    for i in (0, 1):
+        other = [f"{w}{k}" for k in lanes[1 - i] for w in "ab"]
+        cr = credit_facts(chain, formula, sh1, MoveSums(g1[i], g2[i], A1[i], A2[i], P1[i], P2[i], e1[i], e2[i], lanes[i]), first,
+                          still=[*other, "c"], what=f"the {names[i]} lanes' ")
+        if cr is None:
+            return False
+        credits.append(cr)
+    Dm, wm = capped_shift(alg, shm, p.e, q.e)
+    wdm = WideSums(max(v.width for v in (*R1, wm)) + Dm.hi + max(v.width for v in R2) + 8)
+    merged: list[Optional[int]] = []
+    for i in (0, 1):
+        o = 1 - i
+        ml = MergeLemmas(chain, sh1, shm, credits[i].wide, wdm, span)
+        keep = []
+        for label in (f"{w}{k}" for k in lanes[i] for w in "ab"):
+            if label in formula.labels:
+                chain.prove(f"{label} moved: the {names[o]} lanes' sum and e unchanged",
+                            implies(alg, [formula.moved(label)], alg.and_(alg.eq(T2[o], T1[o]), alg.eq(e2[o], e1[o]))), uses=[])
+                keep.append(chain.last)
+        R = credits[i].moved
+        chain.prove(f"a lane of the {names[i]} group moved: the {names[o]} lanes' sum and e unchanged",
+                    implies(alg, [R], alg.and_(alg.eq(T2[o], T1[o]), alg.eq(e2[o], e1[o]))), uses=keep)
+        same = chain.last
+        gain = ml.gain(T1[i], T2[i], e1[i], e2[i], e1[o], e2[o], i)
+        realign = ml.realign(T1[o], T2[o], e1[o], e2[o], p.e, q.e)
+        comp = ml.compose(R1, R2, p.e, q.e, i)
+        if gain is None or realign is None or comp is None:
+            return False
+        wd = wdm
+        chain.prove(f"a lane of the {names[i]} group moved: e_max <= e_max' and T + {MARGIN} wm <= 2^Dm T'",
+                    implies(alg, [R], alg.all([alg.le(p.e, q.e), wd.le(alg, wd.lit(0), wd.of(alg, p.T)),
+                                               wd.le(alg, wd.plus_times(wd.of(alg, p.T), MARGIN, alg, wm), wd.shl(alg, q.T, Dm))])),
+                    uses=[same, credits[i].summed, credits[i].ordered, credits[i].running, credits[o].running],
+                    applied=[gain, realign, comp])
+        merged.append(chain.last)
+    lanes_moved = alg.or_(credits[0].moved, credits[1].moved)
+    order = alg.and_(wdm.le(alg, wdm.lit(0), wdm.of(alg, p.T)),
+                     wdm.le(alg, wdm.plus_times(wdm.of(alg, p.T), MARGIN, alg, wm), wdm.shl(alg, q.T, Dm)))
+    chain.prove(f"a lane moved: T + {MARGIN} wm <= 2^Dm T'", implies(alg, [lanes_moved], order), uses=merged)
+    summed = chain.last
+    chain.prove("e_max <= e_max' (some input is moved)", alg.le(p.e, q.e), uses=[*merged, credits[0].ordered, credits[1].ordered])
+    ordered = chain.last
+    chain.prove("0 <= T", alg.le(0, p.T), uses=[credits[0].running, credits[1].running])
+    nonneg_T = chain.last
+    stage = Credits(MoveLemmas(chain, shm, first, wdm), wdm, Dm, wm, None, ordered, summed, lanes_moved, nonneg_T)
+    return cdna3_monotone_facts(chain, formula, p, q, stage, shm, shm, lanes_moved, nonneg_T, first)

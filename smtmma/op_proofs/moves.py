@@ -9,14 +9,14 @@ and for the lemmas of each op (:mod:`smtmma.op_proofs`).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..formats import Format
 from ..queries.query_algebra import QueryAlgebra
 
-__all__ = ["finite_nonneg", "next_moves", "next_value", "nonneg", "nonneg_pattern", "raised_pattern", "smallest_positive"]
+__all__ = ["finite_nonneg", "move_firsts", "next_moves", "next_value", "nonneg", "nonneg_pattern", "raised_pattern", "smallest_positive"]
 
 
 def smallest_positive(fmt: Format, exp: Optional[tuple[int, int]], subnormals: bool) -> Optional[int]:
@@ -30,6 +30,13 @@ def smallest_positive(fmt: Format, exp: Optional[tuple[int, int]], subnormals: b
     if subnormals and lo <= fmt.emin:
         return 1
     return (max(lo, fmt.emin) + fmt.bias) << fmt.man_bits
+
+
+def move_firsts(plan: Any, domain: Any) -> dict[str, Optional[int]]:
+    """Per input ("a", "b", "c"), the smallest positive pattern a zero moves to in ``domain`` (``plan``: the model's
+    formats fa, fb, fc)."""
+    return {"a": smallest_positive(plan.fa, domain.exp, domain.subnormals), "b": smallest_positive(plan.fb, domain.exp, domain.subnormals),
+            "c": smallest_positive(plan.fc, domain.cexp, domain.subnormals)}
 
 
 def next_moves(alg: QueryAlgebra, fmt: Format, old: Int, new: Int, first: Optional[int]) -> list[Bool]:

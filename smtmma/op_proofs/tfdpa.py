@@ -88,7 +88,7 @@ step (:func:`chain_step`, single moves chained), a step with c = +inf stays
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -100,17 +100,17 @@ from ..encodings.tfdpa import tfdpa_terms
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.lemma import lemma, range_premise
+from ..proof_kernel.lemma import range_premise
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
 from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts, output_container, value_key
 from ..simulate import converted_pattern, decode_input, issue_chunks, nan_pattern, run_model
 from .fused_sum import (Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, negated_rounded_sum2, negated_sum_lemmas, plan_scales,
                         rounded_output_facts, scales_not_nan, summand_lemma)
 from .fma import apply_step_facts, step_facts
-from .moves import finite_nonneg, next_moves, nonneg, nonneg_pattern, raised_pattern, smallest_positive
+from .moves import finite_nonneg, move_firsts, next_moves, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
-__all__ = ["MonotoneShape", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
+__all__ = ["Credits", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_facts", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
            "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
@@ -598,7 +598,7 @@ def _c_term(g: QueryAlgebra, plan: Plan, c: Int) -> Term:
     return input_term(decode_input(g, plan.fc, c, plan.fd.name))
 
 
-class _Wide:
+class WideSums:
     """Sums at one width ``W`` (bits): each term sign-extended to W bits and added modulo 2**W, which no sum here
     reaches.  A linear identity between such sums is one the solver's rewriter normalizes at once (33 summands: 0.0 s);
     as the algebra builds sums, each one bit wider than its operands, it has to add bit by bit (no answer in 60 s for
@@ -645,6 +645,10 @@ class _Wide:
     def times(self, m: int, g: QueryAlgebra, w: Int) -> str:
         return self.of(g, w) if m == 1 else f"(bvmul {self.lit(m)} {self.of(g, w)})"
 
+    def plus_times(self, x: str, m: int, g: QueryAlgebra, w: Int) -> str:
+        """x + m w (x a W-bit text; x itself when m = 0)."""
+        return x if m == 0 else f"(bvadd {x} {self.times(m, g, w)})"
+
     def running(self, X: str, P: str, k: int, w: str) -> str:
         """X + k w - P (W-bit texts): the credits of k summands, X = 2**D Q and P their running sums."""
         kw = w if k == 1 else f"(bvmul {self.lit(k)} {w})"
@@ -659,15 +663,15 @@ class _Wide:
         return Bool(g, f"(= {a} {b})")
 
 
-class _MoveLemmas:
+class MoveLemmas:
     """The lemmas of one T-FDPA's monotonicity, each a function of the run's terms (patterns, E, E', sums),
     established in ``chain`` when first applied."""
 
-    def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: _Wide) -> None:
+    def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: WideSums) -> None:
         self.chain, self.sh, self.plan, self.first, self.wide = chain, sh, sh.plan, first, wide
 
     def _apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Any]], Bool], args: list[Any]) -> Optional[str]:
-        return self.chain.applied_last if self.chain.establish(lemma(label, statement, args), args) else None
+        return self.chain.use(label, statement, args)
 
     def realign(self, lane: bool, before: list[Int], after: list[Int], E: Int, E2: Int) -> Optional[str]:
         """An input pair not moved: its summand aligned at E is at most 2**D times it aligned at E' plus w."""
@@ -825,42 +829,49 @@ class _MoveLemmas:
 
         return self._apply(f"at W bits: x in [0, {xb}], y in [0, {yb}] give x + y in [0, {xb + yb}]", st, [x, y])
 
-    def closes(self, H: Int, X: Int, P: Int, w: Int, n: int, xb: int, pb: int) -> Optional[str]:
-        """At W bits: H >= n w and H = X + n w - P give P <= X (|X| < xb, P in [0, pb], w >= 0 within its width)."""
+    def closes(self, H: Int, X: Int, P: Int, w: Int, n: int, xb: int, pb: int, margin: int = 0) -> Optional[str]:
+        """At W bits: H >= (n + margin) w and H = X + n w - P give P + margin w <= X (|X| < xb, P in [0, pb], w >= 0
+        within its width)."""
         wd = self.wide
 
         def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
             H_, X_, P_, w_ = v
             ht, xt, pt, wt, zero = g.term_text(H_), g.term_text(X_), g.term_text(P_), wd.of(g, w_), wd.lit(0)
-            premise = [wd.le(g, wd.times(n, g, w_), ht), wd.eq(g, ht, wd.running(xt, pt, n, wt)), wd.le(g, wd.lit(-xb), xt),
+            premise = [wd.le(g, wd.times(n + margin, g, w_), ht), wd.eq(g, ht, wd.running(xt, pt, n, wt)), wd.le(g, wd.lit(-xb), xt),
                        wd.le(g, xt, wd.lit(xb - 1)), wd.le(g, zero, pt), wd.le(g, pt, wd.lit(pb)), wd.le(g, zero, wt),
                        wd.le(g, wt, wd.lit(1 << (w_.width - 1)))]
-            return implies(g, premise, wd.le(g, pt, xt))
+            return implies(g, premise, wd.le(g, wd.plus_times(pt, margin, g, w_), xt))
 
-        return self._apply(f"the credits' sum closes at W bits: H >= {n} w and H = X + {n} w - P give P <= X", st,
+        more = f" + {margin} w" if margin else ""
+        return self._apply(f"the credits' sum closes at W bits: H >= {n + margin} w and H = X + {n} w - P give P{more} <= X", st,
                            [H, X, P, w])
 
-    def value(self, S: Int, S2: Int, E: Int, E2: Int) -> Optional[str]:
-        """S <= 2**D S' at W bits (S >= 0) gives S 2**(E-F) <= S' 2**(E'-F)."""
+    def value(self, S: Int, S2: Int, E: Int, E2: Int, F: Optional[int] = None) -> Optional[str]:
+        """S <= 2**D S' at W bits (S >= 0) gives S 2**(E-F) <= S' 2**(E'-F) (``F``: the sum's fraction bits, the
+        shape's by default)."""
         sh, wd = self.sh, self.wide
+        f = sh.F if F is None else F
 
         def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
             s, s2, e, e2 = v
             D, _ = capped_shift(g, sh, e, e2)
             premise = [wd.le(g, wd.lit(0), wd.of(g, s)), g.le(e, e2), wd.le(g, wd.of(g, s), wd.shl(g, s2, D))]
-            return implies(g, premise, g.and_(g.le(0, s2), value_le(g, PreRounding(s, g.sub(e, sh.F), None),
-                                                                    PreRounding(s2, g.sub(e2, sh.F), None))))
+            return implies(g, premise, g.and_(g.le(0, s2), value_le(g, PreRounding(s, g.sub(e, f), None),
+                                                                    PreRounding(s2, g.sub(e2, f), None))))
 
-        return self._apply("value: S <= 2^D S' (S >= 0, E <= E') gives S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)", st,
+        name = "F" if F is None else str(F)
+        return self._apply(f"value: S <= 2^D S' (S >= 0, E <= E') gives S' >= 0 and S 2^(E-{name}) <= S' 2^(E'-{name})", st,
                            [S, S2, E, E2])
 
-    def rounding(self, S: Int, S2: Int, E: Int, E2: Int) -> Optional[str]:
-        """rho (the model's own final rounding) is monotone on non-negative fixed-point values."""
+    def rounding(self, S: Int, S2: Int, E: Int, E2: Int, F: Optional[int] = None) -> Optional[str]:
+        """rho (the model's own final rounding) is monotone on non-negative fixed-point values S 2**(E-F) (``F``: the
+        sum's fraction bits, the shape's by default)."""
         plan, sh = self.plan, self.sh
+        f = sh.F if F is None else F
 
         def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
             s, s2, e, e2 = v
-            p1, p2 = PreRounding(s, g.sub(e, sh.F), None), PreRounding(s2, g.sub(e2, sh.F), None)
+            p1, p2 = PreRounding(s, g.sub(e, f), None), PreRounding(s2, g.sub(e2, f), None)
             r1, r2 = final_rounding(g, plan.model, p1), final_rounding(g, plan.model, p2)
             u1, u2 = unpack(g, plan.out, r1), unpack(g, plan.out, r2)
             return implies(g, [g.le(0, s), g.le(0, s2), value_le(g, p1, p2)],
@@ -868,6 +879,180 @@ class _MoveLemmas:
 
         return self._apply(f"rounding: rho = {plan.mode}-{plan.rfmt.name} is monotone on non-negative fixed-point values",
                            st, [S, S2, E, E2])
+
+
+class MoveSums(NamedTuple):
+    """One truncated fused sum in both runs of a one-move formula (Alg. 7 line 10): its summands, each aligned at its
+    run's e_max (E, E') with F fraction bits, and their running sums (the last is the sum S); ``sources``, per
+    summand, the lane whose a, b make it (None: c)."""
+
+    terms: Sequence[Term]
+    terms2: Sequence[Term]
+    aligned: Sequence[Int]
+    aligned2: Sequence[Int]
+    prefix: Sequence[Int]
+    prefix2: Sequence[Int]
+    E: Int
+    E2: Int
+    sources: Sequence[Optional[int]]
+
+
+class Credits(NamedTuple):
+    """What :func:`credit_facts` leaves: the lemmas (their W), D and w, the indices of its facts "E, E' in range",
+    "E <= E'" and the sums' order (S + margin w <= 2**D S' at W bits, where a summand moved: :attr:`moved`)."""
+
+    lem: "MoveLemmas"
+    wide: WideSums
+    D: Int
+    w: Int
+    ranged: Optional[int]
+    ordered: Optional[int]
+    summed: Optional[int]
+    moved: Bool
+    running: Optional[int]  # the last running sums' fact: 0 <= S at W bits
+
+
+def _labels_of(source: Optional[int]) -> list[str]:
+    return ["c"] if source is None else [f"a{source}", f"b{source}"]
+
+
+def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums, first: dict[str, Optional[int]], *,
+                 still: Sequence[str] = (), what: str = "") -> Optional[Credits]:
+    """The credit argument for one fused sum ``s`` of a one-move formula (see :func:`monotone_facts`), as facts on
+    the model's terms: per input position that makes a summand, if it moved, E <= E' (E' is E or the moved summand's
+    exponent) and the moved summand's credit is >= (n + margin) w; per position in ``still`` (inputs outside the sum),
+    if it moved, E' = E; every summand's credit >= 0; the credits' running sums; and S + margin w <= 2**D S' at W bits
+    (``sh.margin``; where a summand of the sum moved, when the sum has ``still`` inputs).  None when a step is not
+    proved (the chain says which).  ``what`` names the sum in the labels."""
+    alg, x, y = formula.alg, formula.x, formula.y
+    plan, E, E2 = sh.plan, s.E, s.E2
+    D, w = capped_shift(alg, sh, E, E2)
+    # W: room for every W-bit term (2**D Q_j below 2**(width(Q_j) - 1 + D.hi)) and 8 bits to spare
+    wd = WideSums(max([v.width for v in [*s.aligned, w, *s.prefix]] + [v.width + D.hi for v in s.prefix2]) + 8)
+    lem = MoveLemmas(chain, sh, first, wd)
+    n = len(s.terms)
+    m = sh.gain_k + 1
+    mw, zero = wd.times(m, alg, w), wd.lit(0)
+    lanes = [(i, _labels_of(src)) for i, src in enumerate(s.sources)]
+    raised_of = formula.next
+    cred = [wd.credit(alg, s.aligned[i], s.aligned2[i], D, w) for i in range(n)]  # each summand's credit (W bits)
+    # E, E' within their ranges: the range premises of every lemma applied to them, one fact (a premise left to
+    # each check costs it about 0.5 s at L = 32)
+    chain.prove(f"{what}E, E' in [{E.lo}, {E.hi}]", alg.and_(range_premise(alg, E), range_premise(alg, E2)), uses=[])
+    ranged = chain.last
+    # every summand below its run's e_max
+    below: list[Optional[int]] = []
+    for i in range(n):
+        chain.prove(f"{what}summand {i} is zero or not above e_max, in both runs",
+                    alg.and_(_below(alg, s.terms[i], E), _below(alg, s.terms2[i], E2)), uses=[])
+        below.append(chain.last)
+    # per position: the exponents, and the moved summand's gain
+    gains: dict[str, Optional[int]] = {}
+    order: dict[str, Optional[int]] = {}
+    for i, labels in lanes:
+        for label in labels:
+            if label not in formula.labels:
+                continue
+            here = formula.moved(label)
+            t2 = s.terms2[i]
+            chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
+                        implies(alg, [here], alg.and_(alg.le(E, E2),
+                                                      alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
+                        uses=[])
+            order[label] = chain.last
+            who = label[0]
+            v = raised_of[label]
+            if who == "c":
+                apps = [lem.gain("c", "all", x.c, v, None, E, E2)]
+            else:
+                k = s.sources[i]
+                mine, other = (x.a[k], x.b[k]) if who == "a" else (x.b[k], x.a[k])
+                apps = [lem.gain(who, "far", mine, v, other, E, E2), lem.gain(who, "cross", mine, v, other, E, E2)]
+                m1 = s.terms[i].sig
+                m2 = _lane_term(alg, plan, v, other).sig if who == "a" else _lane_term(alg, plan, other, v).sig
+                apps += lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]
+            if chain.stopped or any(a is None for a in apps):
+                return None
+            gain = alg.and_(wd.le(alg, zero, cred[i]), wd.le(alg, mw, cred[i]))
+            chain.prove(f"{label} moved: its summand's credit 2^D A' + w - A is at least {m} w",
+                        implies(alg, [here], alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), gain])),
+                        uses=[order[label], below[i], ranged], applied=apps)
+            gains[label] = chain.last
+    for label in still:
+        if label in formula.labels:
+            chain.prove(f"{label} moved: {what}E' = E", implies(alg, [formula.moved(label)], alg.eq(E2, E)), uses=[])
+            order[label] = chain.last
+    chain.prove(f"{what}E <= E' (some input is moved)", alg.le(E, E2), uses=list(order.values()))
+    ordered = chain.last
+    # every summand's credit >= 0 (and below a static bound: no sum at W bits wraps)
+    cb = (1 << (max(v.width for v in s.aligned2) - 1 + D.hi)) + (1 << (w.width - 1))
+    ha, wb = 1 << (max(v.width for v in s.aligned) - 1), (1 << (w.width - 1)) - 1
+    credits: list[Optional[int]] = []
+    for i, labels in lanes:
+        k = s.sources[i]
+        if k is not None:
+            app = lem.realign(True, [x.a[k], x.b[k]], [y.a[k], y.b[k]], E, E2)
+        else:
+            app = lem.realign(False, [x.c], [y.c], E, E2)
+        if app is None:
+            return None
+        mine = [gains[lb] for lb in labels if lb in gains]
+        c = cred[i]
+        chain.prove(f"{what}summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
+                    alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c)]),
+                    uses=[below[i], ordered, ranged, *mine], applied=[app])
+        chain.prove(f"{what}summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
+                    alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
+                             wd.le(alg, zero, wd.of(alg, s.aligned[i])), wd.le(alg, wd.of(alg, s.aligned[i]), wd.lit(ha)),
+                             wd.le(alg, zero, wd.of(alg, w)), wd.le(alg, wd.of(alg, w), wd.lit(wb))]),
+                    uses=[chain.last])
+        credits.append(chain.last)
+    # the credits' running sums, H_j = c_0 + ... + c_j at W bits (each a sum of the facts' own terms, so every
+    # step's bounds are an application's conclusion word for word), and the model's running sums P_j, ext(P_j)
+    # = ext(P_{j-1}) + ext(A_j): 0 <= ext(P_j), 0 <= H_j, and H_j >= m w from the moved summand on
+    moved = [alg.any([formula.moved(lb) for lb in labels if lb in formula.labels]) for _, labels in lanes]
+    R, last = moved[0], credits[0]
+    Xs = [wd.shl(alg, v, D) for v in s.prefix2]
+    Ys = [wd.shl(alg, v, D) for v in s.aligned2]
+    H = cred[0]
+    wide_of = [*(wd.term(alg, wd.of(alg, v)) for v in (*s.prefix, *s.aligned)), *(wd.term(alg, t) for t in (*Xs, *Ys))]
+    dist_apps: list[str] = []
+    dw = wd.term(alg, wd.of(alg, D))
+    for j in range(n):
+        apps: list[str] = []
+        if j:
+            dist = lem.distributes(wd.term(alg, wd.of(alg, s.prefix2[j - 1])), wd.term(alg, wd.of(alg, s.aligned2[j])), dw)
+            acc = lem.accumulate(wd.term(alg, H), wd.term(alg, cred[j]), w, R, moved[j], j * cb, cb)
+            pos = lem.adds(wide_of[j - 1], wide_of[n + j], j * ha, ha)
+            if dist is None or acc is None or pos is None:
+                return None
+            apps = [acc, pos]
+            dist_apps.append(dist)
+            H = wd.total([H, cred[j]])
+            R = alg.or_(R, moved[j])
+        chain.prove(f"{what}running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
+                    f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",
+                    alg.all([wd.le(alg, zero, wd.of(alg, s.prefix[j])), wd.le(alg, wd.of(alg, s.prefix[j]), wd.lit((j + 1) * ha)),
+                             wd.le(alg, zero, H), wd.le(alg, H, wd.lit((j + 1) * cb)), implies(alg, [R], wd.le(alg, mw, H))]),
+                    uses=[last if j else None, credits[j], *(gains[lb] for lb in lanes[j][1] if lb in gains)], applied=apps)
+        last = chain.last
+    running = last
+    S, S2 = s.prefix[-1], s.prefix2[-1]
+    X = Xs[-1]
+    xb = 1 << (S2.width - 1 + D.hi)
+    chain.prove(f"{what}2^D S' at W bits lies in [-{xb}, {xb}) (S' has {S2.width} bits, D <= {D.hi})",
+                alg.and_(wd.le(alg, wd.lit(-xb), X), wd.le(alg, X, wd.lit(xb - 1))), uses=[])
+    bounds = chain.last
+    ident = lem.identity(n, wide_of, wd.term(alg, wd.of(alg, w)))
+    closes = lem.closes(wd.term(alg, H), wd.term(alg, X), wd.term(alg, wd.of(alg, S)), w, n, xb, n * ha, sh.margin)
+    if ident is None or closes is None:
+        return None
+    order_s = alg.and_(wd.le(alg, zero, wd.of(alg, S)), wd.le(alg, wd.plus_times(wd.of(alg, S), sh.margin, alg, w), X))
+    more = f" + {sh.margin} w" if sh.margin else ""
+    where = " where a summand moved" if still else ""
+    chain.prove(f"{what}S{more} <= 2^D S'{where} (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w{'' if sh.margin else f' = {n} w'})",
+                implies(alg, [R], order_s) if still else order_s, uses=[last, bounds], applied=[*dist_apps, ident, closes])
+    return Credits(lem, wd, D, w, ranged, ordered, chain.last, R, running)
 
 
 def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
@@ -878,14 +1063,14 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     aligned summands (Alg. 7 line 10), D = min(E' - E, Dc), w = 2**D - 1, and a summand's credit 2**D A' + w - A.
 
     * glue, a fact per run: D is rho(S 2**(E-F)) (Alg. 7 step 3); every summand is zero or not above its e_max;
-    * per input position, if it is the one moved: E <= E', E' is E or the moved summand's exponent, and the moved
-      summand's credit is >= (K + 1) w (gain lemmas by cases: a zero moved or E' > E, the exponent up by one, and in
-      one binade the ring facts at the model's significand products);
-    * every summand's credit is >= 0 (the re-alignment lemma where it did not move);
-    * the credits' running sums H_j = c_0 + ... + c_j are >= 0, and >= (K + 1) w from the moved summand on (each
-      step a lemma whose conclusion is the next fact's own atoms); the credits' whole sum is 2**D S' + (K + 1) w - S
-      (a linear identity whose premises are the model's running sums and "a shift distributes"), so S <= 2**D S'.
-      These sums are written at one width W (:class:`_Wide`), where a linear identity is one rewriting step;
+    * the credit argument (:func:`credit_facts`): per input position, if it is the one moved: E <= E', E' is E or
+      the moved summand's exponent, and the moved summand's credit is >= (K + 1) w (gain lemmas by cases: a zero
+      moved or E' > E, the exponent up by one, and in one binade the ring facts at the model's significand products);
+      every summand's credit is >= 0 (the re-alignment lemma where it did not move); the credits' running sums
+      H_j = c_0 + ... + c_j are >= 0, and >= (K + 1) w from the moved summand on (each step a lemma whose conclusion
+      is the next fact's own atoms); the credits' whole sum is 2**D S' + (K + 1) w - S (a linear identity whose
+      premises are the model's running sums and "a shift distributes"), so S <= 2**D S'.  These sums are written at
+      one width W (:class:`WideSums`), where a linear identity is one rewriting step;
     * the value S 2**(E-F) <= S' 2**(E'-F) and rho's order (lemmas), so the move never lowers D.
 
     Each lemma is proved on fresh constants and applied to the run's terms; each fact under the facts and
@@ -896,147 +1081,31 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     plan, F = sh.plan, sh.F
     p = fused_parts(alg, model, x.a, x.b, x.c)
     q = fused_parts(alg, model, y.a, y.b, y.c)
-    E, E2 = p.e_max, q.e_max
-    D, w = capped_shift(alg, sh, E, E2)
-    dom = formula.domain
-    first = {"a": smallest_positive(plan.fa, dom.exp, dom.subnormals), "b": smallest_positive(plan.fb, dom.exp, dom.subnormals),
-             "c": smallest_positive(plan.fc, dom.cexp, dom.subnormals)}
-    # W: room for every W-bit term (2**D Q_j below 2**(width(Q_j) - 1 + D.hi)) and 8 bits to spare
-    wd = _Wide(max([v.width for v in [*p.aligned, w, *p.prefix]] + [v.width + D.hi for v in q.prefix]) + 8)
-    lem = _MoveLemmas(chain, sh, first, wd)
-    n = len(p.terms)
-    m = sh.gain_k + 1
-    mw, zero = wd.times(m, alg, w), wd.lit(0)
-    lanes = [(k, [f"a{k}", f"b{k}"]) for k in range(x.K)] + [(x.K, ["c"])]
-    raised_of = formula.next
-    cred = [wd.credit(alg, p.aligned[i], q.aligned[i], D, w) for i in range(n)]  # each summand's credit (W bits)
+    first = move_firsts(plan, formula.domain)
     # 1. glue, a fact per run
+    glues = []
     for run, parts, d in (("", p, formula.d), (", moved", q, formula.d2)):
         pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, F), None)
         chain.prove(f"glue{run} (Alg. 7 step 3): on finite inputs D is rho(S 2^(e_max-F))",
                     alg.eq(d, final_rounding(alg, model, pre)), uses=[])
-        if run:
-            glue2 = chain.last
-        else:
-            glue = chain.last
-    # E, E' within their ranges: the range premises of every lemma applied to them, one fact (a premise left to
-    # each check costs it about 0.5 s at L = 32)
-    chain.prove(f"E, E' in [{E.lo}, {E.hi}]", alg.and_(range_premise(alg, E), range_premise(alg, E2)), uses=[])
-    ranged = chain.last
-    # 2. every summand below its run's e_max
-    below: list[Optional[int]] = []
-    for i in range(n):
-        chain.prove(f"summand {i} is zero or not above e_max, in both runs",
-                    alg.and_(_below(alg, p.terms[i], E), _below(alg, q.terms[i], E2)), uses=[])
-        below.append(chain.last)
-    # 3. per position: the exponents, and the moved summand's gain
-    gains: dict[str, Optional[int]] = {}
-    order: dict[str, Optional[int]] = {}
-    for i, labels in lanes:
-        for label in labels:
-            if label not in formula.labels:
-                continue
-            here = formula.moved(label)
-            t2 = q.terms[i]
-            chain.prove(f"{label} moved: E <= E' and E' is E or the moved summand's exponent",
-                        implies(alg, [here], alg.and_(alg.le(E, E2),
-                                                      alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
-                        uses=[])
-            order[label] = chain.last
-            who = label[0]
-            v = raised_of[label]
-            if who == "c":
-                apps = [lem.gain("c", "all", x.c, v, None, E, E2)]
-            else:
-                mine, other = (x.a[i], x.b[i]) if who == "a" else (x.b[i], x.a[i])
-                apps = [lem.gain(who, "far", mine, v, other, E, E2), lem.gain(who, "cross", mine, v, other, E, E2)]
-                m1 = p.terms[i].sig
-                m2 = _lane_term(alg, plan, v, other).sig if who == "a" else _lane_term(alg, plan, other, v).sig
-                apps += lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]
-            if chain.stopped or any(a is None for a in apps):
-                return False
-            gain = alg.and_(wd.le(alg, zero, cred[i]), wd.le(alg, mw, cred[i]))
-            chain.prove(f"{label} moved: its summand's credit 2^D A' + w - A is at least {sh.gain_k + 1} w",
-                        implies(alg, [here], alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), gain])),
-                        uses=[order[label], below[i], ranged], applied=apps)
-            gains[label] = chain.last
-    chain.prove("E <= E' (some input is moved)", alg.le(E, E2), uses=list(order.values()))
-    ordered = chain.last
-    # 4. every summand's credit >= 0 (and below a static bound: no sum at W bits wraps)
-    cb = (1 << (max(v.width for v in q.aligned) - 1 + D.hi)) + (1 << (w.width - 1))
-    ha, wb = 1 << (max(v.width for v in p.aligned) - 1), (1 << (w.width - 1)) - 1
-    credits: list[Optional[int]] = []
-    for i, labels in lanes:
-        if i < x.K:
-            app = lem.realign(True, [x.a[i], x.b[i]], [y.a[i], y.b[i]], E, E2)
-        else:
-            app = lem.realign(False, [x.c], [y.c], E, E2)
-        if app is None:
-            return False
-        mine = [gains[lb] for lb in labels if lb in gains]
-        c = cred[i]
-        chain.prove(f"summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
-                    alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), wd.le(alg, zero, c)]),
-                    uses=[below[i], ordered, ranged, *mine], applied=[app])
-        chain.prove(f"summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
-                    alg.all([alg.le(0, p.aligned[i]), alg.le(0, q.aligned[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
-                             wd.le(alg, zero, wd.of(alg, p.aligned[i])), wd.le(alg, wd.of(alg, p.aligned[i]), wd.lit(ha)),
-                             wd.le(alg, zero, wd.of(alg, w)), wd.le(alg, wd.of(alg, w), wd.lit(wb))]),
-                    uses=[chain.last])
-        credits.append(chain.last)
-    # 5. the credits' running sums, H_j = c_0 + ... + c_j at W bits (each a sum of the facts' own terms, so every
-    # step's bounds are an application's conclusion word for word), and the model's running sums P_j, ext(P_j)
-    # = ext(P_{j-1}) + ext(A_j): 0 <= ext(P_j), 0 <= H_j, and H_j >= (K+1) w from the moved summand on
-    moved = [alg.any([formula.moved(lb) for lb in labels if lb in formula.labels]) for _, labels in lanes]
-    R, last = moved[0], credits[0]
-    Xs = [wd.shl(alg, v, D) for v in q.prefix]
-    Ys = [wd.shl(alg, v, D) for v in q.aligned]
-    H = cred[0]
-    wide_of = [*(wd.term(alg, wd.of(alg, v)) for v in (*p.prefix, *p.aligned)), *(wd.term(alg, t) for t in (*Xs, *Ys))]
-    dist_apps: list[str] = []
-    dw = wd.term(alg, wd.of(alg, D))
-    for j in range(n):
-        apps: list[str] = []
-        if j:
-            dist = lem.distributes(wd.term(alg, wd.of(alg, q.prefix[j - 1])), wd.term(alg, wd.of(alg, q.aligned[j])), dw)
-            acc = lem.accumulate(wd.term(alg, H), wd.term(alg, cred[j]), w, R, moved[j], j * cb, cb)
-            pos = lem.adds(wide_of[j - 1], wide_of[n + j], j * ha, ha)
-            if dist is None or acc is None or pos is None:
-                return False
-            apps = [acc, pos]
-            dist_apps.append(dist)
-            H = wd.total([H, cred[j]])
-            R = alg.or_(R, moved[j])
-        chain.prove(f"running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
-                    f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",
-                    alg.all([wd.le(alg, zero, wd.of(alg, p.prefix[j])), wd.le(alg, wd.of(alg, p.prefix[j]), wd.lit((j + 1) * ha)),
-                             wd.le(alg, zero, H), wd.le(alg, H, wd.lit((j + 1) * cb)), implies(alg, [R], wd.le(alg, mw, H))]),
-                    uses=[last if j else None, credits[j], *(gains[lb] for lb in lanes[j][1] if lb in gains)], applied=apps)
-        last = chain.last
-    S, S2 = p.prefix[-1], q.prefix[-1]
-    X = Xs[-1]
-    xb = 1 << (S2.width - 1 + D.hi)
-    chain.prove(f"2^D S' at W bits lies in [-{xb}, {xb}) (S' has {S2.width} bits, D <= {D.hi})",
-                alg.and_(wd.le(alg, wd.lit(-xb), X), wd.le(alg, X, wd.lit(xb - 1))), uses=[])
-    bounds = chain.last
-    ident = lem.identity(n, wide_of, wd.term(alg, wd.of(alg, w)))
-    closes = lem.closes(wd.term(alg, H), wd.term(alg, X), wd.term(alg, wd.of(alg, S)), w, n, xb, n * ha)
-    if ident is None or closes is None:
+        glues.append(chain.last)
+    # 2. the credit argument: S <= 2^D S'
+    sums = MoveSums(p.terms, q.terms, p.aligned, q.aligned, p.prefix, q.prefix, p.e_max, q.e_max, [*range(x.K), None])
+    cr = credit_facts(chain, formula, sh, sums, first)
+    if cr is None:
         return False
-    chain.prove(f"S <= 2^D S' (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w = {n} w)",
-                alg.and_(wd.le(alg, zero, wd.of(alg, S)), wd.le(alg, wd.of(alg, S), X)), uses=[last, bounds], applied=[*dist_apps, ident, closes])
-    summed = chain.last
-    val = lem.value(S, S2, E, E2)
-    rnd = lem.rounding(S, S2, E, E2)
+    E, E2, S, S2 = p.e_max, q.e_max, p.prefix[-1], q.prefix[-1]
+    val = cr.lem.value(S, S2, E, E2)
+    rnd = cr.lem.rounding(S, S2, E, E2)
     if val is None or rnd is None:
         return False
     pre1, pre2 = PreRounding(S, alg.sub(E, F), None), PreRounding(S2, alg.sub(E2, F), None)
     chain.prove("value: S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)", alg.all([alg.le(0, S), alg.le(0, S2), value_le(alg, pre1, pre2)]),
-                uses=[summed, ordered, ranged], applied=[val])
+                uses=[cr.summed, cr.ordered, cr.ranged], applied=[val])
     chain.prove("rho keeps the order", alg.le(value_key(alg, plan.out, final_rounding(alg, model, pre1)),
                                               value_key(alg, plan.out, final_rounding(alg, model, pre2))),
-                uses=[chain.last, ranged], applied=[rnd])
-    chain.prove("the move never lowers D", alg.not_(formula.drop), uses=[glue, glue2, chain.last])
+                uses=[chain.last, cr.ranged], applied=[rnd])
+    chain.prove("the move never lowers D", alg.not_(formula.drop), uses=[*glues, chain.last])
     return not chain.stopped
 
 

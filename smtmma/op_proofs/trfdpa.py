@@ -5,8 +5,8 @@ exponent e (RZ_F, step 2), then that sum T and c rounded down at E =
 max(e, e_c) (RD_F2 and RD_F, step 3), then rho (step 4).  GTR-FDPA
 (Alg. 11, :mod:`~smtmma.op_proofs.gtrfdpa`) is the same with the products
 in two groups merged by a round-down: its proofs are this module's, with
-the group merge plugged in (``products``, ``c_parts``, a first stage of
-:func:`first_stage` followed by the merge); the round-down with c, which
+the group merge plugged in (``products``, ``c_parts``; for monotonicity
+the merge before :func:`cdna3_monotone_facts`); the round-down with c, which
 drops a far c in Alg. 11, is shared here as in the encodings.
 
 **Error bound on the model's own terms**, :func:`error_facts` (what the
@@ -24,33 +24,24 @@ T and RD_F of c at E, each below one of its own units and never above the
 exact value; the glue (:func:`cdna3_glue`) and a composition in units
 2**(E - F2 - 1).
 
-**Monotonicity**, :func:`prove_monotone`: raising any one input never lowers D.
+**Monotonicity**, :func:`monotone_facts`: raising any one input never lowers D, as facts on the model's own
+terms in the query's formula with one symbolic move (the whole-model query gave no answer in 300 s, issue 8):
 
-The whole-model query gives no answer in 300 s (issue 8), nor does the
-second stage as one lemma in 120 s; by stages, every check is small:
+* **products' stage** (step 2): T-FDPA's credit argument (:func:`~smtmma.op_proofs.tfdpa.credit_facts`) on the L
+  products alone, with a margin: the moved product gains :data:`MARGIN` w's more than the others can lose, so
+  T + 4 w <= 2**D T' where a lane moved (w = 2**D - 1, D = min(e' - e, Dc)); c moved: e' = e;
+* **second stage, a lane moved** (:class:`Stage2Lemmas`): the sum's gain at E' >= E (2**D2 RD_F2(T' at E') >=
+  RD_F2(T at E) + 2**(F2-F) w2), c's re-alignment from E to E' (a slack in [0, w2]) and their composition give
+  S <= 2**D2 S'; then the value;
+* **c moved**: T and e unchanged, S 2**(E-F2) <= S' 2**(E'-F2) in four cases (c was 0; same exponent field, E set
+  by e or by c; exponent field up by one);
+* **rounding**: rho is monotone; **glue** per run where no product reaches 2**128: D = rho(S 2**(E-F2));
+  **overflow** (TF32, BF16): such a product makes D = +inf (§4.2) and stays so after the move
+  (:func:`overflow_stays`), so the move never lowers D.
 
-* **glue** (the model, all finite inputs; TF32 and BF16, whose products
-  can reach 2**128: those where none does): D = rho(S 2**(E-F2)) with S, E
-  from the model's own steps (:func:`cdna3_glue`);
-* **overflow** (TF32, BF16; :func:`overflow_lemmas`): a product reaching
-  2**128 makes D = +inf (§4.2), and raising a or b keeps it there; so a
-  move either gives D' = +inf or leaves both runs where the glue holds;
-* **first stage, raising a product's a or b**: the lemmas of the T-FDPA
-  proof (:mod:`~smtmma.op_proofs.tfdpa`) on the L products alone, with a margin:
-  the raised product gains 4 w more than the others can lose, so
-  T + 4 w <= 2**D T' (w = 2**D - 1, D = min(e' - e, Dc));
-* **second stage, raising a product**: the sum's gain at E' >= E (from that
-  margin, 2**D2 RD_F2(T' at E') >= RD_F2(T at E) + 2**(F2-F) w2), c's
-  re-alignment from E to E' (a slack in [0, w2]), distributivity and a
-  composition in slack form give S <= 2**D2 S'; then the value;
-* **raising c** (T and e unchanged): S 2**(E-F2) <= S' 2**(E'-F2) directly,
-  in four cases (c was 0; same exponent field, E set by e or by c;
-  exponent field up by one);
-* **rounding**: rho is monotone.
-
-As in :mod:`~smtmma.op_proofs.tfdpa`, applying a lemma stated on generic variables
-to the model's terms is the step no solver checks; each lemma is a
-check-sat of the certificate.
+Every lemma is a ``define-fun`` proved on fresh constants and applied to the run's terms
+(:mod:`smtmma.proof_kernel`); GTR-FDPA (:mod:`~smtmma.op_proofs.gtrfdpa`) plugs its group merge in before the
+second stage (:func:`cdna3_monotone_facts`).
 """
 
 from __future__ import annotations
@@ -79,32 +70,19 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import lemma
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import QueryAlgebra, Runner
+from ..queries.query_algebra import QueryAlgebra, Runner, output_container, value_key
 from ..simulate import decode_input
 from .fused_sum import Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, rounded_output_facts, summand_lemma
-from .moves import finite_nonneg, nonneg_pattern, raised_pattern
-from .rounding import PreRounding, conversion_lemma, monotone_rounding_lemma, value_le
-from .tfdpa import (
-    MonotoneShape,
-    aligned_step_lemma,
-    capped_shift,
-    composition_lemmas,
-    distributivity_lemma,
-    exponent_step_lemma,
-    exponents_lemma,
-    fresh_exponents,
-    gain_lemma,
-    largest_aligned,
-    product_step_lemma,
-    realign_lemma,
-    value_lemma,
-)
+from .moves import finite_nonneg, move_firsts, next_moves
+from .rounding import PreRounding, conversion_lemma, final_rounding, value_le
+from .tfdpa import Credits, MonotoneShape, MoveLemmas, MoveSums, WideSums, capped_shift, credit_facts
 
-__all__ = ["MARGIN", "Cdna3Glue", "Cdna3Start", "ProductSums", "ProductsSum", "Stage2", "cdna3_error_applies", "cdna3_error_parts",
-           "ahead_chain", "cdna3_glue", "cdna3_output_facts", "cdna3_start", "cdna3_monotone_applies", "cut_chain", "cut_product_step", "cut_sum_step", "error_facts",
-           "floor_chain", "first_stage", "monotone_lemmas", "overflow_lemmas", "prove_error_bound",
-           "prove_error_interval", "prove_monotone", "round_down_lemma", "second_stage_lemmas", "supports_error_bound",
-           "supports_error_facts", "supports_monotone", "truncated_products"]
+__all__ = ["MARGIN", "Cdna3Glue", "Cdna3Run", "Cdna3Start", "ProductSums", "ProductsSum", "Stage2Lemmas", "ahead_chain",
+           "cdna3_error_applies", "cdna3_error_parts", "cdna3_glue", "cdna3_monotone_applies", "cdna3_monotone_facts",
+           "cdna3_output_facts", "cdna3_products", "cdna3_run", "cdna3_start", "cut_chain", "cut_product_step", "cut_sum_step",
+           "error_facts", "floor_chain", "monotone_facts", "overflow_stays", "prove_error_bound", "prove_error_interval",
+           "round_down_lemma", "running_sums", "supports_error_bound", "supports_error_facts", "supports_monotone",
+           "truncated_products"]
 
 
 # -- the glue: the model's own steps ---------------------------------------------------------------------
@@ -150,11 +128,10 @@ class Cdna3Glue:
     S: Int
 
 
-def cdna3_glue(plan: Plan, *, finite_output: bool = True, products: ProductsSum = truncated_products) -> tuple[Part, Cdna3Glue]:
+def cdna3_glue(plan: Plan, *, products: ProductsSum = truncated_products) -> tuple[Part, Cdna3Glue]:
     """The glue lemma of one TR-FDPA / GTR-FDPA (Alg. 10 / 11), in the model's own formula.
 
-    Proves, on finite inputs (with ``finite_output``: and a finite output),
-    the output is rho(S * 2**(E - F2)), S = RD_F2(T at E) + RD_F(c at E), T
+    Proves, on finite inputs with a finite output, the output is rho(S * 2**(E - F2)), S = RD_F2(T at E) + RD_F(c at E), T
     the RZ_F-aligned products' sum (``products``; GTR: of the two groups, each
     rounded down at e_max, :func:`~smtmma.op_proofs.gtrfdpa.group_sums`), every
     exponent bounding its summands and every term in its static range.
@@ -173,17 +150,11 @@ def cdna3_glue(plan: Plan, *, finite_output: bool = True, products: ProductsSum 
     e_max, T, facts = ps.e_max, ps.T, list(ps.facts)
     S, E = round_down_with_c(g, T, e_max, ct, F, F2, floor, drop_far_c=gtr)
     composed = convert_fixed(g, plan.rfmt, plan.mode, S, g.sub(E, F2))
-    g.assert_(all_finite(g, *ua, *ub, uc, *([ud] if finite_output else [])))
-    bounded = not finite_output and any(product_top(t) >= 128 for t in terms)
-    if bounded:  # an overflowing product makes D infinite (§4.2): :func:`overflow_lemmas` covers those inputs
-        g.assert_(g.not_(g.any(overflows(g, t) for t in terms)))
-    if not finite_output:  # the monotonicity proof's stage-1 exponents range over the products' only
-        facts.append(g.le(e_max, max(plan.tp.exp.hi, plan.e_lo)))
+    g.assert_(all_finite(g, *ua, *ub, uc, ud))
     facts += [g.eq(d, composed), between(g, e_max, plan.e_lo, plan.e_hi), between(g, E, plan.e_lo, plan.e_hi), g.le(e_max, E),
               g.or_(g.eq(ct.sig, 0), g.le(ct.exp, E)), between(g, T, T.lo, T.hi), between(g, S, S.lo, S.hi)]
     alg_name = "Alg. 11" if gtr else "Alg. 10"
-    where = " with a finite output" if finite_output else " where no product reaches 2^128" if bounded else ""
-    glue = Part(f"glue ({alg_name}): on finite inputs{where}, the model's output is rho(S * 2^(E-F2)), "
+    glue = Part(f"glue ({alg_name}): on finite inputs with a finite output, the model's output is rho(S * 2^(E-F2)), "
                   f"S = RD_F2(T at E) + RD_F(c at E){' (far c dropped)' if gtr else ''}, T the RZ_F-aligned products' sum"
                   f"{' of the two groups, each rounded down at e_max' if gtr else ''}; every exponent bounds its summands",
                   negated_script(g, g.all(facts)))
@@ -550,206 +521,313 @@ MARGIN = 4
 
 
 def cdna3_monotone_applies(model: Model, K: int) -> bool:
-    """What the monotonicity proof of Alg. 10 and 11 assumes: one FDPA (K = L) with F2 >= F, steps 3-4 rounding down,
-    inputs read as they are (products that can reach 2**128, §4.2, get :func:`overflow_lemmas`); the kind is the
-    caller's."""
+    """What the monotonicity facts of Alg. 10 and 11 assume: one FDPA (K = L) with F2 >= F, steps 3-4 rounding down,
+    inputs read as they are (products that can reach 2**128, §4.2, get facts of their own in
+    :func:`cdna3_monotone_facts`); the kind is the caller's."""
     if model.L is None or K != model.L or model.sum_rz or model.ftz_inputs:
         return False
     return model.F is not None and model.F2 is not None and model.F2 >= model.F
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one TR-FDPA (K = L) whose products cannot overflow (§4.2)."""
+    """Whether :func:`monotone_facts` applies: one TR-FDPA (K = L), F2 >= F, rounding down (see
+    :func:`cdna3_monotone_applies`)."""
     return model.kind == "tr-fdpa" and cdna3_monotone_applies(model, K)
 
 
-class Stage2:
-    """The second stage's constants: F, F2, g = F2 - F, the zero floor, T's and S's ranges."""
+@dataclass
+class Cdna3Run:
+    """One run of Alg. 10 / 11 in a one-move formula, built by the encoding's own functions (so its terms are the
+    model's): the products and c as terms (step 1), the exponent below every term, the products' sum T at e (step 2;
+    GTR: the group merge, step 3), c's exponent e_c, and step 3 (GTR: 4): E = max(e, e_c), T rounded down at E (A),
+    c rounded down at E (C), S = A + 2**(F2 - F) C."""
 
-    def __init__(self, sh: MonotoneShape, T_hi: int, S_hi: int) -> None:
-        m = sh.model
-        assert m.F is not None and m.F2 is not None
-        self.sh, self.F, self.F2, self.g = sh, m.F, m.F2, m.F2 - m.F
-        self.floor = sh.plan.e_lo
-        self.gtr = m.kind == "gtr-fdpa"  # Alg. 11: c is dropped when e_c < E - F - 1
-        self.T_hi, self.S_hi = T_hi, S_hi
-        self.C_hi = (1 << (self.F + 2)) - 1  # c_at(E) < 2**(F+1): c is below 2**(E+1)
-
-    def exponent(self, alg: QueryAlgebra, name: str) -> Int:
-        """A second-stage exponent E (c's range included)."""
-        p = self.sh.plan
-        return ranged_var(alg, name, p.e_lo, p.e_hi)
-
-
-def _sum_gain_lemma(st: Stage2) -> Part:
-    """From T + 4 w <= 2**D T' (first stage), at E = max(e, e_c) <= E' = max(e', e_c):
-    2**D2 RD_F2(T' at E') >= RD_F2(T at E) + 2**g w2 (D2 = min(E' - E, Dc), w2 = 2**D2 - 1)."""
-    sh = st.sh
-    alg = QueryAlgebra()
-    T, T2 = ranged_var(alg, "T", 0, st.T_hi), ranged_var(alg, "T2", 0, st.T_hi)
-    e, e2 = fresh_exponents(alg, sh)
-    D, w = capped_shift(alg, sh, e, e2)
-    alg.assert_(alg.le(alg.add(T, alg.mul(MARGIN, w)), alg.shl(T2, D)))
-    ec = st.exponent(alg, "ec")  # c's exponent (or the zero floor): c is not the raised input
-    E, E2 = alg.max(e, ec), alg.max(e2, ec)
-    D2, w2 = capped_shift(alg, sh, E, E2)
-    A, A2 = sum_at(alg, T, e, E, st.F, st.F2), sum_at(alg, T2, e2, E2, st.F, st.F2)
-    s = alg.sub(alg.shl(A2, D2), alg.add(A, alg.shl(w2, st.g)))
-    goal = alg.all([alg.le(E, E2), alg.le(0, A), alg.le(A, st.T_hi << st.g), alg.le(0, s)])
-    return Part(f"second stage, the products' sum (raising a or b): T + {MARGIN} w <= 2^D T' gives, at E = max(e, e_c) "
-                  f"<= E' = max(e', e_c), 2^D2 RD_F2(T' at E') >= RD_F2(T at E) + 2^{st.g} (2^D2 - 1)", negated_script(alg, goal))
+    terms: list[Term]
+    ct: Term
+    floor: int
+    T: Int
+    e: Int
+    ec: Int
+    E: Int
+    A: Int
+    C: Int
+    S: Int
 
 
-def _c_realign_lemma(st: Stage2) -> Part:
-    """c re-aligned from E to E' >= E (RD_F): s = 2**D2 c_at(E') + w2 - c_at(E) is in [0, w2]."""
-    sh = st.sh
-    alg = QueryAlgebra()
-    p = sh.plan
-    c = input_term(decode_input(alg, p.fc, nonneg_pattern(alg, "c", p.fc)[0], p.fd.name))
-    E, E2 = st.exponent(alg, "E"), st.exponent(alg, "E2")
-    alg.assert_(alg.le(E, E2))
-    alg.assert_(alg.le(c_exponent(alg, c, st.floor), E))
-    D2, w2 = capped_shift(alg, sh, E, E2)
-    A, A2 = (c_at(alg, c, x, st.F, st.floor, drop_far_c=st.gtr) for x in (E, E2))
-    s = alg.sub(alg.add(alg.shl(A2, D2), w2), A)
-    goal = alg.all([alg.le(0, A), alg.le(A, st.C_hi), alg.le(0, A2), alg.le(0, s), alg.le(s, w2)])
-    return Part("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
-                  negated_script(alg, goal))
+def cdna3_products(alg: QueryAlgebra, model: Model, plan: Plan, a: Sequence[Int], b: Sequence[Int], c: Int) -> tuple[list[Term], Term, int]:
+    """The products and c of one run as the encoding reads them (Alg. 10 step 1), and the exponent below all."""
+    ua = [decode_input(alg, plan.fa, v, model.via) for v in a]
+    ub = [decode_input(alg, plan.fb, v, model.via) for v in b]
+    terms, _ = overflowing_products(alg, ua, ub)
+    ct = input_term(decode_input(alg, plan.fc, c, plan.fd.name))
+    return terms, ct, min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
 
 
-def _stage2_distributivity_lemma(st: Stage2, p_hi: int, q_hi: int) -> Part:
-    sh = st.sh
-    alg = QueryAlgebra()
-    P, Q = ranged_var(alg, "P", 0, p_hi), ranged_var(alg, "Q", 0, q_hi)
-    D = ranged_var(alg, "D", 0, sh.Dc)
-    goal = alg.eq(alg.shl(alg.add(P, alg.shl(Q, st.g)), D), alg.add(alg.shl(P, D), alg.shl(alg.shl(Q, D), st.g)))
-    return Part(f"second stage, distributivity: 2^D2 (P + 2^{st.g} Q) = 2^D2 P + 2^{st.g} (2^D2 Q), D2 <= {sh.Dc}",
-                  negated_script(alg, goal))
+def cdna3_run(alg: QueryAlgebra, model: Model, terms: list[Term], ct: Term, floor: int, T: Int, e: Int) -> Cdna3Run:
+    """Step 3 of Alg. 10 (4 of Alg. 11) on the products' sum T at e, as the encoding builds it."""
+    F, F2 = model.F, model.F2
+    assert F is not None and F2 is not None
+    gtr = model.kind == "gtr-fdpa"
+    S, E = round_down_with_c(alg, T, e, ct, F, F2, floor, drop_far_c=gtr)
+    A, C = sum_at(alg, T, e, E, F, F2), c_at(alg, ct, E, F, floor, drop_far_c=gtr)
+    return Cdna3Run(terms, ct, floor, T, e, c_exponent(alg, ct, floor), E, A, C, S)
 
 
-def _stage2_composition_lemma(st: Stage2, p_hi: int, q_hi: int) -> Part:
-    """P + 2**g C <= B_T + 2**g B_c from B_T = P + 2**g w2 + s_T (s_T >= 0) and B_c = C - w2 + s_c (s_c >= 0).
-
-    Hand-written at one width (as :func:`~smtmma.op_proofs.tfdpa.composition_lemmas`): the rewriter cancels the sums.
-    """
-    sh, g = st.sh, st.g
-    st_bits = p_hi.bit_length() + sh.Dc + 1  # s_T <= 2**D2 RD_F2(T' at E')
-    top = (1 << st_bits) + (q_hi << (g + sh.Dc + 1)) + (p_hi << 1)
-    W = max(64, top.bit_length() + 2)
-
-    def lit(v: int) -> str:
-        return f"(_ bv{v} {W})"
-
-    lines = ["(set-logic QF_BV)"]
-    for name, hi in (("P", p_hi), ("C", q_hi), ("sT", (1 << st_bits) - 1), ("sc", (1 << sh.Dc) - 1), ("w", (1 << sh.Dc) - 1)):
-        lines += [f"(declare-const {name} (_ BitVec {W}))", f"(assert (bvule {name} {lit(hi)}))"]
-    gg = lit(1 << g)
-    lines.append(f"(define-fun BT () (_ BitVec {W}) (bvadd P (bvmul {gg} w) sT))")
-    lines.append(f"(define-fun Bc () (_ BitVec {W}) (bvsub (bvadd C sc) w))")
-    lines.append(f"(assert (not (bvule (bvadd P (bvmul {gg} C)) (bvadd BT (bvmul {gg} Bc)))))")
-    return Part(f"second stage, composition: the sum's gain (B_T = P + 2^{g} w2 + s_T) and c's re-alignment "
-                  f"(B_c = C - w2 + s_c), slacks >= 0, give P + 2^{g} C <= B_T + 2^{g} B_c", "\n".join(lines) + "\n")
-
-
-def _c_raise_lemma(st: Stage2, case: str) -> Part:
-    """Raising c (T, e unchanged): S 2**(E-F2) <= S' 2**(E'-F2), in one ``case`` of the move: "zero" (c was 0),
-    "same, e sets E" / "same, c sets E" (same exponent field; e_c <= e or e < e_c), "cross" (exponent field up by one)."""
-    sh = st.sh
-    p = sh.plan
-    alg = QueryAlgebra()
-    T = ranged_var(alg, "T", 0, st.T_hi)
-    e = ranged_var(alg, "e", sh.e_lo, sh.e_hi)
-    v, u, v2, u2 = raised_pattern(alg, p.fc, "c")
-    if case == "zero":
-        alg.assert_(u.is_zero)
-    else:
-        alg.assert_(alg.not_(u.is_zero))
-        alg.assert_((alg.ne if case == "cross" else alg.eq)(u.exp, u2.exp))
-    c, c2 = (input_term(decode_input(alg, p.fc, x, p.fd.name)) for x in (v, v2))
-    if case == "same, e sets E":  # the same-binade case split by which exponent sets E (each half about twice as fast)
-        alg.assert_(alg.le(c_exponent(alg, c, st.floor), e))
-    elif case == "same, c sets E":
-        alg.assert_(alg.lt(e, c_exponent(alg, c, st.floor)))
-    S, E = round_down_with_c(alg, T, e, c, st.F, st.F2, st.floor, drop_far_c=st.gtr)
-    S2, E2 = round_down_with_c(alg, T, e, c2, st.F, st.F2, st.floor, drop_far_c=st.gtr)
-    goal = alg.and_(alg.le(0, S), value_le(alg, PreRounding(S, alg.sub(E, st.F2), None), PreRounding(S2, alg.sub(E2, st.F2), None)))
-    what = {"zero": "c was 0", "same, e sets E": "same exponent field; e sets E",
-            "same, c sets E": "same exponent field; c sets E", "cross": "exponent field up by one"}[case]
-    step = "Alg. 11 step 4" if st.gtr else "Alg. 10 step 3"
-    return Part(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", negated_script(alg, goal))
-
-
-def _first_stage_lemmas(sh: MonotoneShape, a_hi: int) -> list[Part]:
-    """The T-FDPA lemmas (:mod:`~smtmma.op_proofs.tfdpa`) on the products of one sum, raising a lane's a or b."""
-    lemmas = [exponents_lemma(sh), realign_lemma(sh, "ab")]
-    for who in ("a", "b"):
-        lemmas += [exponent_step_lemma(sh, who), gain_lemma(sh, who, "far"), gain_lemma(sh, who, "cross"),
-                   product_step_lemma(sh, who)]
-    return lemmas + [aligned_step_lemma(sh), distributivity_lemma(sh, (0, sh.n * a_hi)), *composition_lemmas(sh, a_hi)]
-
-
-def first_stage(model: Model, K: int, *, n: int, margin: int,
-                products: ProductsSum = truncated_products) -> tuple[list[Part], MonotoneShape, Cdna3Glue, int]:
-    """The glue and the first stage: the T-FDPA lemmas on ``n`` products per truncated sum, the raised product gaining
-    ``margin`` w's beyond the others' losses.  Returns (lemmas, the stage's shape, the glue's ranges, the largest
-    aligned product)."""
-    # Alg. 10 step 2 / Alg. 11 step 2: zero products give e_max the floor below every summand
-    sh1 = MonotoneShape(model, K, n=n, with_c=False, margin=margin, zeros_at_floor=True)
-    glue, gl = cdna3_glue(sh1.plan, finite_output=False, products=products)
-    a_hi = largest_aligned(sh1)
-    return [glue, *_first_stage_lemmas(sh1, a_hi)], sh1, gl, a_hi
-
-
-def second_stage_lemmas(sh: MonotoneShape, T_hi: int, S_hi: int) -> list[Part]:
-    """The second stage (T, in [0, T_hi], and c rounded down at E; S in [0, S_hi]) and the final rounding."""
-    st = Stage2(sh, T_hi, S_hi)
-    q_hi, p_hi = st.C_hi, T_hi << st.g
-    lemmas = [_sum_gain_lemma(st), _c_realign_lemma(st), _stage2_distributivity_lemma(st, p_hi, q_hi),
-              _stage2_composition_lemma(st, p_hi, q_hi), value_lemma(sh, (0, st.S_hi), st.F2, " (second stage)")]
-    lemmas += [_c_raise_lemma(st, case) for case in ("zero", "same, e sets E", "same, c sets E", "cross")]
-    lemmas.append(monotone_rounding_lemma(sh.plan, (0, st.S_hi), st.F2))
-    return lemmas
-
-
-def overflow_lemmas(plan: Plan) -> list[Part]:
-    """Where a product can reach 2**128 (TF32, BF16: §4.2), the inputs the glue leaves out: on finite non-negative
-    inputs an overflowing product makes D = +inf (the model, one run), and raising a or b keeps an overflowing
-    product overflowing ([] when no product can overflow).
-
-    With these, a single move either gives the raised inputs an overflowing product (D' = +inf, not below D) or
-    leaves both runs without one, where the glue and the rest of the proof hold."""
-    if product_top(plan.tp) < 128:
-        return []
-    g, x, ua, ub, uc, d = glue_inputs(plan)
-    for fmt, v in [*((plan.fa, v) for v in x.a), *((plan.fb, v) for v in x.b), (plan.fc, x.c)]:
-        g.assert_(finite_nonneg(g, fmt, v))
-    g.assert_(g.any(overflows(g, product(g, u, v)[0]) for u, v in zip(ua, ub)))
-    ud = unpack(g, plan.out, d)
-    out = [Part("overflow (Alg. 10, §4.2): on finite non-negative inputs, a product reaching 2^128 makes D = +inf",
-                negated_script(g, g.and_(ud.is_inf, g.not_(ud.neg))))]
-    for who in ("a", "b"):
-        h = QueryAlgebra()
-        fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
-        _, u, _, u2 = raised_pattern(h, fmt, who)
-        _, w = nonneg_pattern(h, "y", other)
-        t, t2 = (product(h, u, w)[0], product(h, u2, w)[0]) if who == "a" else (product(h, w, u)[0], product(h, w, u2)[0])
-        h.assert_(overflows(h, t))
-        out.append(Part(f"overflow stays (raising {who}): a product reaching 2^128 still does with {who} at its next value",
-                        negated_script(h, overflows(h, t2))))
+def running_sums(alg: QueryAlgebra, xs: Sequence[Int]) -> list[Int]:
+    """The running sums of ``xs`` as :meth:`~smtmma.encodings.algebra.Algebra.sum_all` adds them (from 0), so the
+    last is the encoding's own sum term."""
+    out: list[Int] = []
+    run: Int = alg.const(0)
+    for x in xs:
+        run = alg.add(run, x)
+        out.append(run)
     return out
 
 
-def monotone_lemmas(model: Model, K: int) -> list[Part]:
-    """Every lemma of the TR-FDPA proof, the glue first (see the module docstring)."""
-    lemmas, sh, gl, a_hi = first_stage(model, K, n=K, margin=MARGIN)
-    return lemmas + second_stage_lemmas(sh, K * a_hi, gl.S.hi) + overflow_lemmas(sh.plan)
+class Stage2Lemmas:
+    """The lemmas of step 3 of Alg. 10 (4 of Alg. 11), each a function of the run's terms: the previous stage's
+    order T + margin w <= 2**D T' (its shape ``prev``, sums at ``prev_wide``) carried to E = max(e, e_c), c re-aligned,
+    their composition, and raising c.  ``sh``: the shape whose Dc caps D2 = min(E' - E, Dc); ``wide``: W2, the
+    second stage's sums."""
+
+    def __init__(self, chain: LemmaChain, model: Model, plan: Plan, sh: MonotoneShape, wide: WideSums, prev: MonotoneShape,
+                 prev_wide: WideSums, floor: int, first_c: Optional[int]) -> None:
+        assert model.F is not None and model.F2 is not None
+        self.chain, self.model, self.plan, self.sh, self.wide = chain, model, plan, sh, wide
+        self.prev, self.prev_wide, self.floor, self.first_c = prev, prev_wide, floor, first_c
+        self.F, self.F2, self.g = model.F, model.F2, model.F2 - model.F
+        self.gtr = model.kind == "gtr-fdpa"
+
+    def _apply(self, label: str, statement: Callable[[Any, Sequence[Any]], Bool], args: list[Any]) -> Optional[str]:
+        return self.chain.use(label, statement, args)
+
+    def _c(self, g: Any, c: Int) -> Term:
+        return input_term(decode_input(g, self.plan.fc, c, self.plan.fd.name))
+
+    def _shift(self, g: Any, E: Int, E2: Int) -> tuple[Int, Int]:
+        return capped_shift(g, self.sh, E, E2)
+
+    def sum_gain(self, T: Int, T2: Int, e: Int, e2: Int, ec: Int, ec2: Int) -> Optional[str]:
+        """T + margin w <= 2**D T' (at the previous stage's W) gives, at E = max(e, e_c) <= E' = max(e', e_c),
+        2**D2 A' >= A + 2**(F2-F) w2 at W2 (A = RD_F2(T at E), Alg. 10 line 14)."""
+        prev, pw, wd, F, F2, gg = self.prev, self.prev_wide, self.wide, self.F, self.F2, self.g
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            T_, T2_, e_, e2_, ec_, ec2_ = v
+            D, w = capped_shift(g, prev, e_, e2_)
+            premise = [g.le(0, T_), g.le(0, T2_), g.le(e_, e2_), g.eq(ec2_, ec_),
+                       pw.le(g, pw.plus_times(pw.of(g, T_), prev.margin, g, w), pw.shl(g, T2_, D))]
+            E_, E2_ = g.max(e_, ec_), g.max(e2_, ec2_)
+            D2, w2 = self._shift(g, E_, E2_)
+            A, A2 = sum_at(g, T_, e_, E_, F, F2), sum_at(g, T2_, e2_, E2_, F, F2)
+            gain = wd.le(g, f"(bvadd {wd.of(g, A)} {wd.of(g, g.shl(w2, gg))})", wd.shl(g, A2, D2))
+            return implies(g, premise, g.all([g.le(E_, E2_), g.le(0, A), g.le(0, A2), gain]))
+
+        return self._apply(f"second stage, the products' sum: T + {prev.margin} w <= 2^D T' gives, at E = max(e, e_c) <= "
+                           f"E' = max(e', e_c), 2^D2 RD_F2(T' at E') >= RD_F2(T at E) + 2^{gg} (2^D2 - 1)", st,
+                           [T, T2, e, e2, ec, ec2])
+
+    def c_realign(self, c: Int, c2: Int, E: Int, E2: Int) -> Optional[str]:
+        """c not moved, rounded down at E and at E' >= E (RD_F): C <= 2**D2 C' + w2 <= C + w2 at W2."""
+        wd, fc, F, floor, gtr = self.wide, self.plan.fc, self.F, self.floor, self.gtr
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            c_, c2_, E_, E2_ = v
+            ct, ct2 = self._c(g, c_), self._c(g, c2_)
+            D2, w2 = self._shift(g, E_, E2_)
+            C, C2 = c_at(g, ct, E_, F, floor, drop_far_c=gtr), c_at(g, ct2, E2_, F, floor, drop_far_c=gtr)
+            slack = wd.credit(g, C, C2, D2, w2)
+            premise = [g.eq(c2_, c_), finite_nonneg(g, fc, c_), g.le(E_, E2_), g.le(c_exponent(g, ct, floor), E_)]
+            return implies(g, premise, g.all([g.le(0, C), g.le(0, C2), wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]))
+
+        return self._apply("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
+                           st, [c, c2, E, E2])
+
+    def compose(self, A: Int, A2: Int, C: Int, C2: Int, E: Int, E2: Int) -> Optional[str]:
+        """The sum's gain and c's re-alignment give S = A + 2**g C <= 2**D2 S' at W2."""
+        wd, gg = self.wide, self.g
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            A_, A2_, C_, C2_, E_, E2_ = v
+            D2, w2 = self._shift(g, E_, E2_)
+            slack = wd.credit(g, C_, C2_, D2, w2)
+            premise = [g.le(0, A_), g.le(0, A2_), g.le(0, C_), g.le(0, C2_), g.le(E_, E2_),
+                       wd.le(g, f"(bvadd {wd.of(g, A_)} {wd.of(g, g.shl(w2, gg))})", wd.shl(g, A2_, D2)),
+                       wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]
+            S, S2 = g.add(A_, g.shl(C_, gg)), g.add(A2_, g.shl(C2_, gg))
+            return implies(g, premise, g.and_(wd.le(g, wd.lit(0), wd.of(g, S)), wd.le(g, wd.of(g, S), wd.shl(g, S2, D2))))
+
+        return self._apply(f"second stage, composition: 2^D2 A' >= A + 2^{gg} w2 and C <= 2^D2 C' + w2 give "
+                           f"S = A + 2^{gg} C <= 2^D2 S'", st, [A, A2, C, C2, E, E2])
+
+    def c_raise(self, T: Int, T2: Int, e: Int, e2: Int, c: Int, c2: Int, case: str) -> Optional[str]:
+        """Raising c (T and e unchanged): S 2**(E-F2) <= S' 2**(E'-F2), in one ``case`` of the move: "zero" (c was 0),
+        "same, e sets E" / "same, c sets E" (same exponent field; e_c <= e or e < e_c), "cross" (exponent field up)."""
+        fc, F, F2, floor, gtr, first = self.plan.fc, self.F, self.F2, self.floor, self.gtr, self.first_c
+
+        def st(g: Any, v: Sequence[Int]) -> Bool:
+            T_, T2_, e_, e2_, c_, c2_ = v
+            u, u2 = unpack(g, fc, c_), unpack(g, fc, c2_)
+            ct, ct2 = self._c(g, c_), self._c(g, c2_)
+            cases = {"zero": u.is_zero,
+                     "same, e sets E": g.all([g.not_(u.is_zero), g.eq(u.exp, u2.exp), g.le(c_exponent(g, ct, floor), e_)]),
+                     "same, c sets E": g.all([g.not_(u.is_zero), g.eq(u.exp, u2.exp), g.lt(e_, c_exponent(g, ct, floor))]),
+                     "cross": g.and_(g.not_(u.is_zero), g.ne(u.exp, u2.exp))}
+            premise = [g.eq(T2_, T_), g.eq(e2_, e_), g.le(0, T_), finite_nonneg(g, fc, c_), finite_nonneg(g, fc, c2_),
+                       g.any(next_moves(g, fc, c_, c2_, first)), cases[case]]
+            S, E = round_down_with_c(g, T_, e_, ct, F, F2, floor, drop_far_c=gtr)
+            S2, E2 = round_down_with_c(g, T2_, e2_, ct2, F, F2, floor, drop_far_c=gtr)
+            return implies(g, premise, g.and_(g.le(0, S), value_le(g, PreRounding(S, g.sub(E, F2), None),
+                                                                   PreRounding(S2, g.sub(E2, F2), None))))
+
+        what = {"zero": "c was 0", "same, e sets E": "same exponent field; e sets E",
+                "same, c sets E": "same exponent field; c sets E", "cross": "exponent field up by one"}[case]
+        step = "Alg. 11 step 4" if gtr else "Alg. 10 step 3"
+        return self._apply(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", st,
+                           [T, T2, e, e2, c, c2])
 
 
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of a finite non-negative input lowers D (TR-FDPA): "holds" with every lemma's
-    block (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    lemmas = monotone_lemmas(model, K)
-    proof = run_parts(lemmas, run)
-    if any(p.label.startswith("overflow") for p in lemmas):
-        proof.summary += "; a product overflowing to +inf (§4.2) stays so"
-    return proof
+def overflow_stays(chain: LemmaChain, plan: Plan, who: str, x: Int, x2: Int, o: Int, first: Optional[int]) -> Optional[str]:
+    """Raising ``who`` (a or b; ``o`` the other factor's pattern) to its next value keeps a product reaching 2**128
+    there (§4.2), applied to the run's patterns."""
+    fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
+    via = plan.model.via
+
+    def st(g: Any, v: Sequence[Int]) -> Bool:
+        m, m2, o_ = v
+        um, um2, uo = (decode_input(g, f, p, via) for f, p in ((fmt, m), (fmt, m2), (other, o_)))
+        pair = (lambda u: (u, uo)) if who == "a" else (lambda u: (uo, u))
+        t, t2 = product(g, *pair(um))[0], product(g, *pair(um2))[0]
+        premise = [finite_nonneg(g, fmt, m), finite_nonneg(g, other, o_), g.any(next_moves(g, fmt, m, m2, first)), overflows(g, t)]
+        return implies(g, premise, overflows(g, t2))
+
+    return chain.use(f"overflow stays (raising {who}): a product reaching 2^128 still does with {who} at its next value", st, [x, x2, o])
+
+
+def cdna3_monotone_facts(chain: LemmaChain, formula: Any, run1: Cdna3Run, run2: Cdna3Run, stage: Credits, prev: MonotoneShape,
+                         sh2: MonotoneShape, lanes_moved: Bool, nonneg_T: Optional[int], first: dict[str, Optional[int]]) -> bool:
+    """The facts after the products' stage of Alg. 10 / 11, on the model's terms: where a lane moved (``lanes_moved``;
+    ``stage``: its facts, T + margin w <= 2**D T' in ``prev``'s terms) the sum's gain at E, c re-aligned and their
+    composition S <= 2**D2 S', then the value; where c moved, T and e unchanged and S's value raised (four cases);
+    rho's order; the glue of both runs (a product reaching 2**128 makes D = +inf, §4.2, and stays so); the move never
+    lowers D.  ``nonneg_T``: the fact 0 <= T.  False when a step is not proved (the chain says which)."""
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    plan = stage.lem.plan
+    F2 = model.F2
+    assert F2 is not None
+    p, q = run1, run2
+    D2, w2 = capped_shift(alg, sh2, p.E, q.E)
+    wd2 = WideSums(max(v.width for v in (p.A, p.C, p.S, w2)) + D2.hi + max(q.S.width, q.A.width, q.C.width) + 8)
+    st = Stage2Lemmas(chain, model, plan, sh2, wd2, prev, stage.wide, p.floor, first["c"])
+    lem2 = MoveLemmas(chain, sh2, first, wd2)
+    R = lanes_moved
+    # a lane moved: the sum's gain, c re-aligned, composed, the value
+    gain = st.sum_gain(p.T, q.T, p.e, q.e, p.ec, q.ec)
+    if gain is None:
+        return False
+    gw = wd2.le(alg, f"(bvadd {wd2.of(alg, p.A)} {wd2.of(alg, alg.shl(w2, st.g))})", wd2.shl(alg, q.A, D2))
+    chain.prove("a lane moved: E <= E', and 2^D2 A' >= A + 2^(F2-F) w2 (A = T rounded down at E)",
+                implies(alg, [R], alg.all([alg.le(p.E, q.E), alg.le(0, p.A), alg.le(0, q.A), gw])),
+                uses=[stage.summed, stage.ordered, stage.ranged, nonneg_T], applied=[gain])
+    gained = chain.last
+    realign = st.c_realign(x.c, y.c, p.E, q.E)
+    if realign is None:
+        return False
+    slack = wd2.credit(alg, p.C, q.C, D2, w2)
+    chain.prove("a lane moved: c rounded down at E is at most 2^D2 times it at E', plus w2",
+                implies(alg, [R], alg.all([alg.le(0, p.C), alg.le(0, q.C), wd2.le(alg, wd2.lit(0), slack),
+                                           wd2.le(alg, slack, wd2.of(alg, w2))])),
+                uses=[gained], applied=[realign])
+    c_fact = chain.last
+    comp = st.compose(p.A, q.A, p.C, q.C, p.E, q.E)
+    if comp is None:
+        return False
+    chain.prove("a lane moved: S <= 2^D2 S'", implies(alg, [R], alg.and_(wd2.le(alg, wd2.lit(0), wd2.of(alg, p.S)),
+                                                                          wd2.le(alg, wd2.of(alg, p.S), wd2.shl(alg, q.S, D2)))),
+                uses=[gained, c_fact], applied=[comp])
+    val = lem2.value(p.S, q.S, p.E, q.E, F2)
+    if val is None:
+        return False
+    pre1, pre2 = PreRounding(p.S, alg.sub(p.E, F2), None), PreRounding(q.S, alg.sub(q.E, F2), None)
+    ordered = alg.and_(alg.le(0, p.S), value_le(alg, pre1, pre2))
+    chain.prove("a lane moved: S 2^(E-F2) <= S' 2^(E'-F2)", implies(alg, [R], ordered), uses=[chain.last, gained], applied=[val])
+    by_lane = chain.last
+    # c moved: T and e unchanged, S's value raised
+    by_c: Optional[int] = None
+    if "c" in formula.labels:
+        here = formula.moved("c")
+        chain.prove("c moved: T' = T and e' = e", implies(alg, [here], alg.and_(alg.eq(q.T, p.T), alg.eq(q.e, p.e))), uses=[])
+        same = chain.last
+        apps = [st.c_raise(p.T, q.T, p.e, q.e, x.c, y.c, case) for case in ("zero", "same, e sets E", "same, c sets E", "cross")]
+        if any(a is None for a in apps):
+            return False
+        chain.prove("c moved: S 2^(E-F2) <= S' 2^(E'-F2)", implies(alg, [here], ordered), uses=[same, nonneg_T],
+                    applied=[a for a in apps if a is not None])
+        by_c = chain.last
+    chain.prove("S 2^(E-F2) <= S' 2^(E'-F2) (a lane or c moved)", ordered, uses=[by_lane, by_c])
+    valued = chain.last
+    rnd = lem2.rounding(p.S, q.S, p.E, q.E, F2)
+    if rnd is None:
+        return False
+    r1, r2 = final_rounding(alg, model, pre1), final_rounding(alg, model, pre2)
+    chain.prove("rho keeps the order", alg.le(value_key(alg, plan.out, r1), value_key(alg, plan.out, r2)),
+                uses=[valued], applied=[rnd])
+    order = chain.last
+    # the glue of both runs; a product reaching 2^128 (TF32, BF16) makes D = +inf and stays so
+    out = output_container(model)
+    over = [alg.any(overflows(alg, t) for t in r.terms) for r in (p, q)]
+    glues = []
+    for run, r, d, ov in (("", p, formula.d, over[0]), (", moved", q, formula.d2, over[1])):
+        pre = PreRounding(r.S, alg.sub(r.E, F2), None)
+        chain.prove(f"glue{run} ({'Alg. 11 step 5' if model.kind == 'gtr-fdpa' else 'Alg. 10 step 4'}): where no product "
+                    "reaches 2^128, D is rho(S 2^(E-F2))", implies(alg, [alg.not_(ov)], alg.eq(d, final_rounding(alg, model, pre))),
+                    uses=[])
+        glues.append(chain.last)
+    if any(product_top(t) >= 128 for t in p.terms):
+        for run, d, ov in (("", formula.d, over[0]), (", moved", formula.d2, over[1])):
+            ud = unpack(alg, out, d)
+            chain.prove(f"overflow{run} (§4.2): a product reaching 2^128 makes D = +inf",
+                        implies(alg, [ov], alg.and_(ud.is_inf, alg.not_(ud.neg))), uses=[])
+            glues.append(chain.last)
+        stays = []
+        for k in range(x.K):
+            apps = [overflow_stays(chain, plan, "a", x.a[k], formula.next[f"a{k}"], x.b[k], first["a"]),
+                    overflow_stays(chain, plan, "b", x.b[k], formula.next[f"b{k}"], x.a[k], first["b"])]
+            if any(a is None for a in apps):
+                return False
+            chain.prove(f"product {k} reaching 2^128 still does after the move",
+                        implies(alg, [overflows(alg, p.terms[k])], overflows(alg, q.terms[k])), uses=[],
+                        applied=[a for a in apps if a is not None])
+            stays.append(chain.last)
+        chain.prove("a product reaching 2^128 still does after the move", implies(alg, [over[0]], over[1]), uses=stays)
+        glues.append(chain.last)
+    chain.prove("the move never lowers D", alg.not_(formula.drop), uses=[*glues, order])
+    return not chain.stopped
+
+
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula with one symbolic move (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.OneMoveFormula`), that leave its final check Boolean steps
+    (Alg. 10): the products' stage is T-FDPA's credit argument (:func:`~smtmma.op_proofs.tfdpa.credit_facts`) on the
+    L products, the raised product gaining :data:`MARGIN` w's more than the others lose (c moved: e' = e), so
+    T + 4 w <= 2**D T' where a lane moved; then :func:`cdna3_monotone_facts`."""
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    plan = Plan(model, x.K)
+    F = model.F
+    assert F is not None
+    first = move_firsts(plan, formula.domain)
+    sums, runs = [], []
+    for inputs in (x, y):
+        terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
+        e = max_exponent(alg, terms, floor)  # Alg. 10 step 2
+        A = [aligned(alg, t, e, F) for t in terms]
+        prefix = running_sums(alg, A)
+        sums.append((terms, A, prefix, e))
+        runs.append(cdna3_run(alg, model, terms, ct, floor, prefix[-1], e))
+    (t1, A1, P1, e1), (t2, A2, P2, e2) = sums
+    sh1 = MonotoneShape(model, x.K, n=x.K, with_c=False, margin=MARGIN, zeros_at_floor=True)
+    cr = credit_facts(chain, formula, sh1, MoveSums(t1, t2, A1, A2, P1, P2, e1, e2, list(range(x.K))), first, still=["c"],
+                      what="the products' ")
+    if cr is None:
+        return False
+    return cdna3_monotone_facts(chain, formula, runs[0], runs[1], cr, sh1, sh1, cr.moved, cr.running, first)

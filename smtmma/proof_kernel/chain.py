@@ -13,10 +13,10 @@ that statement, which the independent checker verifies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 from ..encodings.algebra import Bool
-from .lemma import Arg, Lemma
+from .lemma import Arg, Lemma, lemma
 
 if TYPE_CHECKING:  # the queries build on the kernel, not the other way round
     from ..queries.backends import SolverResult
@@ -172,6 +172,12 @@ class LemmaChain:
                     return False
         self.apply(lemma, args)
         return True
+
+    def use(self, label: str, statement: Callable[..., Bool], args: Sequence[Arg], *,
+            span: Optional[tuple[int, int]] = None) -> Optional[str]:
+        """The lemma "``statement`` holds" (:func:`~smtmma.proof_kernel.lemma.lemma`, ``span`` as there) established and
+        applied at ``args``: the application's text, or None when the solver did not prove it (the chain stops)."""
+        return self.applied_last if self.establish(lemma(label, statement, args, span=span), args) else None
 
     def record(self, label: str, raw: str, uses: Optional[tuple[int, ...]] = None, apps: Sequence[str] = ()) -> None:
         """A fact proved (unsat of its negation under every assertion so far, or under the facts ``uses`` and the

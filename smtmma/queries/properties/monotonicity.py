@@ -49,8 +49,6 @@ class Prover(NamedTuple):
 #: the compositional monotonicity proofs of each kind, tried in order (the first that supports the model runs)
 MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
     "t-fdpa": (Prover(tfdpa.supports_chain_monotone, tfdpa.prove_chain_monotone),),  # Alg. 5, C added last
-    "tr-fdpa": (Prover(trfdpa.supports_monotone, trfdpa.prove_monotone),),
-    "gtr-fdpa": (Prover(gtrfdpa.supports_monotone, gtrfdpa.prove_monotone),),
     "gst-fdpa": (Prover(gstfdpa.supports_monotone, gstfdpa.prove_monotone),),
     "fma": (Prover(fma.supports_monotone, fma.prove_monotone),),
 }
@@ -76,6 +74,8 @@ MONOTONE_FACTS: dict[str, MonotoneFacts] = {
     "e-fdpa": MonotoneFacts(efdpa.supports_monotone, efdpa.monotone_facts),  # Alg. 6
     "ftz-addmul": MonotoneFacts(addmul.supports_monotone, addmul.monotone_facts, scoped=True),  # Alg. 1-2
     "t-fdpa": MonotoneFacts(tfdpa.supports_monotone, tfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 7
+    "tr-fdpa": MonotoneFacts(trfdpa.supports_monotone, trfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 10
+    "gtr-fdpa": MonotoneFacts(gtrfdpa.supports_monotone, gtrfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 11
 }
 
 
@@ -219,11 +219,11 @@ def monotonicity(
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
     is pinned in the query and confirmed by the solver.  Where an op's
-    facts cover the model (:data:`MONOTONE_FACTS`: one E-FDPA), every move is put in one formula
-    (:class:`MoveFormula`) and the facts are proved about the model's own terms, the query's statement last;
-    else, where a compositional proof on stand-ins covers it (:data:`MONOTONE_PROVERS`: one T-FDPA or a chain of
-    them with C added last, one CDNA3 TR-/GTR-FDPA, FTZ-AddMul's tree, one GST-FDPA with a scale per group, a
-    chain of FMAs), that runs next; if neither proves the property, each
+    facts cover the model (:data:`MONOTONE_FACTS`: one E-, T-, TR- or GTR-FDPA, FTZ-AddMul's tree), every move is
+    put in one formula (:class:`MoveFormula`, or one symbolic move: :class:`OneMoveFormula`) and the facts are
+    proved about the model's own terms, the query's statement last; else, where a compositional proof on stand-ins
+    covers it (:data:`MONOTONE_PROVERS`: a chain of T-FDPAs with C added last, one GST-FDPA with a scale per group,
+    a chain of FMAs), that runs next; if neither proves the property, each
     position gets a short solver call (a witness), then the full timeout
     (a proof).  ``blocks``: the pinned witness query (sat), the proof's
     lemmas, or every position's query (unsat).

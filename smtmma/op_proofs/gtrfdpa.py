@@ -374,8 +374,6 @@ class MergeLemmas:
                  span: int) -> None:
         self.chain, self.sh1, self.shm, self.group_wide, self.wide, self.span = chain, sh1, shm, group_wide, wide, span
 
-    def _apply(self, label: str, statement: Any, args: list[Any]) -> Optional[str]:
-        return self.chain.use(label, statement, args)
 
     def _cut(self, g: Any, T: Int, e: Int, E: Int) -> Int:
         return shift_cut(g, T, g.sub(e, E), max_left=0, max_right=self.span)
@@ -397,7 +395,7 @@ class MergeLemmas:
             gain = wd.le(g, wd.plus_times(wd.of(g, R), shm.gain_k, g, wm), wd.shl(g, R2, Dm))
             return implies(g, premise, g.all([g.le(E, E2), g.le(0, R), g.le(0, R2), gain]))
 
-        return self._apply(f"group merge, the moved ({('even', 'odd')[moved]}) group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = "
+        return self.chain.use(f"group merge, the moved ({('even', 'odd')[moved]}) group's sum: T_g + {sh1.margin} w <= 2^D T_g' gives, at e_max = "
                            f"max(e_g, e_h) <= e_max', 2^Dm RD(T_g' at e_max') >= RD(T_g at e_max) + {shm.gain_k} (2^Dm - 1)",
                            st, [T, T2, e, e2, eh, eh2])
 
@@ -413,7 +411,7 @@ class MergeLemmas:
             premise = [g.eq(T2_, T_), g.eq(e2_, e_), g.le(0, T_), g.le(e_, E_), g.le(E_, E2_)]
             return implies(g, premise, g.all([g.le(0, R), g.le(0, R2), wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, wm))]))
 
-        return self._apply(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= "
+        return self.chain.use(f"group merge, the other group's sum re-aligned from e_max to e_max' >= e_max (RD_F): R <= "
                            f"2^Dm R' + (2^Dm - 1), Dm = min(e_max'-e_max, {shm.Dc})", st, [T, T2, e, e2, E, E2])
 
     def compose(self, R: Sequence[Int], R2: Sequence[Int], E: Int, E2: Int, moved: int) -> Optional[str]:
@@ -434,7 +432,7 @@ class MergeLemmas:
                                               wd.le(g, wd.plus_times(wd.of(g, T), shm.margin, g, wm), wd.shl(g, T2, Dm))))
 
         which = ("even", "odd")[moved]
-        return self._apply(f"group merge, composition ({which} group moved): its gain and the other's re-alignment give "
+        return self.chain.use(f"group merge, composition ({which} group moved): its gain and the other's re-alignment give "
                            f"T + {shm.margin} wm <= 2^Dm T', T = R_even + R_odd", st, [*R, *R2, E, E2])
 
 
@@ -518,4 +516,4 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     chain.prove("0 <= T", alg.le(0, p.T), uses=[credits[0].running, credits[1].running])
     nonneg_T = chain.last
     stage = Credits(MoveLemmas(chain, shm, first, wdm), wdm, Dm, wm, None, ordered, summed, lanes_moved, nonneg_T)
-    return cdna3_monotone_facts(chain, formula, p, q, stage, shm, shm, lanes_moved, nonneg_T, first)
+    return cdna3_monotone_facts(chain, formula, p, q, stage, shm, first)

@@ -670,8 +670,6 @@ class MoveLemmas:
     def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: WideSums) -> None:
         self.chain, self.sh, self.plan, self.first, self.wide = chain, sh, sh.plan, first, wide
 
-    def _apply(self, label: str, statement: Callable[[QueryAlgebra, Sequence[Any]], Bool], args: list[Any]) -> Optional[str]:
-        return self.chain.use(label, statement, args)
 
     def realign(self, lane: bool, before: list[Int], after: list[Int], E: Int, E2: Int) -> Optional[str]:
         """An input pair not moved: its summand aligned at E is at most 2**D times it aligned at E' plus w."""
@@ -693,7 +691,7 @@ class MoveLemmas:
             return implies(g, premise, g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), wd.credit(g, A, A2, D, w))]))
 
         what = "a lane's product" if lane else "c"
-        return self._apply(f"re-alignment ({what} not moved): A(t, E) <= 2^D A(t, E') + w, D = min(E' - E, {sh.Dc}), "
+        return self.chain.use(f"re-alignment ({what} not moved): A(t, E) <= 2^D A(t, E') + w, D = min(E' - E, {sh.Dc}), "
                            f"w = 2^D - 1, E <= E'", st, [*before, *after, E, E2])
 
     def _premise(self, g: QueryAlgebra, fm: Format, fo: Optional[Format], x: Int, x2: Int, o: Optional[Int],
@@ -737,7 +735,7 @@ class MoveLemmas:
 
         what = {"far": "a zero moved, or E' > E", "cross": "E' = E, the exponent up by one", "all": "every move"}[case]
         args = [x, x2, E, E2] if who == "c" else [x, x2, o, E, E2]
-        return self._apply(f"gain of the moved summand (raising {who}; {what}): 2^D A(t', E') >= A(t, E) + "
+        return self.chain.use(f"gain of the moved summand (raising {who}; {what}): 2^D A(t', E') >= A(t, E) + "
                            f"{sh.gain_k} w", st, args)
 
     def same_binade(self, who: str, x: Int, x2: Int, o: Int, E: Int, E2: Int, m1: Int, m2: Int) -> Optional[list[str]]:
@@ -763,7 +761,7 @@ class MoveLemmas:
                        g.eq(u2.exp, u.exp), *step_facts(g, p, u.sig, u2.sig, w_.sig, n1, n2)]
             return implies(g, premise, self._gained(g, t, t2, e, e2))
 
-        app = self._apply(f"gain of the moved summand (raising {who}; E' = E, the exponent unchanged): the significand "
+        app = self.chain.use(f"gain of the moved summand (raising {who}; E' = E, the exponent unchanged): the significand "
                           "product grows by the other's (ring facts given), and aligning never lowers it",
                           st, [x, x2, o, E, E2, m1, m2])
         return None if app is None else [*ring, app]
@@ -778,7 +776,7 @@ class MoveLemmas:
             xt, yt, dt = (g.term_text(t) for t in v)
             return wd.eq(g, f"(bvshl (bvadd {xt} {yt}) {dt})", f"(bvadd (bvshl {xt} {dt}) (bvshl {yt} {dt}))")
 
-        return self._apply(f"a shift distributes at {wd.W} bits: 2^d (x + y) = 2^d x + 2^d y", st, [x, y, d])
+        return self.chain.use(f"a shift distributes at {wd.W} bits: 2^d (x + y) = 2^d x + 2^d y", st, [x, y, d])
 
     def identity(self, n: int, terms: Sequence[Int], w: Int) -> Optional[str]:
         """The credits' sum at W bits (``terms``: the W-bit P_0..P_{n-1}, A_0.., X_0.., Y_0..; ``w`` W bits wide):
@@ -796,7 +794,7 @@ class MoveLemmas:
             credits = wd.total([wd.credit_of(t(y), wt, t(a)) for y, a in zip(Y, A)])
             return implies(g, premise, wd.eq(g, credits, wd.running(t(X[-1]), t(P[-1]), n, wt)))
 
-        return self._apply(f"the credits' sum at W bits: P_j = P_(j-1) + A_j, X_j = X_(j-1) + Y_j (j < {n}) give "
+        return self.chain.use(f"the credits' sum at W bits: P_j = P_(j-1) + A_j, X_j = X_(j-1) + Y_j (j < {n}) give "
                            f"(Y_0 + w - A_0) + ... + (Y_{n - 1} + w - A_{n - 1}) = X_{n - 1} + {n} w - P_{n - 1}",
                            st, [*terms, w])
 
@@ -814,7 +812,7 @@ class MoveLemmas:
             return implies(g, premise, g.all([wd.le(g, zero, total), wd.le(g, total, wd.lit(hb + cb)),
                                               g.or_(g.not_(g.or_(R_, r_)), wd.le(g, mw, total))]))
 
-        return self._apply(f"credits add up at W bits: h in [0, {hb}], c in [0, {cb}], each >= {m} w where its flag holds, "
+        return self.chain.use(f"credits add up at W bits: h in [0, {hb}], c in [0, {cb}], each >= {m} w where its flag holds, "
                            f"give h + c in [0, {hb + cb}], >= {m} w where either holds", st, [h, c, w, R, r])
 
     def adds(self, x: Int, y: Int, xb: int, yb: int) -> Optional[str]:
@@ -827,7 +825,7 @@ class MoveLemmas:
             return implies(g, [wd.le(g, zero, xt), wd.le(g, xt, wd.lit(xb)), wd.le(g, zero, yt), wd.le(g, yt, wd.lit(yb))],
                            g.and_(wd.le(g, zero, total), wd.le(g, total, wd.lit(xb + yb))))
 
-        return self._apply(f"at W bits: x in [0, {xb}], y in [0, {yb}] give x + y in [0, {xb + yb}]", st, [x, y])
+        return self.chain.use(f"at W bits: x in [0, {xb}], y in [0, {yb}] give x + y in [0, {xb + yb}]", st, [x, y])
 
     def closes(self, H: Int, X: Int, P: Int, w: Int, n: int, xb: int, pb: int, margin: int = 0) -> Optional[str]:
         """At W bits: H >= (n + margin) w and H = X + n w - P give P + margin w <= X (|X| < xb, P in [0, pb], w >= 0
@@ -843,7 +841,7 @@ class MoveLemmas:
             return implies(g, premise, wd.le(g, wd.plus_times(pt, margin, g, w_), xt))
 
         more = f" + {margin} w" if margin else ""
-        return self._apply(f"the credits' sum closes at W bits: H >= {n + margin} w and H = X + {n} w - P give P{more} <= X", st,
+        return self.chain.use(f"the credits' sum closes at W bits: H >= {n + margin} w and H = X + {n} w - P give P{more} <= X", st,
                            [H, X, P, w])
 
     def value(self, S: Int, S2: Int, E: Int, E2: Int, F: Optional[int] = None) -> Optional[str]:
@@ -860,7 +858,7 @@ class MoveLemmas:
                                                                     PreRounding(s2, g.sub(e2, f), None))))
 
         name = "F" if F is None else str(F)
-        return self._apply(f"value: S <= 2^D S' (S >= 0, E <= E') gives S' >= 0 and S 2^(E-{name}) <= S' 2^(E'-{name})", st,
+        return self.chain.use(f"value: S <= 2^D S' (S >= 0, E <= E') gives S' >= 0 and S 2^(E-{name}) <= S' 2^(E'-{name})", st,
                            [S, S2, E, E2])
 
     def rounding(self, S: Int, S2: Int, E: Int, E2: Int, F: Optional[int] = None) -> Optional[str]:
@@ -877,7 +875,7 @@ class MoveLemmas:
             return implies(g, [g.le(0, s), g.le(0, s2), value_le(g, p1, p2)],
                            g.all([g.not_(u1.is_nan), g.not_(u2.is_nan), g.le(value_key(g, plan.out, r1), value_key(g, plan.out, r2))]))
 
-        return self._apply(f"rounding: rho = {plan.mode}-{plan.rfmt.name} is monotone on non-negative fixed-point values",
+        return self.chain.use(f"rounding: rho = {plan.mode}-{plan.rfmt.name} is monotone on non-negative fixed-point values",
                            st, [S, S2, E, E2])
 
 

@@ -598,8 +598,6 @@ class Stage2Lemmas:
         self.F, self.F2, self.g = model.F, model.F2, model.F2 - model.F
         self.gtr = model.kind == "gtr-fdpa"
 
-    def _apply(self, label: str, statement: Callable[[Any, Sequence[Any]], Bool], args: list[Any]) -> Optional[str]:
-        return self.chain.use(label, statement, args)
 
     def _c(self, g: Any, c: Int) -> Term:
         return input_term(decode_input(g, self.plan.fc, c, self.plan.fd.name))
@@ -623,7 +621,7 @@ class Stage2Lemmas:
             gain = wd.le(g, f"(bvadd {wd.of(g, A)} {wd.of(g, g.shl(w2, gg))})", wd.shl(g, A2, D2))
             return implies(g, premise, g.all([g.le(E_, E2_), g.le(0, A), g.le(0, A2), gain]))
 
-        return self._apply(f"second stage, the products' sum: T + {prev.margin} w <= 2^D T' gives, at E = max(e, e_c) <= "
+        return self.chain.use(f"second stage, the products' sum: T + {prev.margin} w <= 2^D T' gives, at E = max(e, e_c) <= "
                            f"E' = max(e', e_c), 2^D2 RD_F2(T' at E') >= RD_F2(T at E) + 2^{gg} (2^D2 - 1)", st,
                            [T, T2, e, e2, ec, ec2])
 
@@ -640,7 +638,7 @@ class Stage2Lemmas:
             premise = [g.eq(c2_, c_), finite_nonneg(g, fc, c_), g.le(E_, E2_), g.le(c_exponent(g, ct, floor), E_)]
             return implies(g, premise, g.all([g.le(0, C), g.le(0, C2), wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]))
 
-        return self._apply("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
+        return self.chain.use("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
                            st, [c, c2, E, E2])
 
     def compose(self, A: Int, A2: Int, C: Int, C2: Int, E: Int, E2: Int) -> Optional[str]:
@@ -657,7 +655,7 @@ class Stage2Lemmas:
             S, S2 = g.add(A_, g.shl(C_, gg)), g.add(A2_, g.shl(C2_, gg))
             return implies(g, premise, g.and_(wd.le(g, wd.lit(0), wd.of(g, S)), wd.le(g, wd.of(g, S), wd.shl(g, S2, D2))))
 
-        return self._apply(f"second stage, composition: 2^D2 A' >= A + 2^{gg} w2 and C <= 2^D2 C' + w2 give "
+        return self.chain.use(f"second stage, composition: 2^D2 A' >= A + 2^{gg} w2 and C <= 2^D2 C' + w2 give "
                            f"S = A + 2^{gg} C <= 2^D2 S'", st, [A, A2, C, C2, E, E2])
 
     def c_raise(self, T: Int, T2: Int, e: Int, e2: Int, c: Int, c2: Int, case: str) -> Optional[str]:
@@ -683,7 +681,7 @@ class Stage2Lemmas:
         what = {"zero": "c was 0", "same, e sets E": "same exponent field; e sets E",
                 "same, c sets E": "same exponent field; c sets E", "cross": "exponent field up by one"}[case]
         step = "Alg. 11 step 4" if gtr else "Alg. 10 step 3"
-        return self._apply(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", st,
+        return self.chain.use(f"raising c ({what}), T and e unchanged: S 2^(E-F2) <= S' 2^(E'-F2) ({step})", st,
                            [T, T2, e, e2, c, c2])
 
 
@@ -704,23 +702,24 @@ def overflow_stays(chain: LemmaChain, plan: Plan, who: str, x: Int, x2: Int, o: 
     return chain.use(f"overflow stays (raising {who}): a product reaching 2^128 still does with {who} at its next value", st, [x, x2, o])
 
 
-def cdna3_monotone_facts(chain: LemmaChain, formula: Any, run1: Cdna3Run, run2: Cdna3Run, stage: Credits, prev: MonotoneShape,
-                         sh2: MonotoneShape, lanes_moved: Bool, nonneg_T: Optional[int], first: dict[str, Optional[int]]) -> bool:
-    """The facts after the products' stage of Alg. 10 / 11, on the model's terms: where a lane moved (``lanes_moved``;
-    ``stage``: its facts, T + margin w <= 2**D T' in ``prev``'s terms) the sum's gain at E, c re-aligned and their
-    composition S <= 2**D2 S', then the value; where c moved, T and e unchanged and S's value raised (four cases);
-    rho's order; the glue of both runs (a product reaching 2**128 makes D = +inf, §4.2, and stays so); the move never
-    lowers D.  ``nonneg_T``: the fact 0 <= T.  False when a step is not proved (the chain says which)."""
+def cdna3_monotone_facts(chain: LemmaChain, formula: Any, run1: Cdna3Run, run2: Cdna3Run, stage: Credits, sh: MonotoneShape,
+                         first: dict[str, Optional[int]]) -> bool:
+    """The facts after the products' stage of Alg. 10 / 11, on the model's terms: where a lane moved (``stage``: its
+    facts, T + margin w <= 2**D T' in the terms of ``sh``, whose Dc also caps D2; ``stage.moved``: a lane moved;
+    ``stage.running``: 0 <= T) the sum's gain at E, c re-aligned and their composition S <= 2**D2 S', then the value;
+    where c moved, T and e unchanged and S's value raised (four cases); rho's order; the glue of both runs (a product
+    reaching 2**128 makes D = +inf, §4.2, and stays so); the move never lowers D.  False when a step is not proved
+    (the chain says which)."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
     plan = stage.lem.plan
     F2 = model.F2
     assert F2 is not None
     p, q = run1, run2
-    D2, w2 = capped_shift(alg, sh2, p.E, q.E)
+    D2, w2 = capped_shift(alg, sh, p.E, q.E)
     wd2 = WideSums(max(v.width for v in (p.A, p.C, p.S, w2)) + D2.hi + max(q.S.width, q.A.width, q.C.width) + 8)
-    st = Stage2Lemmas(chain, model, plan, sh2, wd2, prev, stage.wide, p.floor, first["c"])
-    lem2 = MoveLemmas(chain, sh2, first, wd2)
-    R = lanes_moved
+    st = Stage2Lemmas(chain, model, plan, sh, wd2, sh, stage.wide, p.floor, first["c"])
+    lem2 = MoveLemmas(chain, sh, first, wd2)
+    R, nonneg_T = stage.moved, stage.running
     # a lane moved: the sum's gain, c re-aligned, composed, the value
     gain = st.sum_gain(p.T, q.T, p.e, q.e, p.ec, q.ec)
     if gain is None:
@@ -830,4 +829,4 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                       what="the products' ")
     if cr is None:
         return False
-    return cdna3_monotone_facts(chain, formula, runs[0], runs[1], cr, sh1, sh1, cr.moved, cr.running, first)
+    return cdna3_monotone_facts(chain, formula, runs[0], runs[1], cr, sh1, first)

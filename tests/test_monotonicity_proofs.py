@@ -293,6 +293,20 @@ def test_cdna3_monotonicity_facts_stop_where_a_witness_exists(kind: str) -> None
     _assert_simulated_drop(model, 4)
 
 
+def test_a_model_no_monotonicity_proof_covers_says_which_part_is_missing() -> None:
+    """K = 8 lanes of a GTR-FDPA with L = 4 are two FDPAs chained, which no proof composes: the verdict is unknown and
+    says so, beside the solver's own reason; ST-FDPA has no op proof at all."""
+    from smtmma.queries.properties.monotonicity import uncovered_monotone
+
+    toy = _toy_cdna3("gtr-fdpa", 10)
+    assert uncovered_monotone(toy, 8) == "K=8 is not one gtr-fdpa of L=4 lanes, and no proof chains them"
+    st = smtmma.lookup("sm100", "mxe4m3f32", "tcgen05").model
+    assert uncovered_monotone(st, 32) == "no op proof of st-fdpa's monotonicity"
+    r = check_property("monotonicity", toy, K=8, timeout=3.0)
+    assert r.verdict == "unknown", r.reason
+    assert "no proof covers it (K=8 is not one gtr-fdpa of L=4 lanes, and no proof chains them); raising " in r.reason
+
+
 @pytest.mark.slow  # ~35 s on 2 cores
 def test_gfx942_f16f32_is_proved_monotone_through_the_property() -> None:
     """The card's monotonicity example (issue 8: no answer in 300 s before): holds by facts on the model's own terms."""

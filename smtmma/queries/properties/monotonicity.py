@@ -36,7 +36,7 @@ from .common import (
 )
 
 __all__ = ["MONOTONE_FACTS", "MONOTONE_PROVERS", "MonotoneFacts", "MoveFormula", "OneMoveFormula", "Prover", "monotone_facts", "monotone_prover",
-           "monotone_script", "monotonicity", "raised_inputs"]
+           "monotone_script", "monotonicity", "raised_inputs", "uncovered_monotone"]
 
 
 class Prover(NamedTuple):
@@ -173,6 +173,16 @@ class OneMoveFormula:
         return f"(assert {self.alg.raw_bool(self.drop)})"
 
 
+def uncovered_monotone(model: Model, K: int) -> str:
+    """Why neither :data:`MONOTONE_FACTS` nor :data:`MONOTONE_PROVERS` covers ``model`` with K lanes (one phrase)."""
+    if model.kind not in MONOTONE_FACTS and model.kind not in MONOTONE_PROVERS:
+        return f"no op proof of {model.kind}'s monotonicity"
+    if model.kind != "fma" and model.L is not None and K != model.L:
+        return (f"K={K} is not one {model.kind} of L={model.L} lanes, and no proof chains them"
+                + (" (C added last: only sm90's FP8 mma chains)" if model.c_after else ""))
+    return f"the {model.kind} proofs do not take {model.describe()} (see their supports_monotone)"
+
+
 def monotone_prover(model: Model, K: int) -> Optional[Callable[[Model, int, Runner], PartsProof]]:
     """The compositional monotonicity proof that covers ``model`` with K lanes (:data:`MONOTONE_PROVERS`), None if none."""
     return next((p.prove for p in MONOTONE_PROVERS.get(model.kind, ()) if p.supports(model, K)), None)
@@ -287,6 +297,8 @@ def monotonicity(
         why = chain.stopped if r is None else f"the final check: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
         parts_reason = f"facts on the model's terms: {why}; "
     prove = monotone_prover(model, K) if full else None
+    if full and op is None and prove is None:
+        parts_reason = f"no proof covers it ({uncovered_monotone(model, K)}); "
     if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
         proof = prove(model, K, run)
         if proof.verdict == "holds":

@@ -396,6 +396,15 @@ class Algebra(ABC):
             out = self.add(out, x)
         return out
 
+    def running_sums(self, xs: Iterable[IntLike]) -> list[Int]:
+        """The running sums of a sequence as :meth:`sum_all` adds them (from 0): the last is its sum's own term."""
+        out: list[Int] = []
+        run: Int = self.const(0)
+        for x in xs:
+            run = self.add(run, x)
+            out.append(run)
+        return out
+
     def abs(self, a: IntLike) -> Int:
         """|a|."""
         a = self.lift(a)

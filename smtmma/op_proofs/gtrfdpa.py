@@ -29,8 +29,9 @@ from itertools import accumulate
 from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
-from ..encodings.fused_sum import aligned, max_exponent
+from ..encodings.fused_sum import aligned
 from ..encodings.terms import Term, input_term
+from ..encodings.gtrfdpa import group_merge
 from ..encodings.trfdpa import c_at, c_exponent, round_down_with_c, shift_cut, sum_at
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
@@ -58,7 +59,6 @@ from .trfdpa import (
     cut_sum_step,
     floor_chain,
     round_down_lemma,
-    running_sums,
 )
 
 __all__ = ["GROUP_MARGIN", "MergeLemmas", "error_facts", "far_c_lemma", "group_error_parts", "group_sums", "monotone_facts",
@@ -72,12 +72,8 @@ def group_sums(g: QueryAlgebra, plan: Plan, terms: list[Term], floor: int) -> Pr
     F = plan.model.F
     assert F is not None
     facts: list[Bool] = []
-    groups = (terms[0::2], terms[1::2])
-    e_grp = [max_exponent(g, grp, floor) for grp in groups]
-    T_grp = [g.sum_all(aligned(g, t, e, F) for t in grp) for grp, e in zip(groups, e_grp)]
-    e_max = g.max(*e_grp)
-    span = max(T.hi.bit_length() + T.lo.bit_length() for T in T_grp) + 1
-    T = g.sum_all(shift_cut(g, Tg, g.sub(e, e_max), max_left=0, max_right=span) for Tg, e in zip(T_grp, e_grp))
+    m = group_merge(g, terms, F, floor)
+    groups, e_grp, T_grp, e_max, span, T = m.groups, m.e_grp, m.T_grp, m.e_max, m.span, m.T
     for grp, e, Tg in zip(groups, e_grp, T_grp):
         facts += [g.or_(g.eq(t.sig, 0), g.le(t.exp, e)) for t in grp]
         facts += [g.le(e, e_max), between(g, e, plan.e_lo, plan.e_hi), between(g, Tg, Tg.lo, Tg.hi)]
@@ -204,14 +200,9 @@ def error_facts(chain: LemmaChain, formula: Any) -> bool:
     alg, x, G, G2 = formula.alg, formula.x, formula.G, start.G2
     F, F2, terms, ct, floor = start.F, start.F2, start.terms, start.ct, start.floor
     lanes = (list(range(0, x.K, 2)), list(range(1, x.K, 2)))
-    groups = [[terms[k] for k in ls] for ls in lanes]
-    e_grp = [max_exponent(alg, grp, floor) for grp in groups]  # step 2: e_even, e_odd
-    A = [[aligned(alg, t, e_g, F) for t in grp] for grp, e_g in zip(groups, e_grp)]
-    T_grp = [alg.sum_all(a) for a in A]
-    e_max = alg.max(*e_grp)  # step 3: RD_F each group sum at e_max
-    span = max(T.hi.bit_length() + T.lo.bit_length() for T in T_grp) + 1
-    R = [shift_cut(alg, Tg, alg.sub(e_g, e_max), max_left=0, max_right=span) for Tg, e_g in zip(T_grp, e_grp)]
-    T = alg.sum_all(R)
+    m = group_merge(alg, terms, F, floor)  # steps 2-3: e_even, e_odd; each group sum rounded down at e_max
+    groups, e_grp, T_grp, e_max, R, T = m.groups, m.e_grp, m.T_grp, m.e_max, m.cut, m.T
+    A = [[aligned(alg, t, e_g, F) for t in grp] for grp, e_g in zip(groups, e_grp)]  # the terms T_grp adds
     S, E = round_down_with_c(alg, T, e_max, ct, F, F2, floor, drop_far_c=True)  # step 4
     T2, sc = sum_at(alg, T, e_max, E, F, F2), c_at(alg, ct, E, F, floor, drop_far_c=True)
     e = formula.e_max
@@ -445,27 +436,20 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     second stage (:func:`~smtmma.op_proofs.trfdpa.cdna3_monotone_facts`)."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
     K = x.K
-    plan = Plan(model, K)
-    F = model.F
-    assert F is not None
+    sh1 = MonotoneShape(model, K, n=K // 2, with_c=False, margin=GROUP_MARGIN, zeros_at_floor=True)
+    plan, F = sh1.plan, sh1.F
     first = move_firsts(plan, formula.domain)
     lanes = (list(range(0, K, 2)), list(range(1, K, 2)))
     runs, parts = [], []
     for inputs in (x, y):
-        terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
-        groups = (terms[0::2], terms[1::2])
-        e_grp = [max_exponent(alg, grp, floor) for grp in groups]  # step 2: e_even, e_odd
-        A_grp = [[aligned(alg, t, e, F) for t in grp] for grp, e in zip(groups, e_grp)]
-        P_grp = [running_sums(alg, A) for A in A_grp]
-        T_grp = [P[-1] for P in P_grp]
-        e_max = alg.max(*e_grp)  # step 3
-        span = max(T.hi.bit_length() + T.lo.bit_length() for T in T_grp) + 1
-        R_grp = [shift_cut(alg, Tg, alg.sub(e, e_max), max_left=0, max_right=span) for Tg, e in zip(T_grp, e_grp)]
-        runs.append(cdna3_run(alg, model, terms, ct, floor, alg.sum_all(R_grp), e_max))
-        parts.append((groups, e_grp, A_grp, P_grp, T_grp, R_grp, span))
+        _, terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
+        m = group_merge(alg, terms, F, floor)  # steps 2-3
+        A_grp = [[aligned(alg, t, e, F) for t in grp] for grp, e in zip(m.groups, m.e_grp)]  # the terms T_grp adds
+        P_grp = [alg.running_sums(A) for A in A_grp]  # the last is T_grp's own term
+        runs.append(cdna3_run(alg, model, terms, ct, floor, m.T, m.e_max))
+        parts.append((m.groups, m.e_grp, A_grp, P_grp, m.T_grp, m.cut, m.span))
     (g1, e1, A1, P1, T1, R1, span), (g2, e2, A2, P2, T2, R2, _) = parts
     p, q = runs
-    sh1 = MonotoneShape(model, K, n=K // 2, with_c=False, margin=GROUP_MARGIN, zeros_at_floor=True)
     t_hi = (K // 2) * largest_aligned(sh1)
     # a group sum is below 2**Dc': past that shift the cap loses nothing
     shm = MonotoneShape(model, K, n=2, with_c=False, margin=MARGIN, zeros_at_floor=True, Dc=t_hi.bit_length() + 1)

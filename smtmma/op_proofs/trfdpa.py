@@ -81,7 +81,7 @@ __all__ = ["MARGIN", "Cdna3Glue", "Cdna3Run", "Cdna3Start", "ProductSums", "Prod
            "cdna3_error_applies", "cdna3_error_parts", "cdna3_glue", "cdna3_monotone_applies", "cdna3_monotone_facts",
            "cdna3_output_facts", "cdna3_products", "cdna3_run", "cdna3_start", "cut_chain", "cut_product_step", "cut_sum_step",
            "error_facts", "floor_chain", "monotone_facts", "overflow_stays", "prove_error_bound", "prove_error_interval",
-           "round_down_lemma", "running_sums", "supports_error_bound", "supports_error_facts", "supports_monotone",
+           "round_down_lemma", "supports_error_bound", "supports_error_facts", "supports_monotone",
            "truncated_products"]
 
 
@@ -387,13 +387,8 @@ def cdna3_start(chain: LemmaChain, formula: Any) -> Optional[Cdna3Start]:
         chain.stopped = f"the query's unit 2^(E-F-{G}) is not below RD_F2's 2^(E-{F2})"
         return None
     plan = Plan(model, x.K)
-    ua = [decode_input(alg, plan.fa, v, model.via) for v in x.a]  # as run_model reads them
-    ub = [decode_input(alg, plan.fb, v, model.via) for v in x.b]
-    uc = decode_input(alg, plan.fc, x.c, plan.fd.name)
-    terms, _ = overflowing_products(alg, ua, ub)  # step 1
-    ct = input_term(uc)
-    floor = min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
-    return Cdna3Start(F, F2, G2, plan, [*ua, *ub, uc], terms, ct, floor)
+    inputs, terms, ct, floor = cdna3_products(alg, model, plan, x.a, x.b, x.c)
+    return Cdna3Start(F, F2, G2, plan, inputs, terms, ct, floor)
 
 
 def cdna3_output_facts(chain: LemmaChain, formula: Any, start: Cdna3Start, S: Int, E: Int, step: str,
@@ -554,13 +549,16 @@ class Cdna3Run:
     S: Int
 
 
-def cdna3_products(alg: QueryAlgebra, model: Model, plan: Plan, a: Sequence[Int], b: Sequence[Int], c: Int) -> tuple[list[Term], Term, int]:
-    """The products and c of one run as the encoding reads them (Alg. 10 step 1), and the exponent below all."""
+def cdna3_products(alg: QueryAlgebra, model: Model, plan: Plan, a: Sequence[Int], b: Sequence[Int],
+                   c: Int) -> tuple[list[Unpacked], list[Term], Term, int]:
+    """One run's inputs as run_model decodes them (a..., b..., c), its products and c as terms (Alg. 10 step 1), and
+    the exponent below all."""
     ua = [decode_input(alg, plan.fa, v, model.via) for v in a]
     ub = [decode_input(alg, plan.fb, v, model.via) for v in b]
+    uc = decode_input(alg, plan.fc, c, plan.fd.name)
     terms, _ = overflowing_products(alg, ua, ub)
-    ct = input_term(decode_input(alg, plan.fc, c, plan.fd.name))
-    return terms, ct, min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
+    ct = input_term(uc)
+    return [*ua, *ub, uc], terms, ct, min(min(t.exp.lo for t in terms), ct.exp.lo) - 1
 
 
 def cdna3_run(alg: QueryAlgebra, model: Model, terms: list[Term], ct: Term, floor: int, T: Int, e: Int) -> Cdna3Run:
@@ -573,28 +571,17 @@ def cdna3_run(alg: QueryAlgebra, model: Model, terms: list[Term], ct: Term, floo
     return Cdna3Run(terms, ct, floor, T, e, c_exponent(alg, ct, floor), E, A, C, S)
 
 
-def running_sums(alg: QueryAlgebra, xs: Sequence[Int]) -> list[Int]:
-    """The running sums of ``xs`` as :meth:`~smtmma.encodings.algebra.Algebra.sum_all` adds them (from 0), so the
-    last is the encoding's own sum term."""
-    out: list[Int] = []
-    run: Int = alg.const(0)
-    for x in xs:
-        run = alg.add(run, x)
-        out.append(run)
-    return out
-
-
 class Stage2Lemmas:
-    """The lemmas of step 3 of Alg. 10 (4 of Alg. 11), each a function of the run's terms: the previous stage's
-    order T + margin w <= 2**D T' (its shape ``prev``, sums at ``prev_wide``) carried to E = max(e, e_c), c re-aligned,
-    their composition, and raising c.  ``sh``: the shape whose Dc caps D2 = min(E' - E, Dc); ``wide``: W2, the
+    """The lemmas of step 3 of Alg. 10 (4 of Alg. 11), each a function of the run's terms: the products' stage's
+    order T + margin w <= 2**D T' (in the terms of shape ``sh``, its sums at ``prev_wide``) carried to E = max(e, e_c),
+    c re-aligned, their composition, and raising c.  ``sh``'s Dc also caps D2 = min(E' - E, Dc); ``wide``: W2, the
     second stage's sums."""
 
-    def __init__(self, chain: LemmaChain, model: Model, plan: Plan, sh: MonotoneShape, wide: WideSums, prev: MonotoneShape,
-                 prev_wide: WideSums, floor: int, first_c: Optional[int]) -> None:
+    def __init__(self, chain: LemmaChain, model: Model, sh: MonotoneShape, wide: WideSums, prev_wide: WideSums, floor: int,
+                 first_c: Optional[int]) -> None:
         assert model.F is not None and model.F2 is not None
-        self.chain, self.model, self.plan, self.sh, self.wide = chain, model, plan, sh, wide
-        self.prev, self.prev_wide, self.floor, self.first_c = prev, prev_wide, floor, first_c
+        self.chain, self.model, self.plan, self.sh, self.wide = chain, model, sh.plan, sh, wide
+        self.prev_wide, self.floor, self.first_c = prev_wide, floor, first_c
         self.F, self.F2, self.g = model.F, model.F2, model.F2 - model.F
         self.gtr = model.kind == "gtr-fdpa"
 
@@ -605,10 +592,20 @@ class Stage2Lemmas:
     def _shift(self, g: Any, E: Int, E2: Int) -> tuple[Int, Int]:
         return capped_shift(g, self.sh, E, E2)
 
+    def gained(self, g: Any, A: Int, A2: Int, D2: Int, w2: Int) -> Bool:
+        """A + 2**(F2-F) w2 <= 2**D2 A' at W2: the products' sum's gain (A = RD_F2(T at E))."""
+        wd = self.wide
+        return wd.le(g, f"(bvadd {wd.of(g, A)} {wd.of(g, g.shl(w2, self.g))})", wd.shl(g, A2, D2))
+
+    def within(self, g: Any, slack: str, w2: Int) -> list[Bool]:
+        """0 <= slack <= w2 at W2 (``slack``: c's credit 2**D2 C' + w2 - C)."""
+        wd = self.wide
+        return [wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]
+
     def sum_gain(self, T: Int, T2: Int, e: Int, e2: Int, ec: Int, ec2: Int) -> Optional[str]:
         """T + margin w <= 2**D T' (at the previous stage's W) gives, at E = max(e, e_c) <= E' = max(e', e_c),
         2**D2 A' >= A + 2**(F2-F) w2 at W2 (A = RD_F2(T at E), Alg. 10 line 14)."""
-        prev, pw, wd, F, F2, gg = self.prev, self.prev_wide, self.wide, self.F, self.F2, self.g
+        prev, pw, F, F2, gg = self.sh, self.prev_wide, self.F, self.F2, self.g
 
         def st(g: Any, v: Sequence[Int]) -> Bool:
             T_, T2_, e_, e2_, ec_, ec2_ = v
@@ -618,7 +615,7 @@ class Stage2Lemmas:
             E_, E2_ = g.max(e_, ec_), g.max(e2_, ec2_)
             D2, w2 = self._shift(g, E_, E2_)
             A, A2 = sum_at(g, T_, e_, E_, F, F2), sum_at(g, T2_, e2_, E2_, F, F2)
-            gain = wd.le(g, f"(bvadd {wd.of(g, A)} {wd.of(g, g.shl(w2, gg))})", wd.shl(g, A2, D2))
+            gain = self.gained(g, A, A2, D2, w2)
             return implies(g, premise, g.all([g.le(E_, E2_), g.le(0, A), g.le(0, A2), gain]))
 
         return self.chain.use(f"second stage, the products' sum: T + {prev.margin} w <= 2^D T' gives, at E = max(e, e_c) <= "
@@ -636,7 +633,7 @@ class Stage2Lemmas:
             C, C2 = c_at(g, ct, E_, F, floor, drop_far_c=gtr), c_at(g, ct2, E2_, F, floor, drop_far_c=gtr)
             slack = wd.credit(g, C, C2, D2, w2)
             premise = [g.eq(c2_, c_), finite_nonneg(g, fc, c_), g.le(E_, E2_), g.le(c_exponent(g, ct, floor), E_)]
-            return implies(g, premise, g.all([g.le(0, C), g.le(0, C2), wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]))
+            return implies(g, premise, g.all([g.le(0, C), g.le(0, C2), *self.within(g, slack, w2)]))
 
         return self.chain.use("second stage, c re-aligned from E to E' >= E (RD_F): c_at(E) <= 2^D2 c_at(E') + (2^D2 - 1)",
                            st, [c, c2, E, E2])
@@ -649,9 +646,8 @@ class Stage2Lemmas:
             A_, A2_, C_, C2_, E_, E2_ = v
             D2, w2 = self._shift(g, E_, E2_)
             slack = wd.credit(g, C_, C2_, D2, w2)
-            premise = [g.le(0, A_), g.le(0, A2_), g.le(0, C_), g.le(0, C2_), g.le(E_, E2_),
-                       wd.le(g, f"(bvadd {wd.of(g, A_)} {wd.of(g, g.shl(w2, gg))})", wd.shl(g, A2_, D2)),
-                       wd.le(g, wd.lit(0), slack), wd.le(g, slack, wd.of(g, w2))]
+            premise = [g.le(0, A_), g.le(0, A2_), g.le(0, C_), g.le(0, C2_), g.le(E_, E2_), self.gained(g, A_, A2_, D2, w2),
+                       *self.within(g, slack, w2)]
             S, S2 = g.add(A_, g.shl(C_, gg)), g.add(A2_, g.shl(C2_, gg))
             return implies(g, premise, g.and_(wd.le(g, wd.lit(0), wd.of(g, S)), wd.le(g, wd.of(g, S), wd.shl(g, S2, D2))))
 
@@ -711,20 +707,20 @@ def cdna3_monotone_facts(chain: LemmaChain, formula: Any, run1: Cdna3Run, run2: 
     reaching 2**128 makes D = +inf, §4.2, and stays so); the move never lowers D.  False when a step is not proved
     (the chain says which)."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
-    plan = stage.lem.plan
+    plan = sh.plan
     F2 = model.F2
     assert F2 is not None
     p, q = run1, run2
     D2, w2 = capped_shift(alg, sh, p.E, q.E)
     wd2 = WideSums(max(v.width for v in (p.A, p.C, p.S, w2)) + D2.hi + max(q.S.width, q.A.width, q.C.width) + 8)
-    st = Stage2Lemmas(chain, model, plan, sh, wd2, sh, stage.wide, p.floor, first["c"])
+    st = Stage2Lemmas(chain, model, sh, wd2, stage.wide, p.floor, first["c"])
     lem2 = MoveLemmas(chain, sh, first, wd2)
     R, nonneg_T = stage.moved, stage.running
     # a lane moved: the sum's gain, c re-aligned, composed, the value
     gain = st.sum_gain(p.T, q.T, p.e, q.e, p.ec, q.ec)
     if gain is None:
         return False
-    gw = wd2.le(alg, f"(bvadd {wd2.of(alg, p.A)} {wd2.of(alg, alg.shl(w2, st.g))})", wd2.shl(alg, q.A, D2))
+    gw = st.gained(alg, p.A, q.A, D2, w2)
     chain.prove("a lane moved: E <= E', and 2^D2 A' >= A + 2^(F2-F) w2 (A = T rounded down at E)",
                 implies(alg, [R], alg.all([alg.le(p.E, q.E), alg.le(0, p.A), alg.le(0, q.A), gw])),
                 uses=[stage.summed, stage.ordered, stage.ranged, nonneg_T], applied=[gain])
@@ -734,8 +730,7 @@ def cdna3_monotone_facts(chain: LemmaChain, formula: Any, run1: Cdna3Run, run2: 
         return False
     slack = wd2.credit(alg, p.C, q.C, D2, w2)
     chain.prove("a lane moved: c rounded down at E is at most 2^D2 times it at E', plus w2",
-                implies(alg, [R], alg.all([alg.le(0, p.C), alg.le(0, q.C), wd2.le(alg, wd2.lit(0), slack),
-                                           wd2.le(alg, slack, wd2.of(alg, w2))])),
+                implies(alg, [R], alg.all([alg.le(0, p.C), alg.le(0, q.C), *st.within(alg, slack, w2)])),
                 uses=[gained], applied=[realign])
     c_fact = chain.last
     comp = st.compose(p.A, q.A, p.C, q.C, p.E, q.E)
@@ -811,20 +806,18 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     L products, the raised product gaining :data:`MARGIN` w's more than the others lose (c moved: e' = e), so
     T + 4 w <= 2**D T' where a lane moved; then :func:`cdna3_monotone_facts`."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
-    plan = Plan(model, x.K)
-    F = model.F
-    assert F is not None
+    sh1 = MonotoneShape(model, x.K, n=x.K, with_c=False, margin=MARGIN, zeros_at_floor=True)
+    plan, F = sh1.plan, sh1.F
     first = move_firsts(plan, formula.domain)
     sums, runs = [], []
     for inputs in (x, y):
-        terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
+        _, terms, ct, floor = cdna3_products(alg, model, plan, inputs.a, inputs.b, inputs.c)
         e = max_exponent(alg, terms, floor)  # Alg. 10 step 2
         A = [aligned(alg, t, e, F) for t in terms]
-        prefix = running_sums(alg, A)
+        prefix = alg.running_sums(A)  # the last is the encoding's own sum term
         sums.append((terms, A, prefix, e))
         runs.append(cdna3_run(alg, model, terms, ct, floor, prefix[-1], e))
     (t1, A1, P1, e1), (t2, A2, P2, e2) = sums
-    sh1 = MonotoneShape(model, x.K, n=x.K, with_c=False, margin=MARGIN, zeros_at_floor=True)
     cr = credit_facts(chain, formula, sh1, MoveSums(t1, t2, A1, A2, P1, P2, e1, e2, list(range(x.K))), first, still=["c"],
                       what="the products' ")
     if cr is None:

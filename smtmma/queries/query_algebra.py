@@ -413,12 +413,7 @@ def fused_parts(
     if model.emax_floor is not None:
         e_ref = alg.max(e_ref, model.emax_floor)
     xs = [aligned(alg, t, e_ref, model.F) for t in terms]
-    prefix: list[Int] = []
-    run: Int = alg.const(0)
-    for x in xs:
-        run = alg.add(run, x)
-        prefix.append(run)
-    return FusedParts(terms, e_max, xs, prefix, total, dots)
+    return FusedParts(terms, e_max, xs, alg.running_sums(xs), total, dots)
 
 
 def output_container(model: Model) -> Format:

@@ -11,7 +11,7 @@ from .fused_sum import signed, truncated_sum
 from .rounding import convert_fixed, pack_special
 from .terms import Specials, Term, input_term, merge_specials, product, value_specials
 
-__all__ = ["gstfdpa", "gst_terms", "group_dot", "scaled_group"]
+__all__ = ["gstfdpa", "gst_terms", "group_contributions", "group_dot", "scaled_group"]
 
 
 def gst_terms(
@@ -47,9 +47,14 @@ def gst_terms(
 def group_dot(alg: Algebra, prods: Sequence[Term]) -> tuple[Int, int]:
     """(p, lsb): a group's exact dot product (Alg. 9 line 3), the integer p in units of 2**lsb, lsb the smallest
     last place its products can have (a static exponent)."""
+    parts, lsb = group_contributions(alg, prods)
+    return alg.sum_all(parts), lsb
+
+
+def group_contributions(alg: Algebra, prods: Sequence[Term]) -> tuple[list[Int], int]:
+    """(each product as an integer in units of 2**lsb, lsb): the addends of :func:`group_dot` (Alg. 9 line 3)."""
     lsb = min(t.exp.lo - t.frac for t in prods)
-    p = alg.sum_all(signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t in prods)
-    return p, lsb
+    return [signed(alg, t.neg, alg.shl(t.sig, alg.sub(alg.sub(t.exp, t.frac), lsb))) for t in prods], lsb
 
 
 def scaled_group(alg: Algebra, p: Int, lsb: int, sa: Unpacked, sb: Unpacked) -> Term:

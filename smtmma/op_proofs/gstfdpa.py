@@ -1,87 +1,59 @@
-"""Facts about one GST-FDPA (Alg. 9, encodings/gstfdpa.py): its monotonicity in each argument (scales included).
+"""Facts about one GST-FDPA (Alg. 9, encodings/gstfdpa.py): its monotonicity in each argument (scales included) and
+its error parts.
 
-:func:`prove_monotone`: raising any one input never lowers D.
+:func:`monotone_facts`: raising any one input never lowers D, as facts on the model's own terms in the
+monotonicity query's formula (one symbolic move), its last check the query's statement.
 
-GST-FDPA sums one summand per group of G lanes -- the group's exact dot
-product p times its block's two scales, at the scales' exponent alone (Alg. 9
-lines 3-5) -- and c, truncated at their largest exponent (RZ_F), then rounds
-once.  That is :mod:`~smtmma.op_proofs.tfdpa`'s shape with group summands in place of
-products, so the proof reuses its lemmas (exponents, re-alignment, c's gain,
-distributivity, composition in slack form, value, rounding) and adds the
-group's own (every check a check-sat on fresh variables, expecting unsat):
+GST-FDPA sums one summand per group of G lanes -- the group's exact dot product p times its block's two scales, at
+the scales' exponent alone (Alg. 9 lines 3-5) -- and c, truncated at their largest exponent (RZ_F), then rounds once.
+That is T-FDPA's shape with group summands in place of products, so the argument is T-FDPA's
+(:func:`~smtmma.op_proofs.tfdpa.sum_monotone_facts`: glue, the credit argument, value, rho's order) with the group's
+own steps (:class:`GroupMoves`), each a lemma applied to the model's terms:
 
-* **glue** (the model, every finite input with non-NaN scales): D =
-  rho(S 2**(E-F)), S the sum of the group summands and c aligned at E, their
-  largest exponent (the model's own :func:`gst_terms`);
-* **dot steps**: raising one lane's a or b never lowers its contribution to
-  the group's dot; one add of the running sum never falls when an operand
-  grows; and a chain per lane over the running sums (fresh variables, the add
-  step asserted at each) gives a non-negative dot that does not fall;
-* **group step / gain, dot raised** (fresh p <= p', fresh scales): the
-  summand keeps its exponent (or was zero) and 2**D A(t', E') >= A(t, E) +
-  n w, as the T-FDPA proof's gain;
-* **group step / gain, a scale raised** (fresh p, one scale moved to its next
-  value): the exponent does not fall (or the summand was zero), and the gain.
+* **the dot** (line 3): each lane's addend does not fall; an add step at each of the dot's running sums, so
+  0 <= p <= p'; equal lanes give an equal dot, so a group none of whose lanes moved keeps p;
+* **the gain** of the raised summand, by cases: it was 0 or its exponent became E' > E; E' = E with the exponent
+  kept, where its significand (|p| sa) sb grows factor by factor (line 4) and aligns to no less; a scale raised
+  across a binade at E' = E.  Proved once per group and move (a lane of it, or one scale), each input's fact then
+  a Boolean step;
+* **re-alignment** of a group not moved (or zero after its scale rose).
 
-A block scale raises one group's summand when the block is the group
-(``block == G``: nvf4, one UE4M3 scale per 16 lanes).  mxf4's 32-lane UE8M0
-scale reaches two groups, which share its exponent (line 5); raising it adds:
+mxf4's 32-lane UE8M0 scale reaches two groups, which share its exponent (line 5): raising it raises both, and the
+credit argument takes the one whose exponent became E' (either, at E' = E) as the gainer.  The group summand reaches
+2**(exp + 12), not 2**(exp + 2) as a product, so the shift cap Dc covers its largest aligned value (:class:`GstShape`).
 
-* **exponents, a block scale raised**: the m raised groups at one exponent
-  e before and e' after give E <= E', E' = E or e';
-* **raised with it**: the other group of the block loses nothing,
-  2**D A(t', E') >= A(t, E) (the gain lemmas cover the first, a non-zero one
-  when there is one);
-* **composition** with that group's slack in [0, 2**D A(t', E')].
-
-As in :mod:`~smtmma.op_proofs.tfdpa`,
-applying a lemma stated on fresh variables to each of the model's groups is
-the step no solver checks.
+The error parts (:func:`prove_error_bound`, :func:`error_facts`) are T-FDPA's on the group summands.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Any, Optional, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fused_sum import aligned
-from ..encodings.gstfdpa import group_dot, gst_terms, scaled_group
+from ..encodings.gstfdpa import group_contributions, group_dot, gst_terms, scaled_group
 from ..encodings.terms import Term, input_term, product
 from ..formats import get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.parts import Part, PartsProof, all_finite, between, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
-from ..simulate import decode_input, lane_scales, run_model
-from .moves import nonneg_pattern, raised_pattern
+from ..proof_kernel.lemma import range_premise
+from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts
+from ..simulate import decode_input, lane_scale_index, lane_scales, run_model
+from .moves import next_moves, smallest_positive
 from .fused_sum import Plan, summand_lemma
-from .rounding import monotone_rounding_lemma, truncated_rounding
+from .rounding import truncated_rounding
 from . import tfdpa
-from .tfdpa import (
-    MonotoneShape,
-    error_parts,
-    composition_lemmas,
-    distributivity_lemma,
-    exponent_step_lemma,
-    exponents_lemma,
-    gain_goal,
-    gain_lemma,
-    capped_shift,
-    fresh_exponents,
-    gain_setup,
-    realign_lemma,
-    shape_e_max,
-    value_lemma,
-)
+from .tfdpa import LaneMoves, MonotoneShape, MoveLemmas, MoveSums, capped_shift, error_parts, lane_term, sum_monotone_facts, zero_or_below
 
-__all__ = ["GroupSummand", "GstShape", "dot_chain_lemma", "error_facts", "glue_lemma", "monotone_lemmas", "prove_error_bound",
-           "prove_monotone", "supports_error_bound", "supports_error_facts", "supports_monotone"]
+__all__ = ["GroupMoves", "GroupSummand", "GstShape", "error_facts", "glue_lemma", "monotone_facts", "prove_error_bound",
+           "supports_error_bound", "supports_error_facts", "supports_monotone"]
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one GST-FDPA of K = L lanes, each block of scales whole groups, C inside."""
+    """Whether :func:`monotone_facts` applies: one GST-FDPA of K = L lanes, each block of scales whole groups, C inside."""
     return (model.kind == "gst-fdpa" and model.L is not None and model.G is not None and K == model.L
             and model.L % model.G == 0 and model.block is not None and model.block % model.G == 0
             and model.scale_fmt is not None and model.carry_bits is None and not model.c_after and model.via is None
@@ -171,7 +143,6 @@ class GstShape:
                  for j in range(self.G)]
         p, self.lsb = group_dot(probe, [product(probe, x, y)[0] for x, y in lanes])
         self.p_hi = p.hi
-        self.d_hi = group_dot(probe, [product(probe, *lanes[0])[0]])[0].hi  # one lane's contribution
         tg = self.group(probe, ranged_var(probe, "p", 0, self.p_hi), self.scale(probe, "sa")[1], self.scale(probe, "sb")[1])
         plan.use_summand(tg)  # the exponents lemma reads the summands' exponent ranges from plan.tp and plan.tc
         self.sh.e_lo, self.sh.e_hi = plan.e_lo, plan.e_hi
@@ -223,248 +194,246 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
     return Part(label, negated_script(alg, goal)), (total.lo, total.hi)
 
 
-def _lane_step_lemma(g: GstShape, who: str) -> Part:
-    """One lane's contribution to its group's dot (Alg. 9 line 3, one product) is >= 0 and grows when ``who`` is raised."""
-    plan = g.sh.plan
-    alg = QueryAlgebra()
-    fmt, other = (plan.fa, plan.fb) if who == "a" else (plan.fb, plan.fa)
-    _, u, _, u2 = raised_pattern(alg, fmt, who)
-    uo = nonneg_pattern(alg, "b" if who == "a" else "a", other)[1]
-    pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
-    d, d2 = (group_dot(alg, [product(alg, *pair(x))[0]])[0] for x in (u, u2))
-    return Part(f"lane step (raising {who}): a lane's contribution to its group's exact dot (Alg. 9 line 3) is "
-                  "non-negative and does not fall", negated_script(alg, alg.and_(alg.le(0, d), alg.le(d, d2))))
+class GroupMoves:
+    """GST-FDPA's summands for :func:`~smtmma.op_proofs.tfdpa.credit_facts` (Alg. 9 lines 3-5): group i's exact dot
+    p_i (units 2**lsb) times its block's two scales, and c.  A lane's move raises p_i, a scale's move the scale; each
+    is a gain lemma on (p_i, p_i', the scales, E, E') applied to the model's terms, with the fact that no move
+    lowers a group's dot: 0 <= p_i <= p_i'."""
 
+    def __init__(self, g: GstShape, lem: MoveLemmas, formula: Any, s: MoveSums, dots: Sequence[Int], dots2: Sequence[Int]) -> None:
+        self.g, self.lem, self.formula, self.s, self.dots, self.dots2 = g, lem, formula, s, dots, dots2
+        self.lanes = LaneMoves(lem, formula, s)  # c's gain and re-alignment
+        self.first = smallest_positive(g.fs, None, True)  # a zero scale's next value (raised_inputs)
+        self.dot_facts: dict[int, Optional[int]] = {}
+        self.kept_facts: dict[int, Optional[int]] = {}
+        self.order_facts: dict[int, Optional[int]] = {}
+        self.gain_facts: dict[tuple[int, str], Optional[int]] = {}
 
-def _add_step_lemmas(g: GstShape) -> list[Part]:
-    """One add of the dot's running sum (Alg. 9 line 3 adds lane by lane): operands >= 0 give a sum >= 0, and
-    raising either operand never lowers it (fresh partial sum a in [0, G d_hi], contribution b in [0, d_hi])."""
-    out = []
-    for grows in ("running sum", "contribution"):
-        alg = QueryAlgebra()
-        a, b = ranged_var(alg, "a", 0, g.G * g.d_hi), ranged_var(alg, "b", 0, g.d_hi)
-        if grows == "running sum":
-            a2, b2 = ranged_var(alg, "a2", 0, g.G * g.d_hi), b
-            alg.assert_(alg.le(a, a2))
+    def _block(self, i: int) -> int:
+        x, model = self.formula.x, self.g.sh.model
+        return lane_scale_index(i * self.g.G, model.block, len(x.scale_a))
+
+    def labels(self, i: int) -> list[str]:
+        if self.s.sources[i] is None:
+            return ["c"]
+        j = self._block(i)
+        return [f"{who}{k}" for k in range(i * self.g.G, (i + 1) * self.g.G) for who in ("a", "b")] + [f"sa{j}", f"sb{j}"]
+
+    def order(self, i: int, label: str) -> list[Optional[int]]:
+        """A lane's move: the group's fact "a lane of group i moved: E <= E', E' = E or the summand's exponent",
+        proved once (each lane's then a Boolean step, not a re-run of every group's dot and product)."""
+        if label == "c" or label[0] not in "ab":
+            return []
+        if i not in self.order_facts:
+            alg, E, E2, t2 = self.formula.alg, self.s.E, self.s.E2, self.s.terms2[i]
+            ks = range(i * self.g.G, (i + 1) * self.g.G)
+            some = alg.any([self.formula.moved(f"{w}{k}") for k in ks for w in ("a", "b") if f"{w}{k}" in self.formula.labels])
+            self.lem.chain.prove(f"a lane of group {i} moved: E <= E' and E' is E or the group summand's exponent",
+                                 implies(alg, [some], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
+                                 uses=[])
+            self.order_facts[i] = self.lem.chain.last
+        return [self.order_facts[i]]
+
+    def _dot_fact(self, i: int) -> Optional[int]:
+        """"0 <= p_i <= p_i'" (every move raises one input, so no group's exact dot falls), proved once: per lane,
+        its addend does not fall; then the dot's running sums, an add step at each (a lemma: adding inequalities is
+        what bit-blasting does worst, no answer in 120 s for the whole dot at once)."""
+        if i not in self.dot_facts:
+            alg, chain, plan, x, y = self.formula.alg, self.lem.chain, self.lem.plan, self.formula.x, self.formula.y
+            ks = range(i * self.g.G, (i + 1) * self.g.G)
+            parts = group_contributions(alg, [lane_term(alg, plan, x.a[k], x.b[k]) for k in ks])[0]
+            parts2 = group_contributions(alg, [lane_term(alg, plan, y.a[k], y.b[k]) for k in ks])[0]
+            lanes: list[Optional[int]] = []
+            for k, u, u2 in zip(ks, parts, parts2):
+                chain.prove(f"lane {k}'s addend of its group's exact dot: 0 <= x <= x' (its a and b do not fall)",
+                            alg.and_(alg.le(0, u), alg.le(u, u2)), uses=[])
+                lanes.append(chain.last)
+            run, run2 = alg.running_sums(parts), alg.running_sums(parts2)
+            apps = [self._add_step(run[j - 1], parts[j], run2[j - 1], parts2[j]) for j in range(1, len(parts))]
+            if chain.stopped or any(a is None for a in apps):
+                self.dot_facts[i] = None
+                return None
+            chain.prove(f"group {i}'s exact dot (Alg. 9 line 3): 0 <= p <= p' (no move lowers it)",
+                        alg.and_(alg.le(0, run[-1]), alg.le(run[-1], run2[-1])), uses=lanes, applied=[a for a in apps if a])
+            self.dot_facts[i] = chain.last
+        return self.dot_facts[i]
+
+    def _add_step(self, u: Int, v: Int, u2: Int, v2: Int) -> Optional[str]:
+        def st(g: QueryAlgebra, args: Sequence[Int]) -> Bool:
+            u_, v_, u2_, v2_ = args
+            premise = [g.le(0, u_), g.le(u_, u2_), g.le(0, v_), g.le(v_, v2_)]
+            return implies(g, premise, g.and_(g.le(0, g.add(u_, v_)), g.le(g.add(u_, v_), g.add(u2_, v2_))))
+
+        return self.lem.chain.use("an add step of the dot: 0 <= u <= u' and 0 <= v <= v' give 0 <= u + v <= u' + v'",
+                                  st, [u, v, u2, v2])
+
+    def _term(self, g: QueryAlgebra, p: Int, sa: Int, sb: Int) -> Term:
+        fs = self.g.fs
+        return self.g.group(g, p, unpack(g, fs, sa), unpack(g, fs, sb))
+
+    def _placed(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> list[Bool]:
+        """Both summands at or below their run's e_max, E <= E', and E' is E or the raised summand's exponent."""
+        return [zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2),
+                g.or_(g.eq(e2, e), g.and_(g.ne(t2.sig, 0), g.eq(e2, t2.exp)))]
+
+    def _not_nan(self, g: QueryAlgebra, *scales: Int) -> list[Bool]:
+        return [g.not_(unpack(g, self.g.fs, v).is_nan) for v in scales]
+
+    def _zero_gain(self, p: Int, p2: Int, sa: Int, sb: Int, sa2: Int, sb2: Int, raised: str) -> Optional[str]:
+        """The gain where the summand was 0 (or, a scale raised, E' > E): the raised summand alone makes it."""
+        lem, sh, fs = self.lem, self.g.sh, self.g.fs
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            p_, p2_, sa_, sb_, sa2_, sb2_, e, e2 = v
+            t, t2 = self._term(g, p_, sa_, sb_), self._term(g, p2_, sa2_, sb2_)
+            kept = [g.or_(g.eq(n, o), g.any(next_moves(g, fs, o, n, self.first))) for o, n in ((sa_, sa2_), (sb_, sb2_))]
+            premise = [g.le(0, p_), g.le(p_, p2_), *self._not_nan(g, sa_, sb_, sa2_, sb2_), *kept, *self._placed(g, t, t2, e, e2),
+                       g.or_(g.eq(t.sig, 0), g.ne(e2, e))]
+            return implies(g, premise, lem.gained(g, t, t2, e, e2))
+
+        return lem.chain.use(f"gain of a group summand that was 0, or whose exponent became E' > E ({raised}; its dot and "
+                             f"scales do not fall): 2^D A(t', E') >= A(t, E) + {sh.gain_k} w", st,
+                             [p, p2, sa, sb, sa2, sb2, self.s.E, self.s.E2])
+
+    def _same_place(self, p: Int, p2: Int, sa: Int, sb: Int, sa2: Int, sb2: Int, m1: Int, m2: Int) -> Optional[str]:
+        """The gain at E' = E, the summand's exponent kept: its significand m <= m' (the model's own products, given
+        as arguments) aligns to no less."""
+        lem, sh = self.lem, self.g.sh
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            p_, p2_, sa_, sb_, sa2_, sb2_, e, e2, n1, n2 = v
+            t0, t20 = self._term(g, p_, sa_, sb_), self._term(g, p2_, sa2_, sb2_)
+            t, t2 = Term(t0.neg, n1, t0.exp, t0.frac), Term(t20.neg, n2, t20.exp, t20.frac)
+            premise = [g.le(0, p_), g.le(0, p2_), *self._not_nan(g, sa_, sb_, sa2_, sb2_), g.le(0, n1), g.le(n1, n2),
+                       g.eq(t.exp, t2.exp), g.eq(e2, e), *self._placed(g, t, t2, e, e2)]
+            return implies(g, premise, lem.gained(g, t, t2, e, e2))
+
+        return lem.chain.use(f"gain of a group summand at E' = E, its exponent kept: a significand m <= m' aligns to no "
+                             f"less (2^D A(t', E') >= A(t, E) + {sh.gain_k} w, D = 0)", st,
+                             [p, p2, sa, sb, sa2, sb2, self.s.E, self.s.E2, m1, m2])
+
+    def _times(self, x: Int, x2: Int, y: Int, y2: Int) -> Optional[str]:
+        """0 <= x <= x' and 0 <= y <= y' give 0 <= x y <= x' y' (Alg. 9 line 4's products, one at a time)."""
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            x_, x2_, y_, y2_ = v
+            m, m2 = g.mul(x_, y_), g.mul(x2_, y2_)
+            return implies(g, [g.le(0, x_), g.le(x_, x2_), g.le(0, y_), g.le(y_, y2_)], g.and_(g.le(0, m), g.le(m, m2)))
+
+        return self.lem.chain.use("a product grows with its factors (Alg. 9 line 4): 0 <= x <= x' and 0 <= y <= y' give "
+                                  "0 <= x y <= x' y'", st, [x, x2, y, y2])
+
+    def gain(self, i: int, label: str) -> Optional[tuple[list[Optional[str]], list[Optional[int]]]]:
+        if label == "c":
+            return self.lanes.gain(i, label)
+        who = "dot" if label[0] in "ab" else label
+        if (i, who) not in self.gain_facts:
+            self.gain_facts[(i, who)] = self._gain_fact(i, who)
+        fact = self.gain_facts[(i, who)]
+        return None if fact is None else ([], [fact] if who == "dot" else [fact, self._kept_fact(i)])
+
+    def _gain_fact(self, i: int, who: str) -> Optional[int]:
+        """"Group i's summand gains (n - 1 + margin) w" where its dot grows (``who`` "dot": any lane of the group
+        moved, the scales kept) or scale ``who`` (sa<j>, sb<j>) is raised (the dot kept), and E' is E or the
+        summand's exponent: the gain lemmas by cases (a zero or E' > E; E' = E with the exponent kept, the products
+        growing factor by factor; a scale across a binade), applied to the model's terms; proved once, used by each
+        input's fact."""
+        alg, chain, fs = self.formula.alg, self.lem.chain, self.g.fs
+        x, y, j, E, E2 = self.formula.x, self.formula.y, self._block(i), self.s.E, self.s.E2
+        sa, sb, sa2, sb2 = x.scale_a[j], x.scale_b[j], y.scale_a[j], y.scale_b[j]
+        p, p2 = self.dots[i], self.dots2[i]
+        dot, kept = self._dot_fact(i), self._kept_fact(i)
+        raised = "its exact dot grows" if who == "dot" else f"{who[:2]} raised to its next {fs.name} value"
+        ua, ub, ua2, ub2 = (unpack(alg, fs, v) for v in (sa, sb, sa2, sb2))
+        t, t2 = self.g.group(alg, p, ua, ub), self.g.group(alg, p2, ua2, ub2)
+        ap, ap2 = alg.abs(p), alg.abs(p2)
+        apps = [self._zero_gain(p, p2, sa, sb, sa2, sb2, raised), self._same_place(p, p2, sa, sb, sa2, sb2, t.sig, t2.sig),
+                self._times(ap, ap2, ua.sig, ua2.sig), self._times(alg.mul(ap, ua.sig), alg.mul(ap2, ua2.sig), ub.sig, ub2.sig)]
+        if who == "dot":
+            moved = [alg.eq(sa2, sa), alg.eq(sb2, sb)]
         else:
-            a2, b2 = a, ranged_var(alg, "b2", 0, g.d_hi)
-            alg.assert_(alg.le(b, b2))
-        goal = alg.all([alg.le(0, alg.add(a, b)), alg.le(alg.add(a, b), alg.add(a2, b2))])
-        out.append(Part(f"dot add step: a, b >= 0 give a + b >= 0, and raising the {grows} never lowers a + b",
-                          negated_script(alg, goal)))
-    return out
+            mine, mine2, other, other2 = (sa, sa2, sb, sb2) if who.startswith("sa") else (sb, sb2, sa, sa2)
+            moved = [alg.eq(p2, p), alg.eq(other2, other), alg.any(next_moves(alg, fs, mine, mine2, self.first))]
+            apps.append(self._cross_gain(who[:2], p, p2, sa, sb, sa2, sb2))
+        if chain.stopped or any(a is None for a in apps):
+            return None
+        premise = [range_premise(alg, E), range_premise(alg, E2), *moved, *self._placed(alg, t, t2, E, E2)]
+        chain.prove(f"group {i}'s summand, {raised}, E' = E or its exponent: it gains {self.g.sh.gain_k + 1} w",
+                    implies(alg, premise, self.lem.gained(alg, t, t2, E, E2)), uses=[dot, kept], applied=apps)
+        return chain.last
+
+    def _kept_fact(self, i: int) -> Optional[int]:
+        """"No lane of group i moved gives p_i' = p_i" (a lemma on the group's lane patterns: equal lanes give equal
+        exact dots), proved once."""
+        if i not in self.kept_facts:
+            alg, chain, plan, x, y = self.formula.alg, self.lem.chain, self.lem.plan, self.formula.x, self.formula.y
+            G = self.g.G
+            ks = range(i * G, (i + 1) * G)
+
+            def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+                before, after = v[:2 * G], v[2 * G:]
+                dot = [group_dot(g, [lane_term(g, plan, u[2 * n], u[2 * n + 1]) for n in range(G)])[0] for u in (before, after)]
+                return implies(g, [g.eq(u, w) for u, w in zip(before, after)], g.eq(dot[0], dot[1]))
+
+            lanes = [v for k in ks for v in (x.a[k], x.b[k])] + [v for k in ks for v in (y.a[k], y.b[k])]
+            app = chain.use(f"a group's exact dot (Alg. 9 line 3) of equal lanes is equal ({G} lanes)", st, lanes)
+            if app is None:
+                self.kept_facts[i] = None
+                return None
+            still = alg.all([alg.not_(self.formula.moved(f"{w}{k}")) for k in ks for w in ("a", "b") if f"{w}{k}" in self.formula.labels])
+            chain.prove(f"group {i}: no lane of it moved gives p' = p", implies(alg, [still], alg.eq(self.dots2[i], self.dots[i])),
+                        uses=[], applied=[app])
+            self.kept_facts[i] = chain.last
+        return self.kept_facts[i]
+
+    def _cross_gain(self, who: str, p: Int, p2: Int, sa: Int, sb: Int, sa2: Int, sb2: Int) -> Optional[str]:
+        """A scale raised across a binade at E' = E (the dot kept): the summand's exponent up by one."""
+        lem, sh, fs = self.lem, self.g.sh, self.g.fs
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            p_, p2_, sa_, sb_, sa2_, sb2_, e, e2 = v
+            t, t2 = self._term(g, p_, sa_, sb_), self._term(g, p2_, sa2_, sb2_)
+            mine, mine2 = (sa_, sa2_) if who == "sa" else (sb_, sb2_)
+            u, u2 = unpack(g, fs, mine), unpack(g, fs, mine2)
+            same = g.eq(sb2_, sb_) if who == "sa" else g.eq(sa2_, sa_)
+            premise = [g.le(0, p_), g.eq(p2_, p_), *self._not_nan(g, sa_, sb_, sa2_, sb2_), same,
+                       g.any(next_moves(g, fs, mine, mine2, self.first)), *self._placed(g, t, t2, e, e2), g.eq(e2, e),
+                       g.not_(u.is_zero), g.ne(u2.exp, u.exp)]
+            return implies(g, premise, lem.gained(g, t, t2, e, e2))
+
+        return lem.chain.use(f"gain of the group summand whose {who} is raised across a binade at E' = E: 2^D A(t', E') >= "
+                             f"A(t, E) + {sh.gain_k} w", st, [p, p2, sa, sb, sa2, sb2, self.s.E, self.s.E2])
+
+    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]:
+        if self.s.sources[i] is None:
+            return self.lanes.realign(i)
+        lem, fs = self.lem, self.g.fs
+        x, y, j = self.formula.x, self.formula.y, self._block(i)
+
+        def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
+            p_, p2_, sa_, sb_, sa2_, sb2_, e, e2 = v
+            t, t2 = self._term(g, p_, sa_, sb_), self._term(g, p2_, sa2_, sb2_)
+            D, w = capped_shift(g, self.g.sh, e, e2)
+            A, A2 = aligned(g, t, e, self.g.sh.F), aligned(g, t2, e2, self.g.sh.F)
+            kept = [g.or_(g.eq(n, o), g.any(next_moves(g, fs, o, n, self.first))) for o, n in ((sa_, sa2_), (sb_, sb2_))]
+            same = g.and_(g.eq(sa2_, sa_), g.eq(sb2_, sb_))
+            premise = [g.le(0, p_), g.eq(p2_, p_), *self._not_nan(g, sa_, sb_, sa2_, sb2_), *kept, g.or_(same, g.eq(t2.sig, 0)),
+                       zero_or_below(g, t, e), g.le(e, e2)]
+            wd = lem.wide
+            return implies(g, premise, g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), wd.credit(g, A, A2, D, w))]))
+
+        app = lem.chain.use(f"re-alignment (a group summand not moved, or zero after its scale rose): A(t, E) <= 2^D A(t', E') + w, "
+                            f"D = min(E' - E, {self.g.sh.Dc}), w = 2^D - 1, E <= E'", st,
+                            [self.dots[i], self.dots2[i], x.scale_a[j], x.scale_b[j], y.scale_a[j], y.scale_b[j], self.s.E, self.s.E2])
+        return None if app is None else (app, [self._dot_fact(i), self._kept_fact(i)])
 
 
-def dot_chain_lemma(g: GstShape, k: int, *, steps: bool = True) -> Part:
-    """Raising lane k's contribution never lowers the dot: the running sum over fresh variables (one per add, named by
-    its operands), each add step asserted as an instance; a drop of the last running sum is unsat."""
-    alg = QueryAlgebra()
-    lim = g.G * g.d_hi  # every running sum of the model's dot lies in [-lim, lim]
-    x = [ranged_var(alg, f"x{j}", -g.d_hi, g.d_hi) for j in range(g.G)]
-    xk2 = ranged_var(alg, f"x{k}_2", -g.d_hi, g.d_hi)
-    nodes: dict[tuple[str, str], Int] = {}
-
-    def add(u: Int, v: Int) -> Int:
-        key = (u.raw, v.raw)
-        if key not in nodes:
-            nodes[key] = ranged_var(alg, f"s{len(nodes)}", -lim, lim)
-        return nodes[key]
-
-    def nn(v: Int) -> Bool:
-        return alg.le(0, v)
-
-    def step(u: Int, v: Int, u2: Int, v2: Int) -> None:  # the add step lemmas at this node
-        alg.assert_(alg.or_(alg.not_(alg.all([nn(u), nn(v), nn(u2), nn(v2), alg.le(u, u2), alg.le(v, v2)])),
-                            alg.all([nn(add(u, v)), nn(add(u2, v2)), alg.le(add(u, v), add(u2, v2))])))
-
-    zero = alg.const(0)
-    run, run2 = zero, zero
-    for j in range(g.G):
-        xj2 = xk2 if j == k else x[j]
-        if steps:  # (without them, a test's check that the chain rests on them)
-            step(run, x[j], run2, xj2)
-        run, run2 = add(run, x[j]), add(run2, xj2)
-    for v in x + [xk2]:
-        alg.assert_(nn(v))
-    alg.assert_(alg.le(x[k], xk2))
-    return Part(f"dot chain (lane {k} of {g.G}): contributions >= 0, lane {k}'s raised, the add steps at each of the "
-                  f"{g.G} running sums give a non-negative dot that does not fall",
-                  negated_script(alg, alg.and_(nn(run), alg.le(run, run2))))
-
-
-def _group_step_goal(alg: QueryAlgebra, t: Term, t2: Term, same_exp: bool) -> Bool:
-    keep = alg.eq(t.exp, t2.exp) if same_exp else alg.le(t.exp, t2.exp)
-    return alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), keep))
-
-
-def _dot_moves(g: GstShape, alg: QueryAlgebra) -> tuple[Term, Term]:
-    """Fresh 0 <= p <= p' with fresh scales: the group summand before and after its dot grows."""
-    p, p2 = ranged_var(alg, "p", 0, g.p_hi), ranged_var(alg, "p2", 0, g.p_hi)
-    alg.assert_(alg.le(p, p2))
-    sa, sb = g.scale(alg, "sa")[1], g.scale(alg, "sb")[1]
-    return g.group(alg, p, sa, sb), g.group(alg, p2, sa, sb)
-
-
-def _scale_moves(g: GstShape, alg: QueryAlgebra, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
-    """Fresh p >= 0 and scales, scale ``who`` (sa or sb) moved to its next value: the summand before and after."""
-    p = ranged_var(alg, "p", 0, g.p_hi)
-    _, u, _, u2 = raised_pattern(alg, g.fs, who)
-    other = g.scale(alg, "sb" if who == "sa" else "sa")[1]
-    pair: Callable[[Unpacked], tuple[Unpacked, Unpacked]] = (lambda s: (s, other)) if who == "sa" else (lambda s: (other, s))
-    return g.group(alg, p, *pair(u)), g.group(alg, p, *pair(u2)), u, u2
-
-
-def _group_gain_lemma(g: GstShape, move: str, case: str) -> Part:
-    """The raised group summand's gain, 2**D A(t', E') >= A(t, E) + n w, for one ``move`` (dot, sa, sb) and ``case``.
-
-    ``case``: "zero" (the summand was 0) for a dot move; "far" (a zero scale raised, or E' > E), "cross" (E' = E, the
-    exponent field up by one) for a scale move.  The cases left (E' = E, the summand's significand grows) are the
-    scaling and aligned steps of :func:`_group_lemmas`.
-    """
-    sh = g.sh
-    alg = QueryAlgebra()
-    if move == "dot":
-        t, t2 = _dot_moves(g, alg)
-    else:
-        t, t2, u, u2 = _scale_moves(g, alg, move)
-    E, E2, D, w = gain_setup(alg, sh, t, t2)
-    conds = {"zero": [alg.eq(t.sig, 0)]} if move == "dot" else {
-        "far": [alg.or_(u.is_zero, alg.ne(E2, E))],
-        "cross": [alg.eq(E2, E), alg.not_(u.is_zero), alg.ne(u2.exp, u.exp)],
-    }
-    for c in conds[case]:
-        alg.assert_(c)
-    what = {"zero": "the summand was 0", "far": "a zero scale raised, or E' > E", "cross": "E' = E, the exponent field up"}[case]
-    raised = "dot grows" if move == "dot" else f"{move} is raised"
-    return Part(f"gain of the group summand whose {raised} ({what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                negated_script(alg, gain_goal(alg, sh, t, t2, E, E2, D, w)))
-
-
-def _scale_next_lemma(g: GstShape) -> Part:
-    """A non-zero scale raised to its next value keeps its exponent and gains 1 in its significand, or gains 1 in its
-    exponent field."""
-    alg = QueryAlgebra()
-    _, u, _, u2 = raised_pattern(alg, g.fs, "s")
-    same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
-    goal = alg.or_(u.is_zero, alg.or_(same, alg.ne(u2.exp, u.exp)))
-    return Part(f"next pattern (a {g.fs.name} scale raised): a non-zero scale keeps its exponent and gains 1 in its "
-                  "significand, or its exponent changes", negated_script(alg, goal))
-
-
-def _scaling_lemmas(g: GstShape) -> list[Part]:
-    """The group summand's significand (|p| * sa) * sb (Alg. 9 line 4) grows with each factor: x <= x' gives
-    x * y <= x' * y, for both factors of both products (one scale's significand is 4 bits: a small multiplier)."""
-    probe = QueryAlgebra()
-    s_hi = g.scale(probe, "s")[1].sig.hi
-    out = []
-    for what, x_hi in (("|p| * sa", g.p_hi), ("(|p| * sa) * sb", g.p_hi * s_hi)):
-        for grows in ("left", "right"):
-            alg = QueryAlgebra()
-            x, y = ranged_var(alg, "x", 0, x_hi), ranged_var(alg, "y", 0, s_hi)
-            if grows == "left":
-                x2 = ranged_var(alg, "x2", 0, x_hi)
-                alg.assert_(alg.le(x, x2))
-                goal = alg.le(alg.mul(x, y), alg.mul(x2, y))
-            else:
-                y2 = ranged_var(alg, "y2", 0, s_hi)
-                alg.assert_(alg.le(y, y2))
-                goal = alg.le(alg.mul(x, y), alg.mul(x, y2))
-            factor = what.rsplit(" * ", 1)[0 if grows == "left" else 1].strip("()")
-            out.append(Part(f"scaling step: {what} does not fall when {factor} grows", negated_script(alg, goal)))
-    return out
-
-
-def _group_aligned_step_lemma(g: GstShape) -> Part:
-    """Aligning a group summand is monotone in its significand: m <= m' gives A(m, E) <= A(m', E) at one exponent."""
-    sh = g.sh
-    alg = QueryAlgebra()
-    t = g.fresh_group(alg)
-    m, m2 = ranged_var(alg, "m", 0, t.sig.hi), ranged_var(alg, "m2", 0, t.sig.hi)
-    alg.assert_(alg.le(m, m2))
-    e = ranged_var(alg, "e", t.exp.lo, t.exp.hi)
-    E = ranged_var(alg, "E", sh.e_lo, sh.e_hi)
-    alg.assert_(alg.or_(alg.le(e, E), alg.eq(m2, 0)))
-    f = alg.bconst(False)
-    lo, hi = aligned(alg, Term(f, m, e, t.frac), E, sh.F), aligned(alg, Term(f, m2, e, t.frac), E, sh.F)
-    return Part("aligned step: a group summand's significand m <= m' at the same exponent aligns to no less",
-                  negated_script(alg, alg.le(lo, hi)))
-
-
-def _group_lemmas(g: GstShape) -> list[Part]:
-    out = []
-    alg = QueryAlgebra()
-    t, t2 = _dot_moves(g, alg)
-    out.append(Part("group step, dot raised: the group summand was 0, or stays non-zero at the same exponent",
-                      negated_script(alg, _group_step_goal(alg, t, t2, True))))
-    out.append(_group_gain_lemma(g, "dot", "zero"))
-    for who in ("sa", "sb"):
-        alg = QueryAlgebra()
-        t, t2, _, _ = _scale_moves(g, alg, who)
-        out.append(Part(f"group step, {who} raised: the group summand was 0, or stays non-zero at an exponent not smaller",
-                          negated_script(alg, _group_step_goal(alg, t, t2, False))))
-        out += [_group_gain_lemma(g, who, case) for case in ("far", "cross")]
-    return out + [_scale_next_lemma(g), *_scaling_lemmas(g), _group_aligned_step_lemma(g)]
-
-
-def _shared_exponents_lemma(g: GstShape, m: int) -> Part:
-    """Raising a block scale that m groups share: on fresh exponents (zero flags) of the groups + c summands, the m
-    raised ones at one exponent e before and e' after (a group's exponent is its scales', Alg. 9 line 5), each a
-    zero or non-zero with e <= e': E <= E', and E' is E or e' (with a raised summand non-zero)."""
-    sh = g.sh
-    p = sh.plan
-    alg = QueryAlgebra()
-    lo, hi = min(p.tp.exp.lo, p.tc.exp.lo), max(p.tp.exp.hi, p.tc.exp.hi)
-    f = alg.bconst(False)
-    e, e2 = ranged_var(alg, "er", lo, hi), ranged_var(alg, "er_2", lo, hi)  # the raised groups'
-    zs = [(ranged_var(alg, f"zr{i}", 0, 1), ranged_var(alg, f"zr{i}_2", 0, 1)) for i in range(m)]
-    for z, z2 in zs:
-        alg.assert_(alg.or_(alg.eq(z, 0), alg.and_(alg.ne(z2, 0), alg.le(e, e2))))
-    others = [Term(f, ranged_var(alg, f"z{i}", 0, 1), ranged_var(alg, f"e{i}", lo, hi), 0) for i in range(m, sh.n)]
-    E = shape_e_max(alg, sh, [Term(f, z, e, 0) for z, _ in zs] + others)
-    E2 = shape_e_max(alg, sh, [Term(f, z2, e2, 0) for _, z2 in zs] + others)
-    lifted = alg.and_(alg.any(alg.ne(z2, 0) for _, z2 in zs), alg.eq(E2, e2))
-    return Part(f"exponents, a block scale raised ({m} groups share it, one exponent): E <= E', E' = E or E' = the "
-                "raised groups' exponent", negated_script(alg, alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), lifted))))
-
-
-def _raised_peer_lemma(g: GstShape, who: str) -> Part:
-    """Another group of the block whose scale ``who`` is raised, at E and at E' >= E, E' = E or its own exponent:
-    it loses nothing, 2**D A(t', E') >= A(t, E) >= 0 (slack s = 2**D A(t', E') - A(t, E) >= 0)."""
-    sh = g.sh
-    alg = QueryAlgebra()
-    t, t2, _, _ = _scale_moves(g, alg, who)
-    E, E2 = fresh_exponents(alg, sh)
-    for x, at in ((t, E), (t2, E2)):
-        alg.assert_(alg.or_(alg.eq(x.sig, 0), alg.le(x.exp, at)))
-    alg.assert_(alg.or_(alg.eq(E2, E), alg.eq(E2, t2.exp)))
-    D, _ = capped_shift(alg, sh, E, E2)
-    A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t2, E2, sh.F)
-    return Part(f"raised with it ({who} shared by two groups): the other group loses nothing, 2^D A(t',E') >= A(t,E), "
-                f"D = min(E'-E, {sh.Dc})", negated_script(alg, alg.all([alg.le(0, A), alg.le(A, alg.shl(A2, D))])))
-
-
-def monotone_lemmas(model: Model, K: int) -> list[Part]:
-    """Every lemma of the proof, the glue first (see the module docstring)."""
-    g = GstShape(model, K)
-    sh = g.sh
-    glue, s_rng = glue_lemma(sh.plan)
-    lemmas = [glue, exponents_lemma(sh), realign_lemma(sh, "group", g.fresh_group, "a group's scaled dot"),
-              realign_lemma(sh, "c"), _lane_step_lemma(g, "a"), _lane_step_lemma(g, "b"),
-              *_add_step_lemmas(g), *(dot_chain_lemma(g, k) for k in range(g.G)), *_group_lemmas(g), exponent_step_lemma(sh, "c"),
-              gain_lemma(sh, "c", "all"), distributivity_lemma(sh, s_rng), *composition_lemmas(sh, g.a_hi),
-              value_lemma(sh, s_rng), monotone_rounding_lemma(sh.plan, s_rng, sh.F)]
-    m = (model.block or g.G) // g.G  # groups that share one block scale (mxf4: 32-lane scales, 16-lane groups)
-    if m > 1:
-        lemmas += [_shared_exponents_lemma(g, m), *(_raised_peer_lemma(g, who) for who in ("sa", "sb")),
-                   *composition_lemmas(sh, g.a_hi, peers=m - 1)]
-    return lemmas
-
-
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of a finite non-negative input (or non-NaN scale) lowers GST-FDPA's D.
-
-    "holds" with every lemma's block (expecting unsat), or "unknown" naming the first lemma a solver did not prove.
-    """
-    proof = run_parts(monotone_lemmas(model, K), run)
-    proof.summary = "glue, dot steps, group summands' exponents and gains, re-alignment, composition, rounding"
-    return proof
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula with one symbolic move, that leave its final check Boolean
+    steps: T-FDPA's argument (:func:`~smtmma.op_proofs.tfdpa.sum_monotone_facts`: glue, the credit argument, value,
+    rho's order) on the model's own group summands and c (:class:`GroupMoves`)."""
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    g = GstShape(model, x.K)
+    dots = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b).dots
+    dots2 = fused_parts(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b).dots
+    return sum_monotone_facts(chain, formula, g.sh, "Alg. 9 lines 9-14", g.groups,
+                              lambda lem, f, s: GroupMoves(g, lem, f, s, dots, dots2))

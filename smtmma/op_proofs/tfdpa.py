@@ -88,7 +88,7 @@ step (:func:`chain_step`, single moves chained), a step with c = +inf stays
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence
 
 from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
@@ -110,11 +110,11 @@ from .fma import apply_step_facts, step_facts
 from .moves import finite_nonneg, move_firsts, next_moves, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
-__all__ = ["Credits", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
+__all__ = ["Credits", "LaneMoves", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_facts", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
-           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
-           "supports_monotone", "value_lemma"]
+           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "sum_monotone_facts", "SummandMoves", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
+           "lane_term", "supports_monotone", "value_lemma", "zero_or_below"]
 
 
 # -- the error bound (Table 9) ---------------------------------------------------------------------------
@@ -339,7 +339,8 @@ def fresh_exponents(alg: QueryAlgebra, sh: MonotoneShape) -> tuple[Int, Int]:
     return E, E2
 
 
-def _below(alg: QueryAlgebra, t: Term, E: Int) -> Bool:
+def zero_or_below(alg: QueryAlgebra, t: Term, E: Int) -> Bool:
+    """t is zero or its exponent is at most E (a summand of a run whose e_max is E)."""
     return alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E))
 
 
@@ -351,7 +352,7 @@ def realign_lemma(sh: MonotoneShape, which: str, summand: Optional[Callable[[Que
     alg = QueryAlgebra()
     t = summand(alg) if summand is not None else fresh_summand(alg, sh, which)
     E, E2 = fresh_exponents(alg, sh)
-    alg.assert_(_below(alg, t, E))
+    alg.assert_(zero_or_below(alg, t, E))
     D, w = capped_shift(alg, sh, E, E2)
     A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t, E2, sh.F)
     s = alg.sub(alg.add(alg.shl(A2, D), w), A)
@@ -378,8 +379,8 @@ def _raised(alg: QueryAlgebra, sh: MonotoneShape, who: str) -> tuple[Term, Term,
 def gain_setup(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term) -> tuple[Int, Int, Int, Int]:
     """(E, E', D, w) as the exponents lemma leaves them: E bounds t, E' is E or t''s exponent and bounds t'."""
     E, E2 = fresh_exponents(alg, sh)
-    alg.assert_(_below(alg, t, E))
-    alg.assert_(_below(alg, t2, E2))
+    alg.assert_(zero_or_below(alg, t, E))
+    alg.assert_(zero_or_below(alg, t2, E2))
     alg.assert_(alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))
     D, w = capped_shift(alg, sh, E, E2)
     return E, E2, D, w
@@ -587,7 +588,7 @@ def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
 # -- monotonicity on the model's own terms: one symbolic move ---------------------------------------------
 
 
-def _lane_term(g: QueryAlgebra, plan: Plan, a: Int, b: Int) -> Term:
+def lane_term(g: QueryAlgebra, plan: Plan, a: Int, b: Int) -> Term:
     """A lane's summand as the model forms it from the patterns a, b (Alg. 7 step 1: the exact product)."""
     via = plan.model.via
     return product(g, decode_input(g, plan.fa, a, via), decode_input(g, plan.fb, b, via))[0]
@@ -679,14 +680,14 @@ class MoveLemmas:
             n = len(v) // 2 - 1
             xs, ys, e, e2 = v[:n], v[n:2 * n], v[-2], v[-1]
             if lane:
-                t, t2 = _lane_term(g, plan, *xs), _lane_term(g, plan, *ys)
+                t, t2 = lane_term(g, plan, *xs), lane_term(g, plan, *ys)
             else:
                 t, t2 = _c_term(g, plan, xs[0]), _c_term(g, plan, ys[0])
             fmts = [plan.fa, plan.fb] if lane else [plan.fc]
             D, w = capped_shift(g, sh, e, e2)
             A, A2 = aligned(g, t, e, sh.F), aligned(g, t2, e2, sh.F)
             premise = [*(g.eq(y, x) for x, y in zip(xs, ys)), *(finite_nonneg(g, f, x) for f, x in zip(fmts, xs)),
-                       _below(g, t, e), g.le(e, e2)]
+                       zero_or_below(g, t, e), g.le(e, e2)]
             wd = self.wide
             return implies(g, premise, g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), wd.credit(g, A, A2, D, w))]))
 
@@ -699,10 +700,10 @@ class MoveLemmas:
         fin = [finite_nonneg(g, fm, x), finite_nonneg(g, fm, x2)]
         if fo is not None and o is not None:
             fin.append(finite_nonneg(g, fo, o))
-        return [*fin, g.any(next_moves(g, fm, x, x2, self.first[who])), _below(g, t, e), _below(g, t2, e2), g.le(e, e2),
+        return [*fin, g.any(next_moves(g, fm, x, x2, self.first[who])), zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2),
                 g.or_(g.eq(e2, e), g.and_(g.ne(t2.sig, 0), g.eq(e2, t2.exp)))]
 
-    def _gained(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> Bool:
+    def gained(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> Bool:
         """A, A' >= 0 and the credit 2**D A' + w - A >= (K + 1) w (2**D A' >= A + K w)."""
         sh, wd = self.sh, self.wide
         D, w = capped_shift(g, sh, e, e2)
@@ -725,13 +726,13 @@ class MoveLemmas:
             else:
                 x_, x2_, o_, e, e2 = v
                 pair = (lambda m: (m, o_)) if who == "a" else (lambda m: (o_, m))
-                t, t2 = _lane_term(g, plan, *pair(x_)), _lane_term(g, plan, *pair(x2_))
+                t, t2 = lane_term(g, plan, *pair(x_)), lane_term(g, plan, *pair(x2_))
             u, u2 = unpack(g, fm, x_), unpack(g, fm, x2_)
             cases = {"far": g.or_(u.is_zero, g.ne(e2, e)),
                      "cross": g.all([g.eq(e2, e), g.not_(u.is_zero), g.eq(u2.exp, g.add(u.exp, 1))]),
                      "all": g.bconst(True)}
             return implies(g, [*self._premise(g, fm, fo, x_, x2_, o_, t, t2, e, e2, who), cases[case]],
-                           self._gained(g, t, t2, e, e2))
+                           self.gained(g, t, t2, e, e2))
 
         what = {"far": "a zero moved, or E' > E", "cross": "E' = E, the exponent up by one", "all": "every move"}[case]
         args = [x, x2, E, E2] if who == "c" else [x, x2, o, E, E2]
@@ -759,7 +760,7 @@ class MoveLemmas:
             t2 = Term(g.xor(ua2.neg, ub2.neg), n2, g.add(ua2.exp, ub2.exp), ua2.frac + ub2.frac)
             premise = [*self._premise(g, fm, fo, x_, x2_, o_, t, t2, e, e2, who), g.eq(e2, e), g.not_(u.is_zero),
                        g.eq(u2.exp, u.exp), *step_facts(g, p, u.sig, u2.sig, w_.sig, n1, n2)]
-            return implies(g, premise, self._gained(g, t, t2, e, e2))
+            return implies(g, premise, self.gained(g, t, t2, e, e2))
 
         app = self.chain.use(f"gain of the moved summand (raising {who}; E' = E, the exponent unchanged): the significand "
                           "product grows by the other's (ring facts given), and aligning never lowers it",
@@ -910,20 +911,70 @@ class Credits(NamedTuple):
     running: Optional[int]  # the last running sums' fact: 0 <= S at W bits
 
 
-def _labels_of(source: Optional[int]) -> list[str]:
-    return ["c"] if source is None else [f"a{source}", f"b{source}"]
+class SummandMoves(Protocol):
+    """How :func:`credit_facts` reaches each summand ``i`` of its sum from the inputs: the input positions that make
+    it, the facts its exponents' order rests on, and the lemma applications (with any facts they rest on, their indices) that give a moved summand's gain and
+    every summand's credit >= 0."""
+
+    def labels(self, i: int) -> list[str]: ...
+
+    def order(self, i: int, label: str) -> list[Optional[int]]: ...
+
+    def gain(self, i: int, label: str) -> Optional[tuple[list[Optional[str]], list[Optional[int]]]]: ...
+
+    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]: ...
+
+
+class LaneMoves:
+    """T-FDPA's summands (Alg. 7 step 1): lane k's exact product a_k b_k, and c (``s.sources``: the lane, None for
+    c); the gain by cases of the move (:meth:`MoveLemmas.gain`, :meth:`MoveLemmas.same_binade`), the credit of a
+    summand not moved by re-alignment."""
+
+    def __init__(self, lem: "MoveLemmas", formula: Any, s: MoveSums) -> None:
+        self.lem, self.formula, self.s = lem, formula, s
+
+    def labels(self, i: int) -> list[str]:
+        source = self.s.sources[i]
+        return ["c"] if source is None else [f"a{source}", f"b{source}"]
+
+    def order(self, i: int, label: str) -> list[Optional[int]]:
+        """The facts that "``label`` moved: E <= E', E' = E or summand i's exponent" rests on: none (the solver's own)."""
+        return []
+
+    def gain(self, i: int, label: str) -> Optional[tuple[list[Optional[str]], list[Optional[int]]]]:
+        lem, x, s = self.lem, self.formula.x, self.s
+        E, E2, who, v = s.E, s.E2, label[0], self.formula.next[label]
+        if who == "c":
+            return [lem.gain("c", "all", x.c, v, None, E, E2)], []
+        k = s.sources[i]
+        assert k is not None
+        mine, other = (x.a[k], x.b[k]) if who == "a" else (x.b[k], x.a[k])
+        apps = [lem.gain(who, "far", mine, v, other, E, E2), lem.gain(who, "cross", mine, v, other, E, E2)]
+        g, plan = self.formula.alg, lem.plan
+        m1 = s.terms[i].sig
+        m2 = lane_term(g, plan, v, other).sig if who == "a" else lane_term(g, plan, other, v).sig
+        return apps + (lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]), []
+
+    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]:
+        x, y, s, k = self.formula.x, self.formula.y, self.s, self.s.sources[i]
+        if k is not None:
+            app = self.lem.realign(True, [x.a[k], x.b[k]], [y.a[k], y.b[k]], s.E, s.E2)
+        else:
+            app = self.lem.realign(False, [x.c], [y.c], s.E, s.E2)
+        return None if app is None else (app, [])
 
 
 def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums, first: dict[str, Optional[int]], *,
-                 still: Sequence[str] = (), what: str = "") -> Optional[Credits]:
+                 still: Sequence[str] = (), what: str = "",
+                 moves: Optional[Callable[["MoveLemmas", Any, MoveSums], "SummandMoves"]] = None) -> Optional[Credits]:
     """The credit argument for one fused sum ``s`` of a one-move formula (see :func:`monotone_facts`), as facts on
     the model's terms: per input position that makes a summand, if it moved, E <= E' (E' is E or the moved summand's
     exponent) and the moved summand's credit is >= (n + margin) w; per position in ``still`` (inputs outside the sum),
     if it moved, E' = E; every summand's credit >= 0; the credits' running sums; and S + margin w <= 2**D S' at W bits
     (``sh.margin``; where a summand of the sum moved, when the sum has ``still`` inputs).  None when a step is not
-    proved (the chain says which).  ``what`` names the sum in the labels."""
-    alg, x, y = formula.alg, formula.x, formula.y
-    plan, E, E2 = sh.plan, s.E, s.E2
+    proved (the chain says which).  ``what`` names the sum in the labels; ``moves`` makes the :class:`SummandMoves`
+    that reach each summand (:class:`LaneMoves` by default: a lane's product or c)."""
+    alg, E, E2 = formula.alg, s.E, s.E2
     D, w = capped_shift(alg, sh, E, E2)
     # W: room for every W-bit term (2**D Q_j below 2**(width(Q_j) - 1 + D.hi)) and 8 bits to spare
     wd = WideSums(max([v.width for v in [*s.aligned, w, *s.prefix]] + [v.width + D.hi for v in s.prefix2]) + 8)
@@ -931,8 +982,8 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     n = len(s.terms)
     m = sh.gain_k + 1
     mw, zero = wd.times(m, alg, w), wd.lit(0)
-    lanes = [(i, _labels_of(src)) for i, src in enumerate(s.sources)]
-    raised_of = formula.next
+    mv = LaneMoves(lem, formula, s) if moves is None else moves(lem, formula, s)
+    lanes = [(i, mv.labels(i)) for i in range(n)]
     cred = [wd.credit(alg, s.aligned[i], s.aligned2[i], D, w) for i in range(n)]  # each summand's credit (W bits)
     # E, E' within their ranges: the range premises of every lemma applied to them, one fact (a premise left to
     # each check costs it about 0.5 s at L = 32)
@@ -942,40 +993,46 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     below: list[Optional[int]] = []
     for i in range(n):
         chain.prove(f"{what}summand {i} is zero or not above e_max, in both runs",
-                    alg.and_(_below(alg, s.terms[i], E), _below(alg, s.terms2[i], E2)), uses=[])
+                    alg.and_(zero_or_below(alg, s.terms[i], E), zero_or_below(alg, s.terms2[i], E2)), uses=[])
         below.append(chain.last)
     # per position: the exponents, and the moved summand's gain
-    gains: dict[str, Optional[int]] = {}
+    # a label that makes several summands (a block scale two groups share) raises them all; the one whose exponent
+    # became E' (or any, at E' = E) gains: its "gainer" condition joins that label's facts
+    owners: dict[str, list[int]] = {}
+    for i, labels in lanes:
+        for label in labels:
+            owners.setdefault(label, []).append(i)
+
+    def lifted(i: int) -> Bool:  # E' is summand i's exponent (a non-zero summand)
+        return alg.and_(alg.ne(s.terms2[i].sig, 0), alg.eq(E2, s.terms2[i].exp))
+
+    def gainer(i: int) -> Bool:
+        return alg.or_(alg.eq(E2, E), lifted(i))
+
+    shared = {label for label, who in owners.items() if len(who) > 1}
+    gains: dict[tuple[int, str], Optional[int]] = {}
     order: dict[str, Optional[int]] = {}
     for i, labels in lanes:
         for label in labels:
             if label not in formula.labels:
                 continue
             here = formula.moved(label)
-            t2 = s.terms2[i]
-            chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
-                        implies(alg, [here], alg.and_(alg.le(E, E2),
-                                                      alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
-                        uses=[])
-            order[label] = chain.last
-            who = label[0]
-            v = raised_of[label]
-            if who == "c":
-                apps = [lem.gain("c", "all", x.c, v, None, E, E2)]
-            else:
-                k = s.sources[i]
-                mine, other = (x.a[k], x.b[k]) if who == "a" else (x.b[k], x.a[k])
-                apps = [lem.gain(who, "far", mine, v, other, E, E2), lem.gain(who, "cross", mine, v, other, E, E2)]
-                m1 = s.terms[i].sig
-                m2 = _lane_term(alg, plan, v, other).sig if who == "a" else _lane_term(alg, plan, other, v).sig
-                apps += lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]
-            if chain.stopped or any(a is None for a in apps):
+            if label not in order:
+                up = alg.any([lifted(o) for o in owners[label]]) if label in shared else lifted(i)
+                chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
+                            implies(alg, [here], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), up))), uses=mv.order(i, label))
+                order[label] = chain.last
+            got = mv.gain(i, label)
+            if chain.stopped or got is None or any(a is None for a in got[0]):
                 return None
+            apps, facts = got
             gain = alg.and_(wd.le(alg, zero, cred[i]), wd.le(alg, mw, cred[i]))
-            chain.prove(f"{label} moved: its summand's credit 2^D A' + w - A is at least {m} w",
-                        implies(alg, [here], alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), gain])),
-                        uses=[order[label], below[i], ranged], applied=apps)
-            gains[label] = chain.last
+            when = [here, gainer(i)] if label in shared else [here]
+            which = f", summand {i} at E' or E' = E" if label in shared else ""
+            chain.prove(f"{label} moved{which}: its summand's credit 2^D A' + w - A is at least {m} w",
+                        implies(alg, when, alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), gain])),
+                        uses=[order[label], below[i], ranged, *facts], applied=apps)
+            gains[(i, label)] = chain.last
     for label in still:
         if label in formula.labels:
             chain.prove(f"{label} moved: {what}E' = E", implies(alg, [formula.moved(label)], alg.eq(E2, E)), uses=[])
@@ -987,18 +1044,15 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     ha, wb = 1 << (max(v.width for v in s.aligned) - 1), (1 << (w.width - 1)) - 1
     credits: list[Optional[int]] = []
     for i, labels in lanes:
-        k = s.sources[i]
-        if k is not None:
-            app = lem.realign(True, [x.a[k], x.b[k]], [y.a[k], y.b[k]], E, E2)
-        else:
-            app = lem.realign(False, [x.c], [y.c], E, E2)
-        if app is None:
+        got_re = mv.realign(i)
+        if got_re is None:
             return None
-        mine = [gains[lb] for lb in labels if lb in gains]
+        app, facts = got_re
+        mine = [gains[(i, lb)] for lb in labels if (i, lb) in gains]
         c = cred[i]
         chain.prove(f"{what}summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c)]),
-                    uses=[below[i], ordered, ranged, *mine], applied=[app])
+                    uses=[below[i], ordered, ranged, *mine, *facts], applied=[app])
         chain.prove(f"{what}summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
                              wd.le(alg, zero, wd.of(alg, s.aligned[i])), wd.le(alg, wd.of(alg, s.aligned[i]), wd.lit(ha)),
@@ -1008,7 +1062,8 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     # the credits' running sums, H_j = c_0 + ... + c_j at W bits (each a sum of the facts' own terms, so every
     # step's bounds are an application's conclusion word for word), and the model's running sums P_j, ext(P_j)
     # = ext(P_{j-1}) + ext(A_j): 0 <= ext(P_j), 0 <= H_j, and H_j >= m w from the moved summand on
-    moved = [alg.any([formula.moved(lb) for lb in labels if lb in formula.labels]) for _, labels in lanes]
+    moved = [alg.any([alg.and_(formula.moved(lb), gainer(i)) if lb in shared else formula.moved(lb)
+                      for lb in labels if lb in formula.labels]) for i, labels in lanes]
     R, last = moved[0], credits[0]
     Xs = [wd.shl(alg, v, D) for v in s.prefix2]
     Ys = [wd.shl(alg, v, D) for v in s.aligned2]
@@ -1032,7 +1087,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
                     f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",
                     alg.all([wd.le(alg, zero, wd.of(alg, s.prefix[j])), wd.le(alg, wd.of(alg, s.prefix[j]), wd.lit((j + 1) * ha)),
                              wd.le(alg, zero, H), wd.le(alg, H, wd.lit((j + 1) * cb)), implies(alg, [R], wd.le(alg, mw, H))]),
-                    uses=[last if j else None, credits[j], *(gains[lb] for lb in lanes[j][1] if lb in gains)], applied=apps)
+                    uses=[last if j else None, credits[j], *(gains[(j, lb)] for lb in lanes[j][1] if (j, lb) in gains)], applied=apps)
         last = chain.last
     running = last
     S, S2 = s.prefix[-1], s.prefix2[-1]
@@ -1049,7 +1104,8 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     more = f" + {sh.margin} w" if sh.margin else ""
     where = " where a summand moved" if still else ""
     chain.prove(f"{what}S{more} <= 2^D S'{where} (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w{'' if sh.margin else f' = {n} w'})",
-                implies(alg, [R], order_s) if still else order_s, uses=[last, bounds], applied=[*dist_apps, ident, closes])
+                implies(alg, [R], order_s) if still else order_s, uses=[last, bounds, *(order[lb] for lb in sorted(shared) if lb in order)],
+                applied=[*dist_apps, ident, closes])
     return Credits(lem, wd, D, w, ranged, ordered, chain.last, R, running)
 
 
@@ -1074,22 +1130,30 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     Each lemma is proved on fresh constants and applied to the run's terms; each fact under the facts and
     applications it names.  False when one is not proved (the chain says which).
     """
+    return sum_monotone_facts(chain, formula, MonotoneShape(formula.model, formula.x.K), "Alg. 7 step 3")
+
+
+def sum_monotone_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, step: str, groups: Optional[int] = None,
+                       moves: Optional[Callable[["MoveLemmas", Any, MoveSums], SummandMoves]] = None) -> bool:
+    """:func:`monotone_facts` for any op whose D is rho of one truncated fused sum (:func:`fused_parts`): its summands
+    made as ``moves`` says (:class:`LaneMoves`: K products and c; GST-FDPA: ``groups`` group summands and c), the
+    glue labelled with the paper's ``step``."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
-    sh = MonotoneShape(model, x.K)
     plan, F = sh.plan, sh.F
-    p = fused_parts(alg, model, x.a, x.b, x.c)
-    q = fused_parts(alg, model, y.a, y.b, y.c)
+    p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
+    q = fused_parts(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b)
     first = move_firsts(plan, formula.domain)
     # 1. glue, a fact per run
     glues = []
     for run, parts, d in (("", p, formula.d), (", moved", q, formula.d2)):
         pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, F), None)
-        chain.prove(f"glue{run} (Alg. 7 step 3): on finite inputs D is rho(S 2^(e_max-F))",
+        chain.prove(f"glue{run} ({step}): on finite inputs D is rho(S 2^(e_max-F))",
                     alg.eq(d, final_rounding(alg, model, pre)), uses=[])
         glues.append(chain.last)
     # 2. the credit argument: S <= 2^D S'
-    sums = MoveSums(p.terms, q.terms, p.aligned, q.aligned, p.prefix, q.prefix, p.e_max, q.e_max, [*range(x.K), None])
-    cr = credit_facts(chain, formula, sh, sums, first)
+    sources = [*range(x.K if groups is None else groups), None]
+    sums = MoveSums(p.terms, q.terms, p.aligned, q.aligned, p.prefix, q.prefix, p.e_max, q.e_max, sources)
+    cr = credit_facts(chain, formula, sh, sums, first, moves=moves)
     if cr is None:
         return False
     E, E2, S, S2 = p.e_max, q.e_max, p.prefix[-1], q.prefix[-1]

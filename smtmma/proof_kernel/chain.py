@@ -116,6 +116,9 @@ class LemmaChain:
     session: Optional["Session"] = None
     _sent: tuple[int, int, int] = (0, 0, 0)
     _no_session: bool = False
+    #: False: every check is a script of its own, no session (where the session's top level, every fact so far,
+    #: keeps the solver from answering what a script of the named facts answers at once)
+    sessions: bool = True
     #: applications asserted only in the checks that use them (see :func:`chain_text`); False keeps every one asserted
     #: from where it came on, the form of the certificates made before it
     scoped: bool = False
@@ -239,7 +242,7 @@ class LemmaChain:
         proved it), so a check's answer is the one its certificate scope has (the facts it names are hints, not
         hypotheses), and the solver's preprocessing, which reads only the top level, may use them.  Applications
         stay in the scopes that assert them, as in the certificate's scripts."""
-        if self._no_session:
+        if self._no_session or not self.sessions:
             return None
         if self.session is None:
             self.session = self.runner.session()

@@ -403,29 +403,40 @@ class GroupMoves:
         return lem.chain.use(f"gain of the group summand whose {who} is raised across a binade at E' = E: 2^D A(t', E') >= "
                              f"A(t, E) + {sh.gain_k} w", st, [p, p2, sa, sb, sa2, sb2, self.s.E, self.s.E2])
 
-    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]:
+    def realign(self, i: int) -> Optional[tuple[list[str], list[Optional[int]]]]:
         if self.s.sources[i] is None:
             return self.lanes.realign(i)
-        lem, fs = self.lem, self.g.fs
         x, y, j = self.formula.x, self.formula.y, self._block(i)
+        args = [self.dots[i], self.dots2[i], x.scale_a[j], x.scale_b[j], y.scale_a[j], y.scale_b[j], self.s.E, self.s.E2]
+        shared = (self.g.sh.model.block or self.g.G) > self.g.G
+        apps = [self._realign(args, vanished=False)] + ([self._realign(args, vanished=True)] if shared else [])
+        if any(a is None for a in apps):
+            return None
+        return [a for a in apps if a is not None], [self._dot_fact(i), self._kept_fact(i)]
+
+    def _realign(self, args: list[Int], vanished: bool) -> Optional[str]:
+        """A group summand's credit 2**D A(t', E') + w - A(t, E) >= 0 where it did not move (its dot and scales
+        kept), or (``vanished``: a block scale two groups share rose, this group's summand was and is 0) where it
+        is 0 in the raised run."""
+        lem, fs, sh = self.lem, self.g.fs, self.g.sh
 
         def st(g: QueryAlgebra, v: Sequence[Int]) -> Bool:
             p_, p2_, sa_, sb_, sa2_, sb2_, e, e2 = v
             t, t2 = self._term(g, p_, sa_, sb_), self._term(g, p2_, sa2_, sb2_)
-            D, w = capped_shift(g, self.g.sh, e, e2)
-            A, A2 = aligned(g, t, e, self.g.sh.F), aligned(g, t2, e2, self.g.sh.F)
-            kept = [g.or_(g.eq(n, o), g.any(next_moves(g, fs, o, n, self.first))) for o, n in ((sa_, sa2_), (sb_, sb2_))]
-            same = g.and_(g.eq(sa2_, sa_), g.eq(sb2_, sb_))
-            premise = [g.le(0, p_), g.eq(p2_, p_), *self._not_nan(g, sa_, sb_, sa2_, sb2_), *kept, g.or_(same, g.eq(t2.sig, 0)),
-                       zero_or_below(g, t, e), g.le(e, e2)]
+            D, w = capped_shift(g, sh, e, e2)
+            A, A2 = aligned(g, t, e, sh.F), aligned(g, t2, e2, sh.F)
+            if vanished:
+                kept = [g.or_(g.eq(n, o), g.any(next_moves(g, fs, o, n, self.first))) for o, n in ((sa_, sa2_), (sb_, sb2_))]
+                moved = [*self._not_nan(g, sa_, sb_, sa2_, sb2_), *kept, g.eq(t2.sig, 0)]
+            else:
+                moved = [*self._not_nan(g, sa_, sb_), g.eq(sa2_, sa_), g.eq(sb2_, sb_)]
+            premise = [g.le(0, p_), g.eq(p2_, p_), *moved, zero_or_below(g, t, e), g.le(e, e2)]
             wd = lem.wide
             return implies(g, premise, g.all([g.le(0, A), g.le(0, A2), wd.le(g, wd.lit(0), wd.credit(g, A, A2, D, w))]))
 
-        app = lem.chain.use(f"re-alignment (a group summand not moved, or zero after its scale rose): A(t, E) <= 2^D A(t', E') + w, "
-                            f"D = min(E' - E, {self.g.sh.Dc}), w = 2^D - 1, E <= E'", st,
-                            [self.dots[i], self.dots2[i], x.scale_a[j], x.scale_b[j], y.scale_a[j], y.scale_b[j], self.s.E, self.s.E2])
-        return None if app is None else (app, [self._dot_fact(i), self._kept_fact(i)])
-
+        what = "zero after a shared scale rose" if vanished else "not moved"
+        return lem.chain.use(f"re-alignment (a group summand {what}): A(t, E) <= 2^D A(t', E') + w, D = min(E' - E, {sh.Dc}), "
+                             "w = 2^D - 1, E <= E'", st, args)
 
 def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     """Facts, in the monotonicity query's own formula with one symbolic move, that leave its final check Boolean

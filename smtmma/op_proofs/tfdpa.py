@@ -913,8 +913,8 @@ class Credits(NamedTuple):
 
 class SummandMoves(Protocol):
     """How :func:`credit_facts` reaches each summand ``i`` of its sum from the inputs: the input positions that make
-    it, the facts its exponents' order rests on, and the lemma applications (with any facts they rest on, their indices) that give a moved summand's gain and
-    every summand's credit >= 0."""
+    it, the facts its exponents' order rests on, and the lemma applications (with any facts they rest on, their
+    indices) that give a moved summand's gain and every summand's credit >= 0."""
 
     def labels(self, i: int) -> list[str]: ...
 
@@ -922,7 +922,7 @@ class SummandMoves(Protocol):
 
     def gain(self, i: int, label: str) -> Optional[tuple[list[Optional[str]], list[Optional[int]]]]: ...
 
-    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]: ...
+    def realign(self, i: int) -> Optional[tuple[list[str], list[Optional[int]]]]: ...
 
 
 class LaneMoves:
@@ -955,13 +955,13 @@ class LaneMoves:
         m2 = lane_term(g, plan, v, other).sig if who == "a" else lane_term(g, plan, other, v).sig
         return apps + (lem.same_binade(who, mine, v, other, E, E2, m1, m2) or [None]), []
 
-    def realign(self, i: int) -> Optional[tuple[str, list[Optional[int]]]]:
+    def realign(self, i: int) -> Optional[tuple[list[str], list[Optional[int]]]]:
         x, y, s, k = self.formula.x, self.formula.y, self.s, self.s.sources[i]
         if k is not None:
             app = self.lem.realign(True, [x.a[k], x.b[k]], [y.a[k], y.b[k]], s.E, s.E2)
         else:
             app = self.lem.realign(False, [x.c], [y.c], s.E, s.E2)
-        return None if app is None else (app, [])
+        return None if app is None else ([app], [])
 
 
 def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums, first: dict[str, Optional[int]], *,
@@ -1018,9 +1018,11 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
                 continue
             here = formula.moved(label)
             if label not in order:
-                up = alg.any([lifted(o) for o in owners[label]]) if label in shared else lifted(i)
+                def up() -> Bool:  # built after E <= E' and E' = E, the order the certificates' terms have
+                    return alg.any([lifted(o) for o in owners[label]]) if label in shared else lifted(i)
+
                 chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
-                            implies(alg, [here], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), up))), uses=mv.order(i, label))
+                            implies(alg, [here], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), up()))), uses=mv.order(i, label))
                 order[label] = chain.last
             got = mv.gain(i, label)
             if chain.stopped or got is None or any(a is None for a in got[0]):
@@ -1047,12 +1049,12 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
         got_re = mv.realign(i)
         if got_re is None:
             return None
-        app, facts = got_re
+        re_apps, facts = got_re
         mine = [gains[(i, lb)] for lb in labels if (i, lb) in gains]
         c = cred[i]
         chain.prove(f"{what}summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c)]),
-                    uses=[below[i], ordered, ranged, *mine, *facts], applied=[app])
+                    uses=[below[i], ordered, ranged, *mine, *facts], applied=re_apps)
         chain.prove(f"{what}summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
                              wd.le(alg, zero, wd.of(alg, s.aligned[i])), wd.le(alg, wd.of(alg, s.aligned[i]), wd.lit(ha)),

@@ -196,9 +196,10 @@ def glue_lemma(plan: Plan) -> tuple[Part, tuple[int, int]]:
 
 class GroupMoves:
     """GST-FDPA's summands for :func:`~smtmma.op_proofs.tfdpa.credit_facts` (Alg. 9 lines 3-5): group i's exact dot
-    p_i (units 2**lsb) times its block's two scales, and c.  A lane's move raises p_i, a scale's move the scale; each
-    is a gain lemma on (p_i, p_i', the scales, E, E') applied to the model's terms, with the fact that no move
-    lowers a group's dot: 0 <= p_i <= p_i'."""
+    p_i (units 2**lsb) times its block's two scales, and c.  A lane's move raises p_i, a scale's move the scale; the
+    gain of either is a fact per group and move, from gain lemmas by cases on (p_i, p_i', the scales, E, E')
+    applied to the model's terms, with the facts that no move lowers a group's dot (0 <= p_i <= p_i') and that a
+    group none of whose lanes moved keeps it."""
 
     def __init__(self, g: GstShape, lem: MoveLemmas, formula: Any, s: MoveSums, dots: Sequence[Int], dots2: Sequence[Int]) -> None:
         self.g, self.lem, self.formula, self.s, self.dots, self.dots2 = g, lem, formula, s, dots, dots2
@@ -332,7 +333,7 @@ class GroupMoves:
         return None if fact is None else ([], [fact] if who == "dot" else [fact, self._kept_fact(i)])
 
     def _gain_fact(self, i: int, who: str) -> Optional[int]:
-        """"Group i's summand gains (n - 1 + margin) w" where its dot grows (``who`` "dot": any lane of the group
+        """"Group i's summand gains (n + margin) w" where its dot grows (``who`` "dot": any lane of the group
         moved, the scales kept) or scale ``who`` (sa<j>, sb<j>) is raised (the dot kept), and E' is E or the
         summand's exponent: the gain lemmas by cases (a zero or E' > E; E' = E with the exponent kept, the products
         growing factor by factor; a scale across a binade), applied to the model's terms; proved once, used by each

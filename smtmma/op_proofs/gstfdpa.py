@@ -40,13 +40,14 @@ from ..models import Model
 from ..proof_kernel.chain import LemmaChain
 from ..proof_kernel.lemma import range_premise
 from ..proof_kernel.parts import Part, PartsProof, all_finite, between, implies, negated_script, ranged_var, run_parts
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, fused_parts
+from ..queries.query_algebra import InputSet, QueryAlgebra, Runner
 from ..simulate import decode_input, lane_scale_index, lane_scales, run_model
 from .moves import next_moves, smallest_positive
 from .fused_sum import Plan, summand_lemma
 from .rounding import truncated_rounding
 from . import tfdpa
-from .tfdpa import LaneMoves, MonotoneShape, MoveLemmas, MoveSums, capped_shift, error_parts, lane_term, sum_monotone_facts, zero_or_below
+from .tfdpa import (LaneMoves, MonotoneShape, MoveLemmas, MoveSums, at_new_max, capped_shift, error_parts, lane_term, sum_monotone_facts,
+                    zero_or_below)
 
 __all__ = ["GroupMoves", "GroupSummand", "GstShape", "error_facts", "glue_lemma", "monotone_facts", "prove_error_bound",
            "supports_error_bound", "supports_error_facts", "supports_monotone"]
@@ -201,8 +202,12 @@ class GroupMoves:
     applied to the model's terms, with the facts that no move lowers a group's dot (0 <= p_i <= p_i') and that a
     group none of whose lanes moved keeps it."""
 
-    def __init__(self, g: GstShape, lem: MoveLemmas, formula: Any, s: MoveSums, dots: Sequence[Int], dots2: Sequence[Int]) -> None:
-        self.g, self.lem, self.formula, self.s, self.dots, self.dots2 = g, lem, formula, s, dots, dots2
+    def __init__(self, g: GstShape, lem: MoveLemmas, formula: Any, s: MoveSums) -> None:
+        self.g, self.lem, self.formula, self.s = g, lem, formula, s
+        alg, groups = formula.alg, range(len(s.sources) - 1)
+        #: each group's exact dot in both runs: the model's own terms (the sum of :meth:`addends`, as group_dot adds them)
+        self.dots = [alg.sum_all(self.addends(i, formula.x)) for i in groups]
+        self.dots2 = [alg.sum_all(self.addends(i, formula.y)) for i in groups]
         self.lanes = LaneMoves(lem, formula, s)  # c's gain and re-alignment
         self.first = smallest_positive(g.fs, None, True)  # a zero scale's next value (raised_inputs)
         self.dot_facts: dict[int, Optional[int]] = {}
@@ -230,20 +235,24 @@ class GroupMoves:
             ks = range(i * self.g.G, (i + 1) * self.g.G)
             some = alg.any([self.formula.moved(f"{w}{k}") for k in ks for w in ("a", "b") if f"{w}{k}" in self.formula.labels])
             self.lem.chain.prove(f"a lane of group {i} moved: E <= E' and E' is E or the group summand's exponent",
-                                 implies(alg, [some], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))),
-                                 uses=[])
+                                 implies(alg, [some], alg.and_(alg.le(E, E2), at_new_max(alg, t2, E, E2))), uses=[])
             self.order_facts[i] = self.lem.chain.last
         return [self.order_facts[i]]
+
+    def addends(self, i: int, run: Any) -> list[Int]:
+        """Group i's addends in ``run`` (the formula's x or y): its lanes' exact products in units 2**lsb (Alg. 9 line 3)."""
+        ks = range(i * self.g.G, (i + 1) * self.g.G)
+        alg, plan = self.formula.alg, self.lem.plan
+        return group_contributions(alg, [lane_term(alg, plan, run.a[k], run.b[k]) for k in ks])[0]
 
     def _dot_fact(self, i: int) -> Optional[int]:
         """"0 <= p_i <= p_i'" (every move raises one input, so no group's exact dot falls), proved once: per lane,
         its addend does not fall; then the dot's running sums, an add step at each (a lemma: adding inequalities is
         what bit-blasting does worst, no answer in 120 s for the whole dot at once)."""
         if i not in self.dot_facts:
-            alg, chain, plan, x, y = self.formula.alg, self.lem.chain, self.lem.plan, self.formula.x, self.formula.y
+            alg, chain = self.formula.alg, self.lem.chain
             ks = range(i * self.g.G, (i + 1) * self.g.G)
-            parts = group_contributions(alg, [lane_term(alg, plan, x.a[k], x.b[k]) for k in ks])[0]
-            parts2 = group_contributions(alg, [lane_term(alg, plan, y.a[k], y.b[k]) for k in ks])[0]
+            parts, parts2 = self.addends(i, self.formula.x), self.addends(i, self.formula.y)
             lanes: list[Optional[int]] = []
             for k, u, u2 in zip(ks, parts, parts2):
                 chain.prove(f"lane {k}'s addend of its group's exact dot: 0 <= x <= x' (its a and b do not fall)",
@@ -274,8 +283,7 @@ class GroupMoves:
 
     def _placed(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> list[Bool]:
         """Both summands at or below their run's e_max, E <= E', and E' is E or the raised summand's exponent."""
-        return [zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2),
-                g.or_(g.eq(e2, e), g.and_(g.ne(t2.sig, 0), g.eq(e2, t2.exp)))]
+        return [zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2), at_new_max(g, t2, e, e2)]
 
     def _not_nan(self, g: QueryAlgebra, *scales: Int) -> list[Bool]:
         return [g.not_(unpack(g, self.g.fs, v).is_nan) for v in scales]
@@ -443,9 +451,5 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     """Facts, in the monotonicity query's own formula with one symbolic move, that leave its final check Boolean
     steps: T-FDPA's argument (:func:`~smtmma.op_proofs.tfdpa.sum_monotone_facts`: glue, the credit argument, value,
     rho's order) on the model's own group summands and c (:class:`GroupMoves`)."""
-    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
-    g = GstShape(model, x.K)
-    dots = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b).dots
-    dots2 = fused_parts(alg, model, y.a, y.b, y.c, y.scale_a, y.scale_b).dots
-    return sum_monotone_facts(chain, formula, g.sh, "Alg. 9 lines 9-14", g.groups,
-                              lambda lem, f, s: GroupMoves(g, lem, f, s, dots, dots2))
+    g = GstShape(formula.model, formula.x.K)
+    return sum_monotone_facts(chain, formula, g.sh, "Alg. 9 lines 9-14", lambda lem, f, s: GroupMoves(g, lem, f, s))

@@ -110,7 +110,7 @@ from .fma import apply_step_facts, step_facts
 from .moves import finite_nonneg, move_firsts, next_moves, nonneg, nonneg_pattern, raised_pattern
 from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
 
-__all__ = ["Credits", "LaneMoves", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
+__all__ = ["Credits", "LaneMoves", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "at_new_max", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
            "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
            "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_facts", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
            "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "sum_monotone_facts", "SummandMoves", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
@@ -344,6 +344,11 @@ def zero_or_below(alg: QueryAlgebra, t: Term, E: Int) -> Bool:
     return alg.or_(alg.eq(t.sig, 0), alg.le(t.exp, E))
 
 
+def at_new_max(alg: QueryAlgebra, t2: Term, E: Int, E2: Int) -> Bool:
+    """E' = E, or E' is the exponent of the raised summand t' (non-zero): where a move leaves the raised run's e_max."""
+    return alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp)))
+
+
 def realign_lemma(sh: MonotoneShape, which: str, summand: Optional[Callable[[QueryAlgebra], Term]] = None,
                   what: str = "") -> Part:
     """Another summand t, aligned at E and at E' >= E: s = 2**D * A(t, E') + w - A(t, E) is in [0, w], A(t, E) >= 0.
@@ -381,7 +386,7 @@ def gain_setup(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term) -> tuple
     E, E2 = fresh_exponents(alg, sh)
     alg.assert_(zero_or_below(alg, t, E))
     alg.assert_(zero_or_below(alg, t2, E2))
-    alg.assert_(alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp))))
+    alg.assert_(at_new_max(alg, t2, E, E2))
     D, w = capped_shift(alg, sh, E, E2)
     return E, E2, D, w
 
@@ -701,7 +706,7 @@ class MoveLemmas:
         if fo is not None and o is not None:
             fin.append(finite_nonneg(g, fo, o))
         return [*fin, g.any(next_moves(g, fm, x, x2, self.first[who])), zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2),
-                g.or_(g.eq(e2, e), g.and_(g.ne(t2.sig, 0), g.eq(e2, t2.exp)))]
+                at_new_max(g, t2, e, e2)]
 
     def gained(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> Bool:
         """A, A' >= 0 and the credit 2**D A' + w - A >= (K + 1) w (2**D A' >= A + K w)."""
@@ -1007,7 +1012,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
         return alg.and_(alg.ne(s.terms2[i].sig, 0), alg.eq(E2, s.terms2[i].exp))
 
     def gainer(i: int) -> Bool:
-        return alg.or_(alg.eq(E2, E), lifted(i))
+        return at_new_max(alg, s.terms2[i], E, E2)
 
     shared = {label for label, who in owners.items() if len(who) > 1}
     gains: dict[tuple[int, str], Optional[int]] = {}
@@ -1018,11 +1023,11 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
                 continue
             here = formula.moved(label)
             if label not in order:
-                def up() -> Bool:  # built after E <= E' and E' = E, the order the certificates' terms have
-                    return alg.any([lifted(o) for o in owners[label]]) if label in shared else lifted(i)
-
+                rises = alg.le(E, E2)  # built first, the order the certificates' terms have
+                new_max = (alg.or_(alg.eq(E2, E), alg.any([lifted(o) for o in owners[label]])) if label in shared
+                           else gainer(i))
                 chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
-                            implies(alg, [here], alg.and_(alg.le(E, E2), alg.or_(alg.eq(E2, E), up()))), uses=mv.order(i, label))
+                            implies(alg, [here], alg.and_(rises, new_max)), uses=mv.order(i, label))
                 order[label] = chain.last
             got = mv.gain(i, label)
             if chain.stopped or got is None or any(a is None for a in got[0]):
@@ -1135,11 +1140,11 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     return sum_monotone_facts(chain, formula, MonotoneShape(formula.model, formula.x.K), "Alg. 7 step 3")
 
 
-def sum_monotone_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, step: str, groups: Optional[int] = None,
+def sum_monotone_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, step: str,
                        moves: Optional[Callable[["MoveLemmas", Any, MoveSums], SummandMoves]] = None) -> bool:
     """:func:`monotone_facts` for any op whose D is rho of one truncated fused sum (:func:`fused_parts`): its summands
-    made as ``moves`` says (:class:`LaneMoves`: K products and c; GST-FDPA: ``groups`` group summands and c), the
-    glue labelled with the paper's ``step``."""
+    made as ``moves`` says (:class:`LaneMoves`: K products and c; GST-FDPA: a summand per group, and c), the glue
+    labelled with the paper's ``step``."""
     alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
     plan, F = sh.plan, sh.F
     p = fused_parts(alg, model, x.a, x.b, x.c, x.scale_a, x.scale_b)
@@ -1153,7 +1158,7 @@ def sum_monotone_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, step:
                     alg.eq(d, final_rounding(alg, model, pre)), uses=[])
         glues.append(chain.last)
     # 2. the credit argument: S <= 2^D S'
-    sources = [*range(x.K if groups is None else groups), None]
+    sources = [*range(len(p.terms) - 1), None]  # the summands before c: a lane's product or a group's
     sums = MoveSums(p.terms, q.terms, p.aligned, q.aligned, p.prefix, q.prefix, p.e_max, q.e_max, sources)
     cr = credit_facts(chain, formula, sh, sums, first, moves=moves)
     if cr is None:

@@ -224,3 +224,34 @@ def test_a_lemma_proof_may_rest_on_a_helper_lemma_applied_to_its_fresh_constants
     cut = text[:start] + text[text.index("(pop 1)", start) + len("(pop 1)"):]
     ok, why = check_text(cut, structure_only=True)
     assert not ok and helper.name in why, why
+
+
+def test_a_composed_lemma_applies_its_helpers_to_terms_of_its_own_parameters() -> None:
+    """``composed``: "x < 12 gives (x + 3) * 2 < 30" proved in a scope where the helper "y < 15 gives 2 y < 30" is
+    applied to the term x + 3 of its own parameter, written as one closed expression (``closed_term``); the helper
+    is proved first, the checker accepts the file, and refuses it without the helper's proof."""
+    from smtmma.proof_kernel.lemma import closed_term, composed
+    from smtmma.queries.query_algebra import Runner
+
+    alg = QueryAlgebra()
+    x = alg.var("x", 4)
+
+    def helpers(g, v):  # type: ignore[no-untyped-def]
+        return [("y < 15 gives 2 y < 30", lambda A, u: A.or_(A.le(15, u[0]), A.lt(A.mul(u[0], 2), 30)), [g.add(v[0], 3)])]
+
+    lem = composed("x < 12 gives (x + 3) * 2 < 30", lambda A, v: A.or_(A.le(12, v[0]), A.lt(A.mul(A.add(v[0], 3), 2), 30)),
+                   [x], helpers)
+    (helper, text), = lem.given
+    assert text.startswith(f"({helper.name} (let ((") and "a0" in text and not re.search(r"(?<![\w.])t\d+", text)
+    with pytest.raises(ValueError, match="v<k>"):
+        closed_term(alg, alg.add(x, 1))  # a query's terms are t<k>: not the lemma's own
+    chain = LemmaChain(alg, Runner(_solver(), 30.0, 0))
+    assert chain.establish(lem, [x]) and [y.name for y in chain.lemmas] == [helper.name, lem.name]
+    goal = alg.raw_bool(alg.or_(alg.le(12, x), alg.lt(alg.mul(alg.add(x, 3), 2), 30)))
+    cert = "; smtmma-certificate 2\n" + chain.certificate(f"(assert (not {goal}))").replace("; statement", "; block 1\n; statement")
+    ok, why = check_text(cert, _solver(), 30)
+    assert ok and "2 lemmas proved, 1 statements" in why, why
+    start = cert.index(f"; lemma {helper.name}:")
+    cut = cert[:start] + cert[cert.index("(pop 1)", start) + len("(pop 1)"):]
+    ok, why = check_text(cut, structure_only=True)
+    assert not ok and helper.name in why, why

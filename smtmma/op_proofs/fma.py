@@ -3,79 +3,58 @@ one FMA's error bound (:func:`error_facts`, at the end of this module).
 
 :func:`negated_chain_facts`: on (-A, B, -C) every FMA of the chain is the
 original negated, through its window adder (facts in the symmetry query's
-own formula, see the end of this module).
+own formula).
 
-:func:`prove_monotone`: raising one input never lowers a chain's D.  First the
-lemmas, on fresh variables.
+:func:`monotone_facts`: raising one input never lowers a chain's D, proved
+on the model's own terms.  One fma is one RNE of the exact a*b + c
+(:func:`encodings.fma.fma`: :func:`fused_sum.exact_sum2`'s window adder,
+then :func:`rounding.round_pack`).  Stated on the model's FMA, "raising c
+never lowers fma(a, b, c)" gives bitwuzla no answer in 60 s (issue 8: FP64's
+162-bit window with its 106-bit product), so the lemmas split the FMA at the
+window adder's own pieces (:func:`fused_sum.window_lead`: a term as (lead,
+top), top * 2**(lead - window) with top's leading bit at the window's top,
+or (low, 0) for a zero).  With "lex" the value order of (lead, top) and
+"rep" the order of (mag, sticky) at one last place (mag < mag', or equal and
+no sticky lost), each lemma a function of its arguments, proved on fresh
+constants and applied to the model's terms:
 
-One fma is one RNE of the exact a*b + c (:func:`encodings.fma.fma`:
-:func:`fused_sum.exact_sum2`'s window adder, then :func:`rounding.round_pack`).
-Stated on the model's FMA, "raising c never lowers fma(a, b, c)" gives
-bitwuzla no answer in 60 s (issue 8: FP64's 162-bit window with its 106-bit
-product).  The lemmas here split the FMA at the window adder's own pieces
-(:func:`fused_sum.window_lead`: a term as (lead, top), top * 2**(lead -
-window) with top's leading bit at the window's top, or (low, 0) for a zero)
-and state each piece on fresh variables; the compositions below compose
-them.  With "lex" the value order of (lead, top) and "rep" the order of
-(mag, sticky) at one last place (mag < mag', or equal and no sticky lost):
+* **split** (of the patterns a, b, c): fma of finite non-negative a, b and c
+  not below zero is +inf for c = +inf, else RNE of the window sum of the
+  product's and c's leads;
+* **terms**: c <= c' give well-formed, lex-ordered leads; the product's lead
+  (its significand product an argument, zero where a significand is) is well
+  formed, and a's or b's next value gives a lex-larger one, from the **ring**
+  facts of the model's own products (:func:`apply_step_facts`: (s + 1) t =
+  s t + t, the binade's end and start, zeros);
+* **window order** (:func:`window_order_lemma`, on the leads F, G <=lex G'):
+  RNE(F + G) <= RNE(F + G'), neither NaN nor below zero.  Its proof is the
+  window and rounding lemmas applied in its own scope
+  (:func:`~smtmma.proof_kernel.lemma.composed`): the *structure* of a window
+  sum (mag = kept x + kept y, 0 or normalized; sticky a cut; lsb = lmax -
+  window; negative only as -0); at one lmax the raised term keeps no less
+  and the fixed one the same, so the kept sums are rep-ordered (*place*,
+  *alike*, *adder*) and RNE at one lsb keeps that order (*rounding*); lmax up
+  by one (five cases of lead(G) - lead(F)) gives the order at the first
+  sum's lsb, where the second rounds as its doubled magnitude (*one more
+  lsb*); up by two or more, RNE is ordered; RNE of a sum negative only as -0
+  is not below zero (*sign*);
+* **finish** (of the patterns): the split's two cases and the window order
+  give D <= D', neither NaN nor below zero.
 
-* **window** (:func:`window_lemmas`, fresh leads X and Y <=lex Y'):
-  - *structure*: window_sum's mag is kept x + kept y (0 or normalized, 0
-    only for two zeros), its sticky a cut, its lsb lmax - window, a
-    negative sum only -0;
-  - *place*: at one lmax, Y keeps no more bits than Y' and loses no cut
-    Y' keeps; *adder*: so kept x + kept y is rep-ordered;
-  - *lmax up by one* (five cases of lead(Y) - lead(X), which together cover
-    every pair): (mag, sticky) is rep-ordered with (2 mag' + sticky',
-    sticky') at the first sum's lsb; *up by two or more*: RNE is ordered;
-* **rounding** (:func:`rounding_lemmas`, fresh): rep order at one lsb gives
-  no smaller RNE; a sum negative only as -0 rounds to no NaN and nothing
-  below zero; (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky);
-* **terms** (:func:`term_lemmas`): c <= c' gives lex-ordered leads; the
-  product's lead, with the significand product s * t a fresh variable
-  (:class:`OpaqueMul`) and what is known of it asserted as instances of the
-  **ring** lemmas (:func:`ring_lemmas`: (s + 1) t = s t + t, a power of
-  two, zero, commutativity; stated on bit-vectors wide enough that nothing
-  wraps, where a solver's rewriter proves them at once: the same step on the
-  algebra's clamped terms gives bitwuzla and z3 no answer in 60 s), is well
-  formed, and a's next value (a zero raised, the same exponent with s + 1,
-  or the exponent up from s = 2**p - 1) gives a lex-larger one.
-
-Then the proof of a chain of standard FMAs (Alg. 4, every step Alg. 3): those lemmas composed, first into
-one FMA, then along the chain.
-
-D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)).  Raising one input raises one
-operand of one FMA, and the later FMAs read its result as their c; so the
-chain is monotone if one FMA is.  The lemmas (each a check-sat expecting unsat):
-
-* **glue**: the model's D is the chain of :func:`encodings.fma.fma`; **split**:
-  one fma of finite non-negative a, b and non-negative c (+inf and -0
-  included) is +inf for c = +inf, else RNE of :func:`fused_sum.window_sum` of
-  the product's and c's leads (:func:`fused_sum.window_lead`); **commutes**:
-  fma(a, b, c) = fma(b, a, c);
-* the window, rounding and term lemmas above;
-* **FMA in c** and **FMA in a** (compositions): the split fma over fresh
-  variables, one per piece applied (a lead, a placement, a window sum, an
-  RNE), named by its operands, with every lemma's instance asserted: raising
-  c (to any larger value, +inf included) or a (to its next value) never
-  lowers the result, and results are not NaN and not below zero;
-* **chain** (one composition per input position): the chain over fresh
-  variables, one per FMA applied, with the FMA lemmas' instances at each
-  FMA the raised input reaches (b through commutativity).
-
-As in :mod:`~smtmma.op_proofs.addmul`, applying a lemma stated on fresh operands to the
-pieces named in a composition is the one step no solver checks in the proof;
-:meth:`~smtmma.proof_kernel.pieces.Pieces.definitions` (each fresh variable defined as its piece) lets a
-test check every asserted fact at pinned inputs.
+D = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, c)).  A move raises one operand
+of one FMA, and the later FMAs read its result as their c; so FMA by FMA of
+each raised run a fact D <= D' rests on the facts before it and these
+lemmas' applications, each check a Boolean step (unit propagation), the
+terms' static ranges and the product leads facts of their own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
-from ..encodings.algebra import Bool, Int, IntLike
+from ..encodings.algebra import Bool, Int
 from ..encodings.fields import Unpacked, unpack
 from ..encodings.fma import fma
 from ..encodings.fused_sum import exact_sum2, signed, sum2_window, window_lead, window_place, window_sum
@@ -84,23 +63,21 @@ from ..encodings.terms import Term, input_term, product
 from ..formats import Format, get_format
 from ..models import Model
 from ..proof_kernel.chain import LemmaChain
-from ..proof_kernel.lemma import Lemma, lemma
-from ..proof_kernel.parts import Part, PartsProof, all_finite, implies, negated_script, ranged_var, run_parts
-from ..proof_kernel.pieces import Composed, Pieces, piece_key
-from ..queries.query_algebra import InputSet, QueryAlgebra, Runner, output_container, value_key
-from ..simulate import decode_input, run_model
+from ..proof_kernel.lemma import Lemma, composed, lemma, range_premise
+from ..proof_kernel.parts import all_finite, implies
+from ..queries.query_algebra import InputSet, QueryAlgebra, output_container, value_key
+from ..simulate import decode_input
 from .moves import finite_nonneg, next_value, nonneg
 from .fused_sum import negated_rounded_sum2
 from .rounding import negated_output_fact
 
-__all__ = ["FmaShape", "OpaqueMul", "WindowSum", "apply_step_facts", "chain_position", "error_facts", "fma_in_a", "fma_in_c", "glue_lemma",
-           "in_place", "negated_chain_facts", "prove_monotone", "rounding_cases", "sticky_is_large", "sum_place", "supports_error_facts",
-           "supports_symmetry",
-           "rep_le", "ring_lemmas", "rounding_lemmas", "split_lemmas", "step_facts", "structure", "supports_monotone",
-           "term_lemmas", "up_by_one", "window_lemmas", "window_sum_of"]
+__all__ = ["FmaMoves", "FmaShape", "FmaStep", "WindowRun", "WindowSum", "apply_step_facts", "error_facts", "fma_step",
+           "in_place", "monotone_facts", "negated_chain_facts", "rep_le", "rounding_cases", "step_facts", "sticky_is_large",
+           "structure", "sum_place", "supports_error_facts", "supports_monotone", "supports_symmetry", "up_by_one",
+           "window_order_lemma", "window_run", "window_sum_of"]
 
 
-# -- the window: leads and sums on fresh variables ------------------------------------------------------
+# -- the window: leads, placements, sums -----------------------------------------------------------------
 
 
 @dataclass
@@ -155,13 +132,6 @@ def _well_formed(alg: QueryAlgebra, sh: FmaShape, x: _Lead, rng: tuple[int, int]
     return alg.or_(zero, live)
 
 
-def _fresh_lead(alg: QueryAlgebra, sh: FmaShape, name: str, rng: tuple[int, int]) -> _Lead:
-    x = _Lead(alg.eq(alg.var(f"{name}_neg", 1), 1), ranged_var(alg, f"{name}_lead", sh.low, rng[1]),
-              ranged_var(alg, f"{name}_top", 0, (1 << sh.window) - 1))
-    alg.assert_(_well_formed(alg, sh, x, rng))
-    return x
-
-
 def _lex(alg: QueryAlgebra, x: _Lead, y: _Lead) -> Bool:
     """x <= y in value (both well formed)."""
     return alg.or_(alg.lt(x.lead, y.lead), alg.and_(alg.eq(x.lead, y.lead), alg.le(x.top, y.top)))
@@ -208,17 +178,6 @@ def _places(alg: QueryAlgebra, sh: FmaShape, x: _Lead, y: _Lead) -> tuple[Int, t
     return lmax, (kx, cx), (ky, cy)
 
 
-def _structure_lemma(sh: FmaShape) -> Part:
-    """window_sum of two well-formed non-negative terms: mag = kept x + kept y, sticky = either cut, lsb = lmax - window."""
-    alg = QueryAlgebra()
-    x, y = _fresh_lead(alg, sh, "x", _union(sh)), _fresh_lead(alg, sh, "y", _union(sh))
-    total = window_sum(alg, sh.window, x.triple(), y.triple())
-    lmax, kx, ky = _places(alg, sh, x, y)
-    goal = structure(alg, sh, total, lmax, kx, ky)
-    return Part("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
-                  "sticky = a cut, lsb = lmax - window, negative only as -0", negated_script(alg, goal))
-
-
 def structure(alg: QueryAlgebra, sh: FmaShape, total: tuple[Bool, Int, Int, Bool], lmax: Int, kx: tuple[Int, Bool],
               ky: tuple[Int, Bool]) -> Bool:
     """The structure lemma's conclusion for the window sum ``total`` (neg, mag, lsb, sticky) of two terms placed at lmax
@@ -236,105 +195,6 @@ def up_by_one(alg: QueryAlgebra, m1: Int, s1: Bool, m2: Int, s2: Bool) -> Bool:
     return rep_le(alg, m1, s1, alg.add(alg.shl(m2, 1), alg.b2i(s2)), s2)
 
 
-class _Raise:
-    """Fresh X and Y <=lex Y' (every lead in the union of the product's and c's ranges): the placements of both runs."""
-
-    def __init__(self, sh: FmaShape) -> None:
-        self.alg = alg = QueryAlgebra()
-        self.sh = sh
-        self.x = _fresh_lead(alg, sh, "x", _union(sh))
-        self.y = _fresh_lead(alg, sh, "y", _union(sh))
-        self.y2 = _fresh_lead(alg, sh, "z", _union(sh))
-        self.order = _lex(alg, self.y, self.y2)
-        self.lmax1, (self.kx1, self.cx1), (self.ky1, self.cy1) = _places(alg, sh, self.x, self.y)
-        self.lmax2, (self.kx2, self.cx2), (self.ky2, self.cy2) = _places(alg, sh, self.x, self.y2)
-
-    def sums(self) -> tuple[Int, Bool, Int, Bool]:
-        alg = self.alg
-        return (alg.add(self.kx1, self.ky1), alg.or_(self.cx1, self.cy1), alg.add(self.kx2, self.ky2), alg.or_(self.cx2, self.cy2))
-
-    def lemma(self, label: str, premise: list[Bool], goal: Bool) -> Part:
-        alg = self.alg
-        return Part(label, negated_script(alg, implies(alg, [self.order] + premise, goal)))
-
-
-def _place_lemma(sh: FmaShape) -> Part:
-    alg = QueryAlgebra()
-    lmax = ranged_var(alg, "lmax", sh.low, _union(sh)[1])
-    y, y2 = _fresh_lead(alg, sh, "y", _union(sh)), _fresh_lead(alg, sh, "z", _union(sh))
-    k1, _, c1 = window_place(alg, sh.window, lmax, y.neg, y.lead, y.top)
-    k2, _, c2 = window_place(alg, sh.window, lmax, y2.neg, y2.lead, y2.top)
-    premise = [_lex(alg, y, y2), alg.le(y.lead, lmax), alg.le(y2.lead, lmax)]
-    return Part("window, place: at a shared lmax >= both leads, Y <=lex Y' keeps no more bits of Y than of Y', "
-                  "and no cut of Y' is lost when they keep the same", negated_script(alg, implies(alg, premise, _kept_order(alg, k1, c1, k2, c2))))
-
-
-def _adder_lemma(sh: FmaShape) -> Part:
-    alg = QueryAlgebra()
-    kx, k1, k2 = (ranged_var(alg, n, 0, (1 << sh.window) - 1) for n in ("kx", "ky", "kz"))
-    cx, c1, c2 = (alg.eq(alg.var(n, 1), 1) for n in ("cx", "cy", "cz"))
-    goal = rep_le(alg, alg.add(kx, k1), alg.or_(cx, c1), alg.add(kx, k2), alg.or_(cx, c2))
-    return Part("window, adder: kept y <= kept y' (no cut lost when equal) gives rep order of kept x + kept y",
-                  negated_script(alg, implies(alg, [_kept_order(alg, k1, c1, k2, c2)], goal)))
-
-
-def window_lemmas(sh: FmaShape) -> list[Part]:
-    """The structure of one sum, the place and adder steps (same lmax), lmax up by one, by two or more."""
-    out = [_structure_lemma(sh), _place_lemma(sh), _adder_lemma(sh)]
-    # by lead(Y) - lead(X): at most 0, X's lead is the first lmax; else Y's (the second lmax is always Y''s)
-    for lo, hi in ((None, 0), (1, 2), (3, 40), (41, 80), (81, None)):
-        w = _Raise(sh)
-        alg = w.alg
-        m1, s1, m2, s2 = w.sums()
-        d = alg.sub(w.y.lead, w.x.lead)
-        case = ([alg.le(lo, d)] if lo is not None else []) + ([alg.le(d, hi)] if hi is not None else [])
-        out.append(w.lemma(f"window, lmax up by one, lead(Y) - lead(X) in [{lo if lo is not None else '-inf'}, "
-                           f"{hi if hi is not None else 'inf'}]: (mag, sticky) is rep-ordered with (2 mag' + sticky', sticky')",
-                           [alg.eq(alg.add(w.lmax1, 1), w.lmax2), *case], up_by_one(alg, m1, s1, m2, s2)))
-    w = _Raise(sh)
-    alg = w.alg
-    m1, s1, m2, s2 = w.sums()
-    n1 = alg.eq(alg.var("n1", 1), 1)
-    r1 = _rne(alg, sh, n1, m1, alg.sub(w.lmax1, sh.window), s1)
-    r2 = _rne(alg, sh, alg.bconst(False), m2, alg.sub(w.lmax2, sh.window), s2)
-    out.append(w.lemma("window, lmax up by two or more: RNE of the first sum (either sign, negative only as -0) is no "
-                       "more than of the second", [alg.le(alg.add(w.lmax1, 2), w.lmax2), _zero_if_neg(alg, n1, m1, s1)],
-                       _vle(alg, sh, r1, r2)))
-    return out
-
-
-def rounding_lemmas(sh: FmaShape) -> list[Part]:
-    """RNE is monotone in rep order at a shared lsb; one more lsb is a doubled magnitude."""
-    alg = QueryAlgebra()
-    big = sh.window + 2
-    ms = []
-    for name in ("m", "n"):
-        m = ranged_var(alg, f"{name}_mag", 0, (1 << big) - 1)
-        alg.assert_(_normal_mag(alg, sh, m, big))
-        ms.append((alg.eq(alg.var(f"{name}_neg", 1), 1), m, alg.eq(alg.var(f"{name}_sticky", 1), 1)))
-    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
-    (n1, m1, s1), (n2, m2, s2) = ms
-    premise = [rep_le(alg, m1, s1, m2, s2), _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)]
-    goal = _vle(alg, sh, _rne(alg, sh, n1, m1, lsb, s1), _rne(alg, sh, n2, m2, lsb, s2))
-    out = [Part("rounding: rep order at a shared lsb gives no smaller RNE (magnitudes 0 or normalized)",
-                  negated_script(alg, implies(alg, premise, goal)))]
-    alg = QueryAlgebra()
-    n, m, s = alg.eq(alg.var("m_neg", 1), 1), ranged_var(alg, "m_mag", 0, (1 << big) - 1), alg.eq(alg.var("m_sticky", 1), 1)
-    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 2)
-    premise = [_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)]
-    out.append(Part("rounding, sign: RNE of a sum negative only as -0 is not NaN and not below zero",
-                      negated_script(alg, implies(alg, premise, nonneg(alg, sh.fmt, _rne(alg, sh, n, m, lsb, s))))))
-    alg = QueryAlgebra()
-    m = ranged_var(alg, "m_mag", 1 << (sh.window - 1), (1 << (sh.window + 1)) - 1)
-    s = alg.eq(alg.var("m_sticky", 1), 1)
-    lsb = ranged_var(alg, "lsb", sh.low - sh.window, _union(sh)[1] + 1)
-    f = alg.bconst(False)
-    out.append(Part("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)",
-                      negated_script(alg, alg.eq(_rne(alg, sh, f, m, alg.add(lsb, 1), s),
-                                          _rne(alg, sh, f, alg.add(alg.shl(m, 1), alg.b2i(s)), lsb, s)))))
-    return out
-
-
 # -- terms: the leads of c and of the product ------------------------------------------------------------
 
 
@@ -343,68 +203,8 @@ def _lead_of(alg: QueryAlgebra, sh: FmaShape, t: Term) -> _Lead:
     return _Lead(t.neg, lead, top)
 
 
-def term_lemmas(sh: FmaShape) -> list[Part]:
-    """c's leads, and the product's by the cases of a's next value (each a check-sat expecting unsat)."""
-    f = sh.fmt
-    out = []
-    alg = QueryAlgebra()
-    c, c2 = alg.var("c", f.bits), alg.var("c2", f.bits)
-    y, y2 = (_lead_of(alg, sh, input_term(unpack(alg, f, v))) for v in (c, c2))
-    premise = [finite_nonneg(alg, f, c), finite_nonneg(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
-    goal = alg.all([_well_formed(alg, sh, y, sh.c_lead), _well_formed(alg, sh, y2, sh.c_lead), _lex(alg, y, y2)])
-    out.append(Part("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", negated_script(alg, implies(alg, premise, goal))))
-    out += ring_lemmas(sh.sig_bits)
-    out += [_product_lemma(sh, moved) for moved in (False, True)]
-    return out
-
-
-def _ring_script(bits: int, lhs: str, rhs: str) -> str:
-    """"lhs = rhs" for all s, t of ``bits`` bits, as (S, T) zero-extended to 2 bits + 1: no term below wraps there."""
-    w = 2 * bits + 1
-    ext = f"(_ zero_extend {w - bits})"
-    return "\n".join(["(set-logic QF_BV)", f"(declare-const s (_ BitVec {bits}))", f"(declare-const t (_ BitVec {bits}))",
-                      f"(define-fun S () (_ BitVec {w}) ({ext} s))", f"(define-fun T () (_ BitVec {w}) ({ext} t))",
-                      f"(assert (not (= {lhs} {rhs})))", ""])
-
-
-def ring_lemmas(p: int) -> list[Part]:
-    """What the product proofs assume of a significand product s * t (s, t < 2**p, p = significand bits; every value
-    below 2**(2p + 1), so the bit-vector ring is the integers): the step to s + 1, a power of two, zero, commutativity."""
-    w = 2 * p + 1
-    lit = lambda v: f"(_ bv{v} {w})"  # noqa: E731
-    out = [Part("ring, product step: (s + 1) * t = s * t + t (significands, exact)",
-                  _ring_script(p, f"(bvmul (bvadd S {lit(1)}) T)", "(bvadd (bvmul S T) T)"))]
-    for k in (p - 1, p):
-        out.append(Part(f"ring, power of two 2**{k}: 2**{k} * t = t shifted left by {k}",
-                          _ring_script(p, f"(bvmul {lit(1 << k)} T)", f"(bvshl T {lit(k)})")))
-    out.append(Part("ring, zero on the right: s * 0 = 0", _ring_script(p, f"(bvmul S {lit(0)})", lit(0))))
-    out.append(Part("ring, zero on the left: 0 * t = 0", _ring_script(p, f"(bvmul {lit(0)} T)", lit(0))))
-    out.append(Part("ring, commutativity: s * t = t * s", _ring_script(p, "(bvmul S T)", "(bvmul T S)")))
-    return out
-
-
-class OpaqueMul(QueryAlgebra):
-    """A :class:`QueryAlgebra` whose products of two non-constant terms are fresh variables (in the product's static
-    interval), one per operand pair; :attr:`muls` maps the pair to its product's variable.  What a proof knows of them
-    is what it asserts: instances of :func:`ring_lemmas`."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.muls: dict[tuple[str, str], Int] = {}
-
-    def mul(self, a: IntLike, b: IntLike) -> Int:
-        a, b = self.lift(a), self.lift(b)
-        if a.const is not None or b.const is not None:
-            return super().mul(a, b)
-        key = (str(a.raw), str(b.raw))
-        if key not in self.muls:
-            corners = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
-            self.muls[key] = ranged_var(self, f"mul{len(self.muls)}", min(corners), max(corners))
-        return self.muls[key]
-
-
 def step_facts(alg: QueryAlgebra, p: int, s: Int, s2: Int, t: Int, m1: Int, m2: Int) -> list[Bool]:
-    """Instances of :func:`ring_lemmas` for m1 = s * t and m2 = s2 * t (p-bit significands, s2 the significand of the
+    """The ring facts of m1 = s * t and m2 = s2 * t (p-bit significands, s2 the significand of the
     next value of s's input): the step s2 = s + 1, the binade's end s = 2**p - 1 and start s2 = 2**(p-1), zeros."""
     return [implies(alg, [alg.eq(s2, alg.add(s, 1))], alg.eq(m2, alg.add(m1, t))),  # ring: product step
             implies(alg, [alg.eq(s, (1 << p) - 1)], alg.eq(alg.add(m1, t), alg.shl(t, p))),  # step, power of two
@@ -413,7 +213,12 @@ def step_facts(alg: QueryAlgebra, p: int, s: Int, s2: Int, t: Int, m1: Int, m2: 
             implies(alg, [alg.eq(s, 0)], alg.eq(m1, 0)), implies(alg, [alg.eq(s2, 0)], alg.eq(m2, 0))]
 
 
-def _with_wide_step(step: Lemma, p: int, t_first: bool) -> Lemma:
+#: significand bits up to which the solvers prove the binade's end, (2^p - 1) t + t = 2^p t, as it is (FP32's 24);
+#: at FP64's 53 bitwuzla gives no answer in 120 s, and the lemma takes the wide step at (s, s + 1, t) as given
+_NARROW = 24
+
+
+def _with_wide_step(step: Lemma, p: int, t_first: bool, *, at_end: bool = False) -> Lemma:
     """The ring step lemma, its proof given "S' = S + 1 gives S' T = S T + T" on (2p+1)-bit S, S', T (every value of
     the width, so no range premise): applied to the sign-extended significands, whose products the step's body
     multiplies at that width, it leaves z3 no multiplier to bit-blast (z3 gives no answer in 120 s on the step alone
@@ -421,7 +226,7 @@ def _with_wide_step(step: Lemma, p: int, t_first: bool) -> Lemma:
     w = 2 * p + 1
     ext = [f"((_ sign_extend {w - q.bits}) a{k})" if q.bits < w else f"a{k}" for k, q in enumerate(step.params)]
     mul = (lambda x, y: f"(bvmul {y} {x})") if t_first else (lambda x, y: f"(bvmul {x} {y})")
-    if mul(ext[0], ext[2]) not in step.body or mul(ext[1], ext[2]) not in step.body:
+    if mul(ext[0], ext[2]) not in step.body or (not at_end and mul(ext[1], ext[2]) not in step.body):
         return step
 
     def wide(g: QueryAlgebra, v: list[Int]) -> Bool:
@@ -430,6 +235,8 @@ def _with_wide_step(step: Lemma, p: int, t_first: bool) -> Lemma:
 
     full = Int(QueryAlgebra(), "x", -(1 << (w - 1)), (1 << (w - 1)) - 1)
     what = "T S' = T S + T" if t_first else "S' T = S T + T"
+    if at_end:  # the step at (s, s + 1, t): with s = 2^p - 1 the rewriter turns 2^p T into a shift
+        ext = [ext[0], f"(bvadd {ext[0]} (_ bv1 {w}))", ext[2]]
     return step.with_given(lemma(f"ring at {w} bits, every value: S' = S + 1 gives {what}", wide, [full] * 3), ext)
 
 
@@ -452,312 +259,486 @@ def apply_step_facts(chain: LemmaChain, p: int, s: Int, s2: Int, t: Int, *, t_fi
         lem = lemma(f"ring ({p}-bit significands, {order}): {what}", fact, [s, s2, t])
         if i == 0:
             lem = _with_wide_step(lem, p, t_first)
+        elif i == 1 and p > _NARROW:
+            lem = _with_wide_step(lem, p, t_first, at_end=True)
         if not chain.establish(lem, [s, s2, t]):
             return []
         apps.append(chain.applied_last)
     return apps
 
 
-def _product_lemma(sh: FmaShape, moved: bool) -> Part:
-    """The product's lead (s * t a fresh variable, ring lemma instances asserted): well formed for finite non-negative
-    a, b; with ``moved``, a's next value a' gives a lex-larger lead (a zero raised, the same exponent with significand
-    s + 1, or the exponent up from s = 2**p - 1 to 2**(p-1))."""
-    f, p = sh.fmt, sh.sig_bits
-    alg = OpaqueMul()
-    a, a2, b = alg.var("a", f.bits), alg.var("a2", f.bits), alg.var("b", f.bits)
-    ua, ua2, ub = (unpack(alg, f, v) for v in (a, a2, b))
-    x, x2 = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, product(alg, ua2, ub)[0])
-    m1, m2 = alg.muls.values()
-    for fact in step_facts(alg, p, ua.sig, ua2.sig, ub.sig, m1, m2):
-        alg.assert_(fact)
-    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)]
-    if not moved:
-        return Part("terms, product lead: finite non-negative a, b give a well-formed lead (s * t fresh, ring facts)",
-                      negated_script(alg, implies(alg, premise, _well_formed(alg, sh, x, sh.prod_lead))))
-    premise += [finite_nonneg(alg, f, a2), next_value(alg, f, a, a2)]
-    goal = alg.all([_well_formed(alg, sh, x2, sh.prod_lead), _lex(alg, x, x2)])
-    return Part("terms, product lead, a raised: a's next value gives a well-formed, lex-larger lead (s * t fresh, ring facts)",
-                  negated_script(alg, implies(alg, premise, goal)))
-
-
-# -- the proof: one FMA composed, then the chain -----------------------------------------------------------
+# -- monotonicity on the model's own terms ----------------------------------------------------------------
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: a chain of FMAs in one IEEE format with subnormals, read as is (the
-    glue equates the model with the chain of FMAs of its NaN style on every input; the split lemma, on non-negative
-    operands, meets no NaN)."""
+    """Whether :func:`monotone_facts` applies: a chain of FMAs in one IEEE format with subnormals, read as is (the
+    model runs the chain of FMAs of its NaN style; the split lemma, on non-negative operands, meets no NaN)."""
     if model.kind != "fma" or not model.a_fmt == model.b_fmt == model.c_fmt == model.d_fmt or K < 1:
         return False
     f = get_format(model.c_fmt)
     return model.via in (None, f.name) and not model.ftz_inputs and f.nan == "ieee" and f.subnormals and f.signed
 
 
-# -- fresh variables for the pieces ---------------------------------------------------------------------
+class WindowRun(NamedTuple):
+    """One FMA's window sum from its two terms' leads, x first as :func:`~smtmma.encodings.fused_sum.exact_sum2`
+    adds them (the product, then c): lmax, each term's (kept, cut) there, the sum (neg, mag, lsb, sticky), kept x +
+    kept y and either cut, and the sum's RNE pattern."""
+
+    lmax: Int
+    kx: tuple[Int, Bool]
+    ky: tuple[Int, Bool]
+    total: tuple[Bool, Int, Int, Bool]
+    kept: Int
+    cut: Bool
+    r: Int
 
 
-class _Apps(Pieces):
-    """The FMA's pieces: leads, placements, window sums, RNE, whole FMAs (one fresh variable or tuple each)."""
-
-    def __init__(self, sh: FmaShape) -> None:
-        super().__init__(QueryAlgebra())
-        self.sh = sh
-        probe = QueryAlgebra()  # the static intervals of window_sum's outputs
-        hi = _union(sh)[1]
-        t = [(probe.bconst(False), ranged_var(probe, f"l{i}", sh.low, hi), ranged_var(probe, f"t{i}", 0, (1 << sh.window) - 1))
-             for i in (0, 1)]
-        _, m, l, _ = window_sum(probe, sh.window, t[0], t[1])
-        self.mag, self.lsb = (m.lo, m.hi), (l.lo, l.hi)
-
-    def var(self, name: str) -> Int:
-        """An input pattern of the format (kept in :attr:`inputs`)."""
-        return self.input(name, self.sh.fmt.bits)
-
-    def lead(self, what: str, *ops: Int) -> _Lead:
-        """The (neg, lead, top) of the product of ``ops`` (what="p") or of c (what="c")."""
-        key = ("lead", what, *piece_key(*ops))
-        if key not in self.memo:
-            n = len(self.memo)
-            x = self.memo[key] = _Lead(self.bool_var(f"ln{n}"), ranged_var(self.alg, f"ll{n}", self.sh.low, _union(self.sh)[1]),
-                                       ranged_var(self.alg, f"lt{n}", 0, (1 << self.sh.window) - 1))
-            alg, f = self.alg, self.sh.fmt
-            term = (lambda: product(alg, unpack(alg, f, ops[0]), unpack(alg, f, ops[1]))[0]) if what == "p" else \
-                (lambda: input_term(unpack(alg, f, ops[0])))
-            self.definers.append(lambda: self.same(x.triple(), _lead_of(alg, self.sh, term()).triple()))
-        return self.memo[key]  # type: ignore[return-value]
-
-    def place(self, lmax: Int, t: _Lead) -> tuple[Int, Bool]:
-        """(kept, cut) of :func:`window_place` for term t at lmax."""
-        key = ("place", *piece_key(lmax, *t.triple()))
-        if key not in self.memo:
-            n = len(self.memo)
-            v = self.memo[key] = (ranged_var(self.alg, f"pk{n}", 0, (1 << self.sh.window) - 1), self.bool_var(f"pc{n}"))
-            def real() -> Bool:
-                kept, _, cut = window_place(self.alg, self.sh.window, lmax, *t.triple())
-                return self.same(v, (kept, cut))
-
-            self.definers.append(real)
-        return self.memo[key]  # type: ignore[return-value]
-
-    def wsum(self, x: _Lead, y: _Lead) -> tuple[Bool, Int, Int, Bool]:
-        """(neg, mag, lsb, sticky) of :func:`window_sum` of x and y."""
-        key = ("sum", *piece_key(*x.triple(), *y.triple()))
-        if key not in self.memo:
-            n = len(self.memo)
-            v = self.memo[key] = (self.bool_var(f"sn{n}"), ranged_var(self.alg, f"sm{n}", *self.mag),
-                                  ranged_var(self.alg, f"sl{n}", *self.lsb), self.bool_var(f"ss{n}"))
-            self.definers.append(lambda: self.same(v, window_sum(self.alg, self.sh.window, x.triple(), y.triple())))
-        return self.memo[key]  # type: ignore[return-value]
-
-    def rne(self, n: Bool, m: Int, l: Int, s: Bool) -> Int:
-        """The pattern :func:`rounding.round_pack` (RNE) makes of (neg, mag, lsb, sticky)."""
-        key = ("rne", *piece_key(n, m, l, s))
-        if key not in self.memo:
-            r = self.memo[key] = self.alg.var(f"r{len(self.memo)}", self.sh.fmt.bits)
-            self.definers.append(lambda: self.alg.eq(r, round_pack(self.alg, self.sh.fmt, "rne", n, m, l, s)))
-        return self.memo[key]  # type: ignore[return-value]
-
-    def fma(self, a: Int, b: Int, c: Int) -> Int:
-        """The pattern fma(a, b, c) (the chain's step)."""
-        key = ("fma", *piece_key(a, b, c))
-        if key not in self.memo:
-            d = self.memo[key] = self.alg.var(f"d{len(self.memo)}", self.sh.fmt.bits)
-            alg, f = self.alg, self.sh.fmt
-            self.definers.append(lambda: alg.eq(d, fma(alg, *(unpack(alg, f, v) for v in (a, b, c)), out=f)))
-        return self.memo[key]  # type: ignore[return-value]
+def window_run(g: QueryAlgebra, sh: FmaShape, x: _Lead, y: _Lead) -> WindowRun:
+    """:class:`WindowRun` of the leads x and y, built by the model's own functions (its terms are the model's)."""
+    lmax, kx, ky = _places(g, sh, x, y)
+    total = window_sum(g, sh.window, x.triple(), y.triple())
+    return WindowRun(lmax, kx, ky, total, g.add(kx[0], ky[0]), g.or_(kx[1], ky[1]), _rne(g, sh, *total))
 
 
-# -- the window: one term raised, the other fixed -------------------------------------------------------
+def _leads(v: Sequence[Any]) -> tuple[_Lead, _Lead, _Lead]:
+    """The fixed term F and the raised term before and after, G and G', from nine arguments (neg, lead, top each)."""
+    return _Lead(*v[0:3]), _Lead(*v[3:6]), _Lead(*v[6:9])
 
 
-def _window(ap: _Apps, F: _Lead, G1: _Lead, G2: _Lead, raised_first: bool) -> tuple[Int, Int]:
-    """RNE of window_sum with term G1, then G2 (G1 <=lex G2), beside the fixed F (F second, or first with
-    ``raised_first`` False): every window and rounding lemma's instance asserted; the two RNE patterns."""
-    alg, sh = ap.alg, ap.sh
-    w = sh.window
-    f_ = alg.bconst(False)
-    sums, lmaxes, fixed, raised = [], [], [], []
-    wf = [_well_formed(alg, sh, t, _union(sh)) for t in (F, G1, G2)]
-    for G in (G1, G2):
-        X, Y = (G, F) if raised_first else (F, G)
-        lmax = alg.max(X.lead, Y.lead)
-        kf, kg = ap.place(lmax, F), ap.place(lmax, G)
-        total = ap.wsum(X, Y)
-        ap.fact([_well_formed(alg, sh, X, _union(sh)), _well_formed(alg, sh, Y, _union(sh))],  # structure
-                structure(alg, sh, total, lmax, *((kg, kf) if raised_first else (kf, kg))))
-        sums.append(total)
-        lmaxes.append(lmax)
-        fixed.append(kf)
-        raised.append(kg)
-    (n1, m1, l1, s1), (n2, m2, l2, s2) = sums
-    L1, L2 = lmaxes
-    (kf1, cf1), (kf2, cf2) = fixed
-    (kg1, cg1), (kg2, cg2) = raised
-    r1, r2 = ap.rne(*sums[0]), ap.rne(*sums[1])
-    order = _lex(alg, G1, G2)
-    k1, c1, k2, c2 = alg.add(kf1, kg1), alg.or_(cf1, cg1), alg.add(kf2, kg2), alg.or_(cf2, cg2)
-    zin1, zin2 = _zero_if_neg(alg, n1, m1, s1), _zero_if_neg(alg, n2, m2, s2)
-    big = w + 2
-    # the same lmax: place, the fixed term placed alike, adder, rounding at one lsb
-    same = alg.eq(L1, L2)
-    ap.fact(wf + [order, alg.le(G1.lead, L1), alg.le(G2.lead, L1), same], _kept_order(alg, kg1, cg1, kg2, cg2))
-    ap.fact([same], alg.and_(alg.eq(kf1, kf2), alg.eq(alg.b2i(cf1), alg.b2i(cf2))))
-    ap.fact([_kept_order(alg, kg1, cg1, kg2, cg2)], rep_le(alg, k1, c1, alg.add(kf1, kg2), alg.or_(cf1, cg2)))
-    ap.fact([rep_le(alg, m1, s1, m2, s2), zin1, zin2, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, m2, big), alg.eq(l1, l2)],
-            _vle(alg, sh, r1, r2))
-    # lmax up by one: the second sum at one lsb lower, then rounding at one lsb
-    ap.fact(wf + [order, alg.eq(L2, alg.add(L1, 1))], up_by_one(alg, k1, c1, k2, c2))
-    wide = alg.add(alg.shl(m2, 1), alg.b2i(s2))
-    rb = ap.rne(f_, wide, l1, s2)
-    ap.fact([alg.le(1 << (w - 1), m2), alg.lt(m2, 1 << (w + 1)), alg.not_(n2), alg.eq(l2, alg.add(l1, 1))], alg.eq(r2, rb))
-    ap.fact([rep_le(alg, m1, s1, wide, s2), zin1, _normal_mag(alg, sh, m1, big), _normal_mag(alg, sh, wide, big)],
-            _vle(alg, sh, r1, rb))
-    # lmax up by two or more
-    ap.fact(wf + [order, alg.le(alg.add(L1, 2), L2), _zero_if_neg(alg, n1, k1, c1), alg.eq(m1, k1), alg.eq(alg.b2i(s1), alg.b2i(c1)),
-                  alg.eq(l1, alg.sub(L1, w)), alg.eq(m2, k2), alg.eq(alg.b2i(s2), alg.b2i(c2)), alg.eq(l2, alg.sub(L2, w)), alg.not_(n2)],
-            _vle(alg, sh, r1, r2))
-    for (n, m, _, s), r in zip(sums, (r1, r2)):  # rounding, sign
-        ap.fact([_normal_mag(alg, sh, m, big), _zero_if_neg(alg, n, m, s)], nonneg(alg, sh.fmt, r))
-    return r1, r2
+def _window_pair(g: QueryAlgebra, sh: FmaShape, v: Sequence[Any], raised_first: bool) -> tuple[WindowRun, WindowRun]:
+    """Both runs' window sums: F beside G, then beside G' (G first with ``raised_first``: the product raised)."""
+    F, G1, G2 = _leads(v)
+    pair = (lambda G: (G, F)) if raised_first else (lambda G: (F, G))
+    return window_run(g, sh, *pair(G1)), window_run(g, sh, *pair(G2))
 
 
-def _finish(ap: _Apps, c: Int, r: Int) -> Int:
-    """The split fma: +inf for c = +inf, else the RNE pattern r."""
-    return ap.alg.ite(unpack(ap.alg, ap.sh.fmt, c).is_inf, ap.sh.fmt.inf_bits(), r)
+def _placed(R: WindowRun, raised_first: bool) -> tuple[tuple[Int, Bool], tuple[Int, Bool]]:
+    """((kept, cut) of the fixed term, (kept, cut) of the raised one) in the run R."""
+    return (R.ky, R.kx) if raised_first else (R.kx, R.ky)
 
 
-def fma_in_c(sh: FmaShape) -> Composed:
-    ap = _Apps(sh)
-    alg, f = ap.alg, sh.fmt
-    a, b, c, c2 = (ap.var(n) for n in ("a", "b", "c", "c2"))
-    X, Y1, Y2 = ap.lead("p", a, b), ap.lead("c", c), ap.lead("c", c2)
-    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], _well_formed(alg, sh, X, sh.prod_lead))  # terms, product
-    ap.fact([finite_nonneg(alg, f, c), finite_nonneg(alg, f, c2), alg.le(value_key(alg, f, c), value_key(alg, f, c2))],  # terms, c
-            alg.all([_well_formed(alg, sh, Y1, sh.c_lead), _well_formed(alg, sh, Y2, sh.c_lead), _lex(alg, Y1, Y2)]))
-    for Y, v in ((Y1, c), (Y2, c2)):  # terms, c (c' = c)
-        ap.fact([finite_nonneg(alg, f, v)], _well_formed(alg, sh, Y, sh.c_lead))
-    r1, r2 = _window(ap, X, Y1, Y2, raised_first=False)
-    d1, d2 = _finish(ap, c, r1), _finish(ap, c2, r2)
-    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b), nonneg(alg, f, c), nonneg(alg, f, c2),
-               alg.le(value_key(alg, f, c), value_key(alg, f, c2))]
-    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
-    return Composed(ap, premise, goal, "FMA in c (composition): finite non-negative a, b and c <= c' (not below zero, +inf "
-                    "included) give fma(a, b, c) <= fma(a, b, c'), neither NaN nor below zero")
+def _window_helpers(sh: FmaShape, raised_first: bool) -> Callable[[Any, Sequence[Any]], list[Any]]:
+    """The steps of :func:`window_order_lemma`'s proof (the window and rounding lemmas), each a lemma applied to
+    terms of its parameters: the structure of each sum; at one lmax the raised term keeps no less and the fixed one
+    the same, so the kept sums are rep-ordered, and RNE at one lsb keeps that order; lmax up by one (five cases of
+    lead(G) - lead(F)) gives the order at the first sum's lsb, where the second sum rounds as its doubled magnitude;
+    lmax up by two or more; each RNE not below zero."""
+    w, big, U = sh.window, sh.window + 2, _union(sh)
+
+    def steps(g: Any, v: Sequence[Any]) -> list[Any]:
+        R1, R2 = _window_pair(g, sh, v, raised_first)
+        F, G1, G2 = _leads(v)
+        out: list[Any] = []
+
+        def structure_st(h: Any, u: Sequence[Any]) -> Bool:
+            x, y = _Lead(*u[0:3]), _Lead(*u[3:6])
+            R = window_run(h, sh, x, y)
+            return implies(h, [_well_formed(h, sh, x, U), _well_formed(h, sh, y, U)], structure(h, sh, R.total, R.lmax, R.kx, R.ky))
+
+        for G in (G1, G2):
+            X, Y = (G, F) if raised_first else (F, G)
+            out.append(("window sum of non-negative terms: mag = kept x + kept y (0 or normalized, 0 only for two zeros), "
+                        "sticky = a cut, lsb = lmax - window, negative only as -0", structure_st, [*X.triple(), *Y.triple()]))
+
+        def on_leads(label: str, premise: Callable[..., list[Bool]], goal: Callable[..., Bool]) -> None:
+            def st(h: Any, u: Sequence[Any]) -> Bool:
+                S1, S2 = _window_pair(h, sh, u, raised_first)
+                f, g1, g2 = _leads(u)
+                wf = [_well_formed(h, sh, t, U) for t in (f, g1, g2)] + [_lex(h, g1, g2)]
+                return implies(h, wf + premise(h, f, g1, g2, S1, S2), goal(h, S1, S2))
+            out.append((label, st, list(v)))
+
+        def kept_order(h: Any, S1: WindowRun, S2: WindowRun) -> Bool:
+            (_, (k1, c1)), (_, (k2, c2)) = _placed(S1, raised_first), _placed(S2, raised_first)
+            return _kept_order(h, k1, c1, k2, c2)
+
+        def alike(h: Any, S1: WindowRun, S2: WindowRun) -> Bool:
+            ((k1, c1), _), ((k2, c2), _) = _placed(S1, raised_first), _placed(S2, raised_first)
+            return h.and_(h.eq(k1, k2), h.eq(h.b2i(c1), h.b2i(c2)))
+
+        same = lambda h, f, g1, g2, S1, S2: [h.eq(S1.lmax, S2.lmax)]  # noqa: E731
+        on_leads("window, place: at one lmax, G <=lex G' keeps no more bits of G than of G', and no cut of G' is lost "
+                 "when they keep the same", same, kept_order)
+        on_leads("window, the fixed term at one lmax is placed alike", same, alike)
+        on_leads("window, adder: G's kept bits no more than G''s (no cut lost when equal), F's alike, give rep order "
+                 "of kept x + kept y", lambda h, f, g1, g2, S1, S2: [kept_order(h, S1, S2), alike(h, S1, S2)],
+                 lambda h, S1, S2: rep_le(h, S1.kept, S1.cut, S2.kept, S2.cut))
+        for lo, hi in ((None, 0), (1, 2), (3, 40), (41, 80), (81, None)):
+            def up1(h: Any, f: _Lead, g1: _Lead, g2: _Lead, S1: WindowRun, S2: WindowRun, lo: Optional[int] = lo,
+                    hi: Optional[int] = hi) -> list[Bool]:
+                d = h.sub(g1.lead, f.lead)
+                return [h.eq(h.add(S1.lmax, 1), S2.lmax), *([h.le(lo, d)] if lo is not None else []),
+                        *([h.le(d, hi)] if hi is not None else [])]
+            on_leads(f"window, lmax up by one, lead(G) - lead(F) in [{lo if lo is not None else '-inf'}, "
+                     f"{hi if hi is not None else 'inf'}]: kept x + kept y is rep-ordered with twice the second's",
+                     up1, lambda h, S1, S2: up_by_one(h, S1.kept, S1.cut, S2.kept, S2.cut))
+
+        def up2(h: Any, f: _Lead, g1: _Lead, g2: _Lead, S1: WindowRun, S2: WindowRun) -> list[Bool]:
+            (n1, m1, l1, s1), (n2, m2, l2, s2) = S1.total, S2.total
+            return [h.le(h.add(S1.lmax, 2), S2.lmax), _zero_if_neg(h, n1, S1.kept, S1.cut), h.eq(m1, S1.kept),
+                    h.eq(h.b2i(s1), h.b2i(S1.cut)), h.eq(l1, h.sub(S1.lmax, w)), h.eq(m2, S2.kept),
+                    h.eq(h.b2i(s2), h.b2i(S2.cut)), h.eq(l2, h.sub(S2.lmax, w)), h.not_(n2)]
+
+        on_leads("window, lmax up by two or more: RNE of the first sum is no more than of the second", up2,
+                 lambda h, S1, S2: _vle(h, sh, S1.r, S2.r))
+
+        def rounding_st(h: Any, u: Sequence[Any]) -> Bool:
+            n1, m1, l1, s1, n2, m2, l2, s2 = u
+            premise = [rep_le(h, m1, s1, m2, s2), _zero_if_neg(h, n1, m1, s1), _zero_if_neg(h, n2, m2, s2),
+                       _normal_mag(h, sh, m1, big), _normal_mag(h, sh, m2, big), h.eq(l1, l2)]
+            return implies(h, premise, _vle(h, sh, _rne(h, sh, n1, m1, l1, s1), _rne(h, sh, n2, m2, l2, s2)))
+
+        out.append(("rounding: rep order at one lsb gives no smaller RNE (magnitudes 0 or normalized)", rounding_st,
+                    [*R1.total, *R2.total]))
+        (n1, m1, l1, s1), (n2, m2, l2, s2) = R1.total, R2.total
+        nb = g.bconst(False)
+        wide = g.add(g.shl(m2, 1), g.b2i(s2))
+
+        def lsb_st(h: Any, u: Sequence[Any]) -> Bool:
+            n, m, la, lb, s, z = u
+            premise = [h.not_(n), h.not_(z), h.le(1 << (w - 1), m), h.lt(m, 1 << (w + 1)), h.eq(lb, h.add(la, 1))]
+            return implies(h, premise, h.eq(_rne(h, sh, n, m, lb, s), _rne(h, sh, z, h.add(h.shl(m, 1), h.b2i(s)), la, s)))
+
+        out.append(("rounding, one more lsb: (mag, lsb + 1, sticky) rounds as (2 mag + sticky, lsb, sticky)", lsb_st,
+                    [n2, m2, l1, l2, s2, nb]))
+        out.append(("rounding: rep order at one lsb gives no smaller RNE (the second sum doubled)", rounding_st,
+                    [n1, m1, l1, s1, nb, wide, l1, s2]))
+
+        def sign_st(h: Any, u: Sequence[Any]) -> Bool:
+            n, m, l, s = u
+            return implies(h, [_normal_mag(h, sh, m, big), _zero_if_neg(h, n, m, s)], nonneg(h, sh.fmt, _rne(h, sh, n, m, l, s)))
+
+        for R in (R1, R2):
+            out.append(("rounding, sign: RNE of a sum negative only as -0 is not NaN and not below zero", sign_st, list(R.total)))
+        return out
+
+    return steps
 
 
-def fma_in_a(sh: FmaShape) -> Composed:
-    ap = _Apps(sh)
-    alg, f = ap.alg, sh.fmt
-    a, a2, b, c = (ap.var(n) for n in ("a", "a2", "b", "c"))
-    X1, X2, Y = ap.lead("p", a, b), ap.lead("p", a2, b), ap.lead("c", c)
-    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)], _well_formed(alg, sh, X1, sh.prod_lead))  # terms, product
-    ap.fact([finite_nonneg(alg, f, a), finite_nonneg(alg, f, a2), finite_nonneg(alg, f, b), next_value(alg, f, a, a2)],  # terms, product (moved)
-            alg.and_(_well_formed(alg, sh, X2, sh.prod_lead), _lex(alg, X1, X2)))
-    ap.fact([finite_nonneg(alg, f, c)], _well_formed(alg, sh, Y, sh.c_lead))  # terms, c (c' = c)
-    r1, r2 = _window(ap, Y, X1, X2, raised_first=True)
-    d1, d2 = _finish(ap, c, r1), _finish(ap, c, r2)
-    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, a2), finite_nonneg(alg, f, b), next_value(alg, f, a, a2), nonneg(alg, f, c)]
-    goal = alg.all([nonneg(alg, f, d1), nonneg(alg, f, d2), _vle(alg, sh, d1, d2)])
-    return Composed(ap, premise, goal, "FMA in a (composition): raising a to its next value never lowers fma(a, b, c) "
-                    "(finite non-negative a, b; c not below zero, +inf included)")
+def window_order_lemma(sh: FmaShape, raised_first: bool, args: Sequence[Any]) -> Lemma:
+    """"Raising one term never lowers the FMA's RNE of the window sum": for well-formed leads F, G <=lex G' (nine
+    arguments, neg, lead and top each), RNE of F beside G is at most RNE of F beside G', neither NaN nor below zero;
+    G is added first with ``raised_first`` (the product raised), else F (the product fixed, c raised).  Proved from
+    :func:`_window_helpers`' lemmas applied in its scope."""
+
+    def st(g: Any, v: Sequence[Any]) -> Bool:
+        R1, R2 = _window_pair(g, sh, v, raised_first)
+        F, G1, G2 = _leads(v)
+        U = _union(sh)
+        premise = [_well_formed(g, sh, t, U) for t in (F, G1, G2)] + [_lex(g, G1, G2)]
+        return implies(g, premise, g.all([nonneg(g, sh.fmt, R1.r), nonneg(g, sh.fmt, R2.r), _vle(g, sh, R1.r, R2.r)]))
+
+    what = "the product" if raised_first else "c"
+    return composed(f"window order ({what} raised): well-formed leads F and G <=lex G' give RNE(F + G) <= RNE(F + G'), "
+                    "neither NaN nor below zero", st, args, _window_helpers(sh, raised_first))
 
 
-# -- one FMA: split and commutativity; the model: the chain ---------------------------------------------
+class FmaStep(NamedTuple):
+    """One FMA of a run on the model's own terms: its patterns a, b, c, their fields, the product's significand
+    (the model's multiplication), the product's and c's leads, and D's pattern."""
+
+    a: Int
+    b: Int
+    c: Int
+    ua: Unpacked
+    ub: Unpacked
+    uc: Unpacked
+    m: Int
+    x: _Lead
+    y: _Lead
+    d: Int
 
 
-def split_lemmas(sh: FmaShape) -> list[Part]:
+def fma_step(alg: QueryAlgebra, sh: FmaShape, a: Int, b: Int, c: Int) -> FmaStep:
+    """:class:`FmaStep` of fma(a, b, c) (Alg. 3), built by the functions the model runs (so its terms are the model's)."""
     f = sh.fmt
-    alg = QueryAlgebra()
-    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
     ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
-    x, y = _lead_of(alg, sh, product(alg, ua, ub)[0]), _lead_of(alg, sh, input_term(uc))
-    r = round_pack(alg, f, "rne", *window_sum(alg, sh.window, x.triple(), y.triple()))
-    premise = [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b), nonneg(alg, f, c)]
-    split = alg.eq(fma(alg, ua, ub, uc, out=f, nan=sh.nan), alg.ite(uc.is_inf, f.inf_bits(), r))
-    style = " (NaNs propagated: none arises here)" if sh.nan == "propagate" else ""
-    out = [Part(f"split (Alg. 3): fma{style} of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of "
-                  "the window sum of the product's and c's leads", negated_script(alg, implies(alg, premise, split)))]
-    alg = QueryAlgebra()
-    a, b, c = (alg.var(n, f.bits) for n in ("a", "b", "c"))
-    ua, ub, uc = (unpack(alg, f, v) for v in (a, b, c))
-    out.append(Part("fma commutes: fma(a, b, c) = fma(b, a, c) for finite non-negative a, b", negated_script(alg, implies(
-        alg, [finite_nonneg(alg, f, a), finite_nonneg(alg, f, b)],
-        alg.eq(fma(alg, ua, ub, uc, out=f, nan=sh.nan), fma(alg, ub, ua, uc, out=f, nan=sh.nan))))))
-    return out
+    p, _ = product(alg, ua, ub)
+    d = fma(alg, ua, ub, uc, out=f, nan=sh.nan)
+    return FmaStep(a, b, c, ua, ub, uc, p.sig, _lead_of(alg, sh, p), _lead_of(alg, sh, input_term(uc)), d)
 
 
-def glue_lemma(model: Model, K: int, sh: FmaShape) -> Part:
-    alg = QueryAlgebra()
-    x = InputSet.of(alg, model, K)
-    d = x.c
-    for a, b in zip(x.a, x.b):
-        d = fma(alg, unpack(alg, sh.fmt, a), unpack(alg, sh.fmt, b), unpack(alg, sh.fmt, d), out=sh.fmt, nan=sh.nan)
-    style = ", NaN payloads propagated" if sh.nan == "propagate" else ""
-    return Part(f"glue (Alg. 4): the model's D is the chain of {K} FMAs{style}, c first (every input)",
-                  negated_script(alg, alg.eq(run_model(alg, model, x.a, x.b, x.c), d)))
+def _zero_times(g: Any, s: Int, t: Int, m: Int) -> Bool:
+    """"s = 0 or t = 0 gives m = 0" (m the product s * t)."""
+    return implies(g, [g.or_(g.eq(s, 0), g.eq(t, 0))], g.eq(m, 0))
 
 
-def chain_position(sh: FmaShape, K: int, label: str) -> Composed:
-    """Raising input ``label`` (c, a<k>, b<k>) never lowers D: the chain over fresh FMA results, the FMA lemmas' instances."""
-    ap = _Apps(sh)
-    alg, f = ap.alg, sh.fmt
-    a = [ap.var(f"a{k}") for k in range(K)]
-    b = [ap.var(f"b{k}") for k in range(K)]
-    c = ap.var("c")
-    a2, b2, c2 = list(a), list(b), c
-    raised = ap.var(f"{label}_2")
-    if label == "c":
-        c2, moved = raised, next_value(alg, f, c, raised)
-    else:
-        k = int(label[1:])
-        (a2 if label[0] == "a" else b2)[k] = raised
-        moved = next_value(alg, f, (a if label[0] == "a" else b)[k], raised)
-    ok = lambda v: finite_nonneg(alg, f, v)  # noqa: E731
-    nn = lambda v: nonneg(alg, f, v)  # noqa: E731
-
-    def in_c(x: Int, y: Int, d: Int, d2: Int) -> Int:  # FMA in c
-        r1, r2 = ap.fma(x, y, d), ap.fma(x, y, d2)
-        ap.fact([ok(x), ok(y), nn(d), nn(d2), alg.le(value_key(alg, f, d), value_key(alg, f, d2))],
-                alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
-        return r2
-
-    def in_a(x: Int, x2: Int, y: Int, d: Int) -> Int:  # FMA in a
-        r1, r2 = ap.fma(x, y, d), ap.fma(x2, y, d)
-        ap.fact([ok(x), ok(x2), ok(y), next_value(alg, f, x, x2), nn(d)], alg.all([nn(r1), nn(r2), _vle(alg, sh, r1, r2)]))
-        return r2
-
-    d, d2 = c, c2
-    for k in range(K):
-        x, y, x2, y2 = a[k], b[k], a2[k], b2[k]
-        in_c(x, y, d, d)  # the first run's result is not below zero
-        if x2 is not x:  # the raised input's FMA (d2 is d there)
-            next2 = in_a(x, x2, y, d)
-        elif y2 is not y:  # b through commutativity
-            for v in (y, y2):
-                ap.fact([ok(x), ok(v)], alg.eq(ap.fma(x, v, d), ap.fma(v, x, d)))
-            in_a(y, y2, x, d)
-            next2 = ap.fma(x, y2, d)
-        else:
-            next2 = in_c(x, y, d, d2)
-        d, d2 = ap.fma(x, y, d), next2
-    premise = [ok(v) for v in a + b + [c, raised]] + [moved]
-    goal = alg.all([nn(d), nn(d2), _vle(alg, sh, d, d2)])
-    return Composed(ap, premise, goal, f"chain (composition): raising {label} never lowers D (the FMA lemmas at each FMA it reaches)")
+def _product_of(g: Any, ua: Unpacked, ub: Unpacked, m: Int) -> Term:
+    """The product term of ``ua`` and ``ub`` with significand ``m`` (an argument: the model's product), as
+    :func:`~smtmma.encodings.terms.product` builds it."""
+    return Term(g.xor(ua.neg, ub.neg), m, g.add(ua.exp, ub.exp), ua.frac + ub.frac)
 
 
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of one input lowers the FMA chain's D (all finite non-negative inputs).
+class FmaMoves:
+    """The lemmas of one FMA's monotonicity, each a function of the run's terms, established in ``chain`` when first
+    applied: the split, the leads of c and of the product, the product's lead when a or b is raised (with the ring
+    facts of the model's own significand products), and the window order."""
 
-    "holds" with every lemma's block, or "unknown" naming the first lemma the solver did not prove.
+    def __init__(self, chain: LemmaChain, sh: FmaShape) -> None:
+        self.chain, self.sh = chain, sh
+
+    def split(self, s: FmaStep) -> Optional[str]:
+        """fma(a, b, c) of finite non-negative a, b and c not below zero is +inf for c = +inf, else RNE of the window
+        sum of the product's and c's leads."""
+        sh, f = self.sh, self.sh.fmt
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            a, b, c = v
+            u = [unpack(g, f, x) for x in v]
+            p, _ = product(g, u[0], u[1])
+            R = window_run(g, sh, _lead_of(g, sh, p), _lead_of(g, sh, input_term(u[2])))
+            premise = [finite_nonneg(g, f, a), finite_nonneg(g, f, b), nonneg(g, f, c)]
+            return implies(g, premise, g.eq(fma(g, *u, out=f, nan=sh.nan), g.ite(u[2].is_inf, f.inf_bits(), R.r)))
+
+        style = " (NaNs propagated: none arises here)" if sh.nan == "propagate" else ""
+        return self.chain.use(f"split (Alg. 3): fma{style} of finite non-negative a, b and c not below zero is +inf for "
+                              "c = +inf, else RNE of the window sum of the product's and c's leads", st, [s.a, s.b, s.c])
+
+    def c_leads(self, c: Int, c2: Int) -> Optional[str]:
+        """Finite non-negative c <= c' give well-formed, lex-ordered leads."""
+        sh, f = self.sh, self.sh.fmt
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            y, y2 = (_lead_of(g, sh, input_term(unpack(g, f, x))) for x in v)
+            U = _union(sh)
+            premise = [finite_nonneg(g, f, v[0]), finite_nonneg(g, f, v[1]), _vle(g, sh, v[0], v[1])]
+            return implies(g, premise, g.all([_well_formed(g, sh, y, U), _well_formed(g, sh, y2, U), _lex(g, y, y2)]))
+
+        return self.chain.use("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", st, [c, c2])
+
+    def product_lead(self, s: FmaStep) -> Optional[list[str]]:
+        """Finite non-negative a, b give a well-formed product lead (its significand an argument)."""
+        sh, f = self.sh, self.sh.fmt
+
+        zero = self.zero_product(s)
+        if zero is None:
+            return None
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            a, b, m = v
+            ua, ub = unpack(g, f, a), unpack(g, f, b)
+            x = _lead_of(g, sh, _product_of(g, ua, ub, m))
+            premise = [finite_nonneg(g, f, a), finite_nonneg(g, f, b), _zero_times(g, ua.sig, ub.sig, m)]
+            return implies(g, premise, _well_formed(g, sh, x, _union(sh)))
+
+        app = self.chain.use("terms, product lead: finite non-negative a, b give a well-formed lead (the significand "
+                             "product an argument, zero where a significand is)", st, [s.a, s.b, s.m])
+        return None if app is None else [zero, app]
+
+    def zero_product(self, s: FmaStep) -> Optional[str]:
+        """Ring: a zero significand gives a zero product (the model's own multiplication)."""
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            return _zero_times(g, v[0], v[1], g.mul(v[0], v[1]))
+
+        return self.chain.use(f"ring ({self.sh.sig_bits}-bit significands): a zero factor gives a zero product", st,
+                              [s.ua.sig, s.ub.sig])
+
+    def product_raised(self, who: str, s: FmaStep, s2: FmaStep) -> Optional[list[str]]:
+        """Raising ``who`` (a or b) to its next value gives a well-formed, lex-larger product lead: the ring facts of
+        the model's significand products (:func:`apply_step_facts`), then a lemma whose products are arguments."""
+        sh, f, p = self.sh, self.sh.fmt, self.sh.sig_bits
+        (um, um2, uo) = (s.ua, s2.ua, s.ub) if who == "a" else (s.ub, s2.ub, s.ua)
+        ring = apply_step_facts(self.chain, p, um.sig, um2.sig, uo.sig, t_first=who == "b")
+        if not ring:
+            return None
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            x, x2, o, n1, n2 = v
+            u, u2, w_ = unpack(g, f, x), unpack(g, f, x2), unpack(g, f, o)
+            pair = (lambda m: (m, w_)) if who == "a" else (lambda m: (w_, m))
+            X1, X2 = _lead_of(g, sh, _product_of(g, *pair(u), n1)), _lead_of(g, sh, _product_of(g, *pair(u2), n2))
+            premise = [finite_nonneg(g, f, x), finite_nonneg(g, f, x2), finite_nonneg(g, f, o), next_value(g, f, x, x2),
+                       *step_facts(g, p, u.sig, u2.sig, w_.sig, n1, n2)]
+            return implies(g, premise, g.and_(_well_formed(g, sh, X2, _union(sh)), _lex(g, X1, X2)))
+
+        x, x2, o = (s.a, s2.a, s.b) if who == "a" else (s.b, s2.b, s.a)
+        app = self.chain.use(f"terms, product lead, {who} raised: its next value gives a well-formed, lex-larger lead "
+                             "(the significand products arguments, ring facts given)", st, [x, x2, o, s.m, s2.m])
+        return None if app is None else [*ring, app]
+
+    def finish(self, s: FmaStep, s2: FmaStep) -> Optional[str]:
+        """The split's two cases: c <= c' (both not below zero; c' = c where a or b rose), each D the RNE pattern r or
+        +inf for an infinite c, and r <= r' where both c are finite (r not below zero where c is) give D <= D',
+        neither NaN nor below zero (a lemma of the patterns: the step's check is then Boolean)."""
+        sh, f = self.sh, self.sh.fmt
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            c, c2, d, d2, r, r2 = v
+            u, u2 = unpack(g, f, c), unpack(g, f, c2)
+            fin = [finite_nonneg(g, f, c), finite_nonneg(g, f, c2), _vle(g, sh, c, c2)]
+            premise = [nonneg(g, f, c), nonneg(g, f, c2), _vle(g, sh, c, c2),
+                       g.eq(d, g.ite(u.is_inf, f.inf_bits(), r)), g.eq(d2, g.ite(u2.is_inf, f.inf_bits(), r2)),
+                       implies(g, fin, g.all([nonneg(g, f, r), nonneg(g, f, r2), _vle(g, sh, r, r2)])),
+                       implies(g, [finite_nonneg(g, f, c), finite_nonneg(g, f, c), _vle(g, sh, c, c)],
+                               g.all([nonneg(g, f, r), nonneg(g, f, r), _vle(g, sh, r, r)]))]
+            return implies(g, premise, g.all([nonneg(g, f, d), nonneg(g, f, d2), _vle(g, sh, d, d2)]))
+
+        r, r2 = (window_run(self.chain.alg, sh, t.x, t.y).r for t in (s, s2))
+        return self.chain.use("finish (Alg. 3): c <= c', D = +inf for an infinite c, else the RNE pattern r, and r <= r' "
+                              "where c and c' are finite give D <= D', neither NaN nor below zero", st,
+                              [s.c, s2.c, s.d, s2.d, r, r2])
+
+    def no_drop(self, d: Int, d2: Int) -> Optional[str]:
+        """D <= D' (neither NaN) is not "D' is below D" as the query states it."""
+        f = self.sh.fmt
+
+        def st(g: Any, v: Sequence[Any]) -> Bool:
+            a, b = v
+            u, u2 = unpack(g, f, a), unpack(g, f, b)
+            below = g.all([g.not_(u.is_nan), g.not_(u2.is_nan), g.lt(value_key(g, f, b), value_key(g, f, a))])
+            return implies(g, [nonneg(g, f, a), nonneg(g, f, b), _vle(g, self.sh, a, b)], g.not_(below))
+
+        return self.chain.use("D <= D', neither NaN, is not D' below D", st, [d, d2])
+
+    def window(self, raised_first: bool, F: _Lead, G1: _Lead, G2: _Lead) -> Optional[str]:
+        """:func:`window_order_lemma` applied to the model's leads."""
+        args = [*F.triple(), *G1.triple(), *G2.triple()]
+        lem = window_order_lemma(self.sh, raised_first, args)
+        return self.chain.applied_last if self.chain.establish(lem, args) else None
+
+
+def _each(apps: Optional[list[str]]) -> list[Optional[str]]:
+    """A list of applications, or [None] where a lemma was not proved."""
+    return [None] if apps is None else list(apps)
+
+
+def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula (``formula``: a
+    :class:`~smtmma.queries.properties.monotonicity.MoveFormula`, every single move of one input beside the inputs),
+    that leave its final check ("some move lowers D") Boolean steps.
+
+    D is the chain of FMAs (Alg. 4), each RNE of the window sum of its product's and c's leads (Alg. 3, the split
+    lemma).  A move raises one input of one FMA; the later FMAs read its result as their c.  So, FMA by FMA of each
+    raised run, on the model's own terms: where c rose (c <= c', +inf included) or a or b took its next value, the
+    leads are well formed and the raised one lex-larger (lemmas of the patterns, the product's significand an
+    argument, ring facts of the model's products), and the window order lemma (its proof the window and rounding
+    lemmas, applied in its scope) gives RNE(F + G) <= RNE(F + G'); the finish lemma turns that and the split into
+    D <= D', neither NaN nor below zero (a fact per FMA a move reaches: each a Boolean step from the applications,
+    whatever the FMAs before it), and no move lowers D (a fact per position).  Each lemma is proved on fresh
+    constants once and applied wherever it serves.  False when one is not proved (the chain says which).
     """
+    alg, model, x = formula.alg, formula.model, formula.x
     sh = FmaShape.of(model)
-    lemmas = [glue_lemma(model, K, sh), *split_lemmas(sh), *term_lemmas(sh), *window_lemmas(sh), *rounding_lemmas(sh),
-              fma_in_c(sh).lemma(), fma_in_a(sh).lemma()]
-    lemmas += [chain_position(sh, K, label).lemma() for label in ["c"] + [f"{w}{k}" for k in range(K) for w in ("a", "b")]]
-    proof = run_parts(lemmas, run)
-    proof.summary = ("glue, the FMA split at its window adder, term, ring, window and rounding lemmas composed into the "
-                     "FMA in c and in a, composed along the chain")
-    return proof
+    f = sh.fmt
+    mv = FmaMoves(chain, sh)
+    K = len(x.a)
+
+    def chain_of(y: Any) -> list[FmaStep]:
+        steps, c = [], y.c
+        for k in range(K):
+            steps.append(fma_step(alg, sh, y.a[k], y.b[k], c))
+            c = steps[-1].d
+        return steps
+
+    inputs: dict[str, Optional[int]] = {}
+
+    def finite_input(v: Int) -> Optional[int]:
+        """The fact "this input is finite and not below zero" (the domain's), once per pattern."""
+        if str(v.raw) not in inputs:
+            chain.prove("an input of the domain is finite and not below zero", finite_nonneg(alg, f, v), uses=[])
+            inputs[str(v.raw)] = chain.last
+        return inputs[str(v.raw)]
+
+    leads: dict[str, Optional[int]] = {}
+
+    def product_fact(s: FmaStep) -> Optional[int]:
+        """The fact "the product's lead is well formed", once per product (its lemma's premise bounds the model's
+        significand product: a check of its own, not a step of every later one)."""
+        key = str(s.m.raw)
+        if key not in leads:
+            apps = mv.product_lead(s)
+            if apps is None:
+                return None
+            chain.prove("the product's lead is well formed", _well_formed(alg, sh, s.x, _union(sh)),
+                        uses=[finite_input(s.a), finite_input(s.b)], applied=apps)
+            leads[key] = chain.last
+        return leads[key]
+
+    ranges: dict[str, Optional[int]] = {}
+
+    def in_range(*terms: Int) -> list[Optional[int]]:
+        """The facts "lo <= t <= hi" of each term's static range, the premise a lemma's application states of it
+        (:func:`~smtmma.proof_kernel.lemma.range_premise`), once per term: a check of their own (0.2 s for an FP64
+        FMA's D), so that no later check re-derives them through the FMAs before it (2.4 s each at the third)."""
+        out = []
+        for v in terms:
+            if str(v.raw) not in ranges:
+                chain.prove("a term lies in its static range", range_premise(alg, v), uses=[])
+                ranges[str(v.raw)] = chain.last
+            out.append(ranges[str(v.raw)])
+        return out
+
+    def step_fact(what: str, s: FmaStep, s2: FmaStep, raised: Optional[str], before: list[Optional[int]]) -> Optional[int]:
+        """D <= D' at one FMA (both not NaN and not below zero): c rose (``raised`` None; c <= c' a fact in
+        ``before``, or c' = c) or ``raised`` (a, b) took its next value; ``before``: the facts about the c's."""
+        inputs = [finite_input(v) for v in (s.a, s.b, s2.a, s2.b)]
+        uses = [product_fact(s), *in_range(s.c, s2.c, *(v for t in (s.x, s.y, s2.x, s2.y) for v in (t.lead, t.top)))]
+        apps = [mv.c_leads(s.c, s.c)]
+        if raised is None:
+            apps += [mv.c_leads(s.c, s2.c), mv.window(False, s.x, s.y, s2.y), mv.window(False, s.x, s.y, s.y)]
+        else:
+            moved = mv.product_raised(raised, s, s2)
+            if moved is None:
+                return None
+            chain.prove(f"{what}: the raised product's lead is well formed and lex-larger",
+                        alg.and_(_well_formed(alg, sh, s2.x, _union(sh)), _lex(alg, s.x, s2.x)), uses=inputs, applied=moved)
+            uses.append(chain.last)
+            apps += [mv.window(True, s.y, s.x, s2.x), mv.window(True, s.y, s.x, s.x)]
+        splits, finish = [mv.split(s), mv.split(s2)], mv.finish(s, s2)
+        if finish is None or any(a is None for a in apps + splits) or chain.stopped:
+            return None
+        # each check below is unit propagation from its facts and applications (a case split inside one check
+        # sent the SAT solver through the FMAs' circuits: 18 s at the fourth FP64 FMA)
+        c, c2, (r, r2) = s.c, s2.c, (window_run(alg, sh, t.x, t.y).r for t in (s, s2))
+        cases = []
+        for what_c, (p, q) in (("c and c' finite", (c2, r2)), ("c finite", (c, r))):
+            fin = [finite_nonneg(alg, f, c), finite_nonneg(alg, f, p), _vle(alg, sh, c, p)]
+            chain.prove(f"{what}: where {what_c}, RNE of the window sums does not fall, neither NaN nor below zero",
+                        implies(alg, fin, alg.all([nonneg(alg, f, r), nonneg(alg, f, q), _vle(alg, sh, r, q)])),
+                        uses=uses, applied=[a for a in apps if a is not None])
+            cases.append(chain.last)
+        goal = alg.all([nonneg(alg, f, s.d), nonneg(alg, f, s2.d), _vle(alg, sh, s.d, s2.d)])
+        chain.prove(what, goal, uses=before + inputs + cases + in_range(c, c2, s.d, s2.d, r, r2),
+                    applied=[a for a in [*splits, finish] if a is not None])
+        return chain.last if not chain.stopped else None
+
+    base = chain_of(x)
+    if base[-1].d.raw != formula.d.raw:
+        raise AssertionError("the FMA chain rebuilt is not the model's own D")
+    below: list[Optional[int]] = [finite_input(x.c)]  # per FMA of the first run: its c is not below zero
+    for k, s in enumerate(base):
+        below.append(step_fact(f"FMA {k + 1}: D is not NaN and not below zero", s, s, None, below[-1:]))
+        if below[-1] is None:
+            return False
+    for label in formula.labels:
+        y = formula.raised[label]
+        steps = chain_of(y)
+        if steps[-1].d.raw != formula.outputs[label].raw:
+            raise AssertionError("the FMA chain rebuilt is not the model's own D")
+        at = 0 if label == "c" else int(label[1:])
+        last: Optional[int] = None
+        if label == "c":
+            finite_input(y.c)
+            chain.prove("c's next value is not below c", alg.all([nonneg(alg, f, x.c), nonneg(alg, f, y.c),
+                                                                  _vle(alg, sh, x.c, y.c)]), uses=[])
+            last = chain.last
+        for k in range(at, K):
+            s, s2 = base[k], steps[k]
+            if k == at and label != "c":
+                last = step_fact(f"raising {label} (FMA {k + 1}): D does not fall, neither NaN nor below zero", s, s2,
+                                 label[0], [below[k]])
+            else:
+                last = step_fact(f"raising {label}, FMA {k + 1}: c rose (c <= c', +inf included), so D does not fall",
+                                 s, s2, None, [below[k], last])
+            if last is None:
+                return False
+        drop = mv.no_drop(base[-1].d, steps[-1].d)
+        if drop is None:
+            return False
+        chain.prove(f"raising {label} to its next value never lowers D", alg.not_(formula.drops[label]), uses=[last],
+                    applied=[drop])
+    return not chain.stopped
 
 
 # -- symmetry: the exact sum of the negated inputs ---------------------------------------------------------

@@ -22,10 +22,12 @@ from typing import Callable, Optional, Sequence, Union
 from ..encodings.algebra import Bool, Int, bits_for
 from ..encodings.symbolic import SmtAlgebra
 
-__all__ = ["Arg", "Param", "Lemma", "lemma", "let_body", "range_premise"]
+__all__ = ["Arg", "Helper", "Param", "Lemma", "closed_term", "composed", "lemma", "let_body", "range_premise"]
 
 Arg = Union[Int, Bool]
 Statement = Callable[[SmtAlgebra, Sequence[Arg]], Bool]
+#: a lemma a composed lemma's proof applies: (label, statement, arguments built from the composed lemma's parameters)
+Helper = tuple[str, Statement, Sequence[Arg]]
 
 _DEF = re.compile(r"\(define-fun (\S+) \(\) (Bool|\(_ BitVec \d+\)) (.*)\)\s*$", re.S)
 _NAME = re.compile(r"(?<![\w.])v\d+(?![\w.])")
@@ -182,3 +184,45 @@ def lemma(label: str, statement: Statement, args: Sequence[Arg], *, name: str = 
         digest = hashlib.sha1(("".join(p.sort + str((p.lo, p.hi)) for p in params) + body).encode()).hexdigest()
         name = f"lemma_{digest[:10]}"
     return Lemma(label, name, tuple(params), body)
+
+
+def closed_term(alg: SmtAlgebra, x: Arg, width: Optional[int] = None) -> str:
+    """The text of ``x`` (a term of ``alg``, as :meth:`~smtmma.encodings.symbolic.SmtAlgebra.term_text` writes it at
+    ``width`` bits) with the definitions it depends on bound by ``let``: one expression over ``alg``'s declared
+    names alone (definition names ``v<k>``, as :func:`let_body` needs)."""
+    if alg.prefix != "v":
+        raise ValueError(f"closed_term needs an algebra whose definitions are named v<k>, not {alg.prefix}<k>")
+    text = alg.term_text(x, width)
+    defs = {}
+    for d in alg.defs:
+        m = _DEF.match(d)
+        if m is None:
+            raise ValueError(f"not a term definition: {d[:60]!r}")
+        defs[m.group(1)] = (d, m.group(3))
+    need: set[str] = set()
+    todo = _NAME.findall(text)
+    while todo:
+        n = todo.pop()
+        if n in defs and n not in need:
+            need.add(n)
+            todo += _NAME.findall(defs[n][1])
+    return let_body([d for n, (d, _) in defs.items() if n in need], text)
+
+
+def composed(label: str, statement: Statement, args: Sequence[Arg], helpers: Callable[[SmtAlgebra, Sequence[Arg]], Sequence[Helper]],
+             *, span: Optional[tuple[int, int]] = None) -> Lemma:
+    """The lemma "``statement`` holds" (:func:`lemma`), its proof given helper lemmas applied to terms of its own
+    parameters: ``helpers(g, params)`` builds, in a fresh algebra ``g`` whose parameters are named as the lemma's
+    (a0, a1, ...), each helper's (label, statement, arguments); each helper is the lemma of those arguments' ranges,
+    proved on its own fresh constants, and asserted in this lemma's proof scope applied to the arguments' closed
+    terms (:func:`closed_term`).  So a proof that a solver answers only in steps is one lemma whose steps a
+    checker reads off the file: each is an application of a proved lemma."""
+    main = lemma(label, statement, args, span=span)
+    g = SmtAlgebra(prefix="v")
+    params: list[Arg] = [Bool(g, p.name) if p.boolean else Int(g, p.name, p.lo, p.hi) for p in main.params]
+    given = list(main.given)
+    for h_label, h_statement, h_args in helpers(g, params):
+        h = lemma(h_label, h_statement, h_args)
+        texts = [closed_term(g, a, None if p.boolean else p.bits) for a, p in zip(h_args, h.params)]
+        given.append((h, f"({h.name} {' '.join(texts)})" if texts else h.name))
+    return Lemma(main.label, main.name, main.params, main.body, tuple(given))

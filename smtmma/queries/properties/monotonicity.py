@@ -49,7 +49,6 @@ class Prover(NamedTuple):
 #: the compositional monotonicity proofs of each kind, tried in order (the first that supports the model runs)
 MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
     "t-fdpa": (Prover(tfdpa.supports_chain_monotone, tfdpa.prove_chain_monotone),),  # Alg. 5, C added last
-    "fma": (Prover(fma.supports_monotone, fma.prove_monotone),),
 }
 
 
@@ -74,6 +73,7 @@ class MonotoneFacts(NamedTuple):
 #: the ops whose monotonicity is a chain of facts on the model's own terms (tried before :data:`MONOTONE_PROVERS`)
 MONOTONE_FACTS: dict[str, MonotoneFacts] = {
     "e-fdpa": MonotoneFacts(efdpa.supports_monotone, efdpa.monotone_facts),  # Alg. 6
+    "fma": MonotoneFacts(fma.supports_monotone, fma.monotone_facts, scoped=True, sessions=False),  # Alg. 3-4
     "ftz-addmul": MonotoneFacts(addmul.supports_monotone, addmul.monotone_facts, scoped=True),  # Alg. 1-2
     "t-fdpa": MonotoneFacts(tfdpa.supports_monotone, tfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 7
     "tr-fdpa": MonotoneFacts(trfdpa.supports_monotone, trfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 10
@@ -233,10 +233,11 @@ def monotonicity(
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
     is pinned in the query and confirmed by the solver.  Where an op's
-    facts cover the model (:data:`MONOTONE_FACTS`: one E-, T-, TR-, GTR- or GST-FDPA, FTZ-AddMul's tree), every move is
+    facts cover the model (:data:`MONOTONE_FACTS`: one E-, T-, TR-, GTR- or GST-FDPA, FTZ-AddMul's tree, a chain of
+    FMAs), every move is
     put in one formula (:class:`MoveFormula`, or one symbolic move: :class:`OneMoveFormula`) and the facts are
     proved about the model's own terms, the query's statement last; else, where a compositional proof on stand-ins
-    covers it (:data:`MONOTONE_PROVERS`: a chain of T-FDPAs with C added last, a chain of FMAs), that runs next; if neither proves the property, each
+    covers it (:data:`MONOTONE_PROVERS`: a chain of T-FDPAs with C added last), that runs next; if neither proves the property, each
     position gets a short solver call (a witness), then the full timeout
     (a proof).  ``blocks``: the pinned witness query (sat), the proof's
     lemmas, or every position's query (unsat).

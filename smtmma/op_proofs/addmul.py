@@ -59,7 +59,7 @@ __all__ = ["AddMulLemmas", "AddMulOps", "Node", "addmul_tree", "evaluate_tree", 
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: FTZ-AddMul with flushed inputs, A and B of one format, FP32 C and D."""
+    """Whether :func:`monotone_facts` applies: FTZ-AddMul with flushed inputs, A and B of one format, FP32 C and D."""
     return (model.kind == "ftz-addmul" and model.ftz_inputs and model.via is None and model.a_fmt == model.b_fmt
             and model.c_fmt == "fp32" and model.d_fmt == "fp32" and model.P in (2, 4) and K >= 1)
 

@@ -63,7 +63,7 @@ _CUTS = (50, 100, 200)
 
 
 def supports_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_monotone` applies: one E-FDPA (K <= L) of A and B in one format, read as they are,
+    """Whether :func:`monotone_facts` applies: one E-FDPA (K <= L) of A and B in one format, read as they are,
     C in D's format."""
     return (model.kind == "e-fdpa" and model.L is not None and 1 <= K <= model.L and model.scale_fmt is None
             and model.a_fmt == model.b_fmt

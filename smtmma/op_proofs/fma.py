@@ -471,8 +471,9 @@ def _product_of(g: Any, ua: Unpacked, ub: Unpacked, m: Int) -> Term:
 
 class FmaMoves:
     """The lemmas of one FMA's monotonicity, each a function of the run's terms, established in ``chain`` when first
-    applied: the split, the leads of c and of the product, the product's lead when a or b is raised (with the ring
-    facts of the model's own significand products), and the window order."""
+    applied (each method returns the application's text, or None where the solver did not prove the lemma): the
+    split, the leads of c and of the product, the product's lead when a or b is raised (with the ring facts of the
+    model's own significand products), the window order, the finish, and "no drop" as the query states it."""
 
     def __init__(self, chain: LemmaChain, sh: FmaShape) -> None:
         self.chain, self.sh = chain, sh
@@ -507,7 +508,8 @@ class FmaMoves:
         return self.chain.use("terms, c: finite non-negative c <= c' give well-formed, lex-ordered leads", st, [c, c2])
 
     def product_lead(self, s: FmaStep) -> Optional[list[str]]:
-        """Finite non-negative a, b give a well-formed product lead (its significand an argument)."""
+        """Finite non-negative a, b give a well-formed product lead (its significand an argument): the applications of
+        the zero-product ring lemma and of the lead lemma."""
         sh, f = self.sh, self.sh.fmt
 
         zero = self.zero_product(s)

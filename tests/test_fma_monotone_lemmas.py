@@ -101,3 +101,17 @@ def test_an_fma_chain_that_propagates_nan_payloads_is_proved_on_its_own_fmas() -
     assert "split (Alg. 3): fma (NaNs propagated: none arises here)" in (r.smt2 or "")
     passed, summary = check_text(_certificate(r), "bitwuzla", 120.0)
     assert passed, summary
+
+
+def test_facts_about_other_fmas_than_the_models_stop_with_a_reason() -> None:
+    """A chain whose rebuilt FMAs are not the model's own D (here the formula of Hopper's propagating FMAs, the facts
+    built for IEEE FMAs) stops before any check, naming why: an unknown with a reason, not a crash."""
+    from smtmma.op_proofs.fma import monotone_facts
+    from smtmma.queries.formula import Domain
+    from smtmma.queries.properties.monotonicity import MoveFormula
+
+    model = smtmma.Model("fma", "fp16", "fp16", "fp16", "fp16", nan="propagate")
+    f = MoveFormula(model, 1, Domain(nonneg=True, specials=False))
+    f.model = model.replace(nan="ieee")
+    chain = LemmaChain(f.alg, Runner("bitwuzla", 60, 0))
+    assert monotone_facts(chain, f) is False and "not the model's own D" in chain.stopped and not chain.proven

@@ -706,8 +706,9 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         return chain.last if not chain.stopped else None
 
     base = chain_of(x)
-    if base[-1].d.raw != formula.d.raw:
-        raise AssertionError("the FMA chain rebuilt is not the model's own D")
+    if base[-1].d.raw != formula.d.raw:  # the facts would be about other FMAs than the model runs
+        chain.stopped = "the chain of FMAs the facts are about is not the model's own D"
+        return False
     below: list[Optional[int]] = [finite_input(x.c)]  # per FMA of the first run: its c is not below zero
     for k, s in enumerate(base):
         below.append(step_fact(f"FMA {k + 1}: D is not NaN and not below zero", s, s, None, below[-1:]))
@@ -717,7 +718,8 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         y = formula.raised[label]
         steps = chain_of(y)
         if steps[-1].d.raw != formula.outputs[label].raw:
-            raise AssertionError("the FMA chain rebuilt is not the model's own D")
+            chain.stopped = "the chain of FMAs the facts are about is not the model's own D"
+            return False
         at = 0 if label == "c" else int(label[1:])
         last: Optional[int] = None
         if label == "c":

@@ -559,10 +559,11 @@ class FmaMoves:
                              "(the significand products arguments, ring facts given)", st, [x, x2, o, s.m, s2.m])
         return None if app is None else [*ring, app]
 
-    def finish(self, s: FmaStep, s2: FmaStep) -> Optional[str]:
+    def finish(self, s: FmaStep, s2: FmaStep, r: Int, r2: Int) -> Optional[str]:
         """The split's two cases: c <= c' (both not below zero; c' = c where a or b rose), each D the RNE pattern r or
-        +inf for an infinite c, and r <= r' where both c are finite (r not below zero where c is) give D <= D',
-        neither NaN nor below zero (a lemma of the patterns: the step's check is then Boolean)."""
+        +inf for an infinite c (``r``, ``r2``: each step's window run's RNE), and r <= r' where both c are finite (r
+        not below zero where c is) give D <= D', neither NaN nor below zero (a lemma of the patterns: the step's
+        check is then Boolean)."""
         sh, f = self.sh, self.sh.fmt
 
         def st(g: Any, v: Sequence[Any]) -> Bool:
@@ -576,7 +577,6 @@ class FmaMoves:
                                g.all([nonneg(g, f, r), nonneg(g, f, r), _vle(g, sh, r, r)]))]
             return implies(g, premise, g.all([nonneg(g, f, d), nonneg(g, f, d2), _vle(g, sh, d, d2)]))
 
-        r, r2 = (window_run(self.chain.alg, sh, t.x, t.y).r for t in (s, s2))
         return self.chain.use("finish (Alg. 3): c <= c', D = +inf for an infinite c, else the RNE pattern r, and r <= r' "
                               "where c and c' are finite give D <= D', neither NaN nor below zero", st,
                               [s.c, s2.c, s.d, s2.d, r, r2])
@@ -687,12 +687,12 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                         alg.and_(_well_formed(alg, sh, s2.x, _union(sh)), _lex(alg, s.x, s2.x)), uses=inputs, applied=moved)
             uses.append(chain.last)
             apps += [mv.window(True, s.y, s.x, s2.x), mv.window(True, s.y, s.x, s.x)]
-        splits, finish = [mv.split(s), mv.split(s2)], mv.finish(s, s2)
+        c, c2, (r, r2) = s.c, s2.c, (window_run(alg, sh, t.x, t.y).r for t in (s, s2))
+        splits, finish = [mv.split(s), mv.split(s2)], mv.finish(s, s2, r, r2)
         if finish is None or any(a is None for a in apps + splits) or chain.stopped:
             return None
         # each check below is unit propagation from its facts and applications (a case split inside one check
         # sent the SAT solver through the FMAs' circuits: 18 s at the fourth FP64 FMA)
-        c, c2, (r, r2) = s.c, s2.c, (window_run(alg, sh, t.x, t.y).r for t in (s, s2))
         cases = []
         for what_c, (p, q) in (("c and c' finite", (c2, r2)), ("c finite", (c, r))):
             fin = [finite_nonneg(alg, f, c), finite_nonneg(alg, f, p), _vle(alg, sh, c, p)]

@@ -29,7 +29,6 @@ K)`` and ``prove_<property>(model, K, run, ...)`` (a proof by parts) or a
 function of facts in the query's own formula; the property queries pick
 them from a table keyed by the model's kind
 (:data:`smtmma.queries.properties.monotonicity.MONOTONE_FACTS`,
-:data:`smtmma.queries.properties.monotonicity.MONOTONE_PROVERS`,
 :data:`smtmma.queries.properties.error_bound.ERROR_PROVERS`,
 :data:`smtmma.queries.properties.symmetry.SYMMETRY_FACTS`).  The lemmas are
 built over the query algebra (:mod:`smtmma.queries.query_algebra`) and the proof

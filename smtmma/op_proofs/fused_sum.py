@@ -85,9 +85,11 @@ class Plan:
 
 def lane_summand(alg: QueryAlgebra, plan: Plan, suffix: str = "") -> tuple[Term, Bool]:
     """One lane's summand on fresh patterns ``a``, ``b`` (and scales ``sa``, ``sb`` when block-scaled), and the
-    premise that they are finite (a scale not NaN): the product as the model forms it (Alg. 7 step 1, Alg. 8 line 4)."""
-    ua = unpack(alg, plan.fa, alg.var(f"a{suffix}", plan.fa.bits))
-    ub = unpack(alg, plan.fb, alg.var(f"b{suffix}", plan.fb.bits))
+    premise that they are finite (a scale not NaN): the product as the model forms it (Alg. 7 step 1, Alg. 8 line 4),
+    of the inputs as the unit reads them (converted exactly first with ``via``: an FP8 subnormal is a normal FP16)."""
+    via = plan.model.via
+    ua = decode_input(alg, plan.fa, alg.var(f"a{suffix}", plan.fa.bits), via)
+    ub = decode_input(alg, plan.fb, alg.var(f"b{suffix}", plan.fb.bits), via)
     if plan.fs is None:
         return scaled_product(alg, ua, ub)[0], all_finite(alg, ua, ub)
     sa = unpack(alg, plan.fs, alg.var(f"sa{suffix}", plan.fs.bits))

@@ -4,8 +4,7 @@
   (Alg. 7-9), the glue lemmas' view of the model;
 * error part: :func:`conversion_lemma`, rho(S * 2**(E-F)) is within 1 ulp
   (RZ) or 1/2 ulp (RNE) of S * 2**(E-F) when finite (Table 9);
-* monotonicity: :func:`monotone_rounding_lemma`, rho is monotone on
-  non-negative fixed-point values; :func:`value_le` compares two
+* monotonicity: :func:`value_le` compares two
   pre-rounding values :class:`PreRounding` exactly; :func:`final_rounding`
   is the model's own rounding call;
 * a chain-based proof of one FDPA, :func:`composed_position`, for models
@@ -63,7 +62,7 @@ from ..queries.formula import Domain
 from ..simulate import output_format, run_model
 from .fused_sum import Plan
 
-__all__ = ["PreRounding", "composed_position", "conversion_lemma", "final_rounding", "monotone_rounding_lemma",
+__all__ = ["PreRounding", "composed_position", "conversion_lemma", "final_rounding",
            "negated_output_fact", "supports_composed", "truncated_rounding", "value_le"]
 
 
@@ -110,22 +109,6 @@ def conversion_lemma(plan: Plan, S_range: tuple[int, int], e_range: tuple[int, i
     label = f"rounding to {plan.rfmt.name} ({plan.mode}) of S*2^(E-{F}), when finite: within {u} ulp, exact where ulp < 2^(E-{F})"
     rng = {"D": (min(D.lo, S.lo), max(D.hi, S.hi)), "W": (0, W.hi)}
     return Part(label, negated_script(alg, goal)), rng
-
-
-def monotone_rounding_lemma(plan: Plan, s_rng: tuple[int, int], fbits: int) -> Part:
-    """rho (the model's own final rounding) is monotone on S 2**(E - fbits), S in [0, s_rng[1]], E in the plan's range."""
-    p = plan
-    alg = QueryAlgebra()
-    f = fbits
-    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
-    E, E2 = ranged_var(alg, "E", p.e_lo, p.e_hi), ranged_var(alg, "E2", p.e_lo, p.e_hi)
-    alg.assert_(value_le(alg, PreRounding(S, alg.sub(E, f), None), PreRounding(S2, alg.sub(E2, f), None)))
-    r1 = final_rounding(alg, p.model, PreRounding(S, alg.sub(E, f), None))  # the model's own final rounding call
-    r2 = final_rounding(alg, p.model, PreRounding(S2, alg.sub(E2, f), None))
-    u1, u2 = unpack(alg, p.out, r1), unpack(alg, p.out, r2)
-    goal = alg.all([alg.not_(u1.is_nan), alg.not_(u2.is_nan), alg.le(value_key(alg, p.out, r1), value_key(alg, p.out, r2))])
-    return Part(f"rounding: rho = {p.mode}-{p.rfmt.name} is monotone on non-negative fixed-point values",
-                  negated_script(alg, goal))
 
 
 # -- monotonicity: pre-rounding values compared; the chain-based proof ------------------------------------

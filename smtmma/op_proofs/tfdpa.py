@@ -42,7 +42,7 @@ the composition.  Only for one FDPA (K <= L) with C inside the sum and no
 carry limit: see :func:`supports_error_bound`.  The summand, accumulation
 and conversion lemmas are shared (:mod:`~smtmma.op_proofs.fused_sum`, :mod:`~smtmma.op_proofs.rounding`).
 
-**Monotonicity**, :func:`prove_monotone`: raising any one input never lowers D.
+**Monotonicity**, :func:`monotone_facts`: raising any one input never lowers D.
 
 The whole-model query (two runs, each a fused sum of K + 1 summands and a
 rounding) gives a bit-blasting solver no answer in minutes.  Bit-blasting
@@ -53,11 +53,12 @@ out of every check: products grow by an *equality* the rewriter proves
 non-negative slack.  A single move raises one input (a lane's a or b, or c)
 to its next value (:func:`~smtmma.op_proofs.moves.next_moves`).  With E, E' the two
 runs' alignment exponents, D = min(E' - E, Dc) and w = 2**D - 1, the lemmas
-(each a check-sat on its own variables, expecting unsat) are:
+(each proved on fresh constants, then applied to the model's own terms in the query's one-move formula,
+:func:`credit_facts`) are:
 
 * **glue** (the model, one run, all finite inputs): D = rho(S * 2**(E-F)),
   S the sum of the summands aligned at E = their largest exponent (RZ_F);
-* **exponents**: raising one summand's exponent (or a zero) gives E <= E',
+* **exponents** (a fact, the solver's own): raising one summand's exponent (or a zero) gives E <= E',
   and E' is E or the raised summand's exponent;
 * **re-alignment** (each other summand, products and c): A(t, E) <=
   2**D * A(t, E') + w, i.e. slack s = 2**D * A(t, E') + w - A(t, E) in [0, w];
@@ -67,22 +68,20 @@ runs' alignment exponents, D = min(E' - E, Dc) and w = 2**D - 1, the lemmas
   is x + 1 (**next pattern**), the product grows by y (**product step**)
   and aligning is monotone in the significand (**aligned step**);
 * **distributivity**: 2**D * (P + Q) = 2**D * P + 2**D * Q (each node of
-  the sum);
-* **composition** (slack form): those per-summand facts give
-  S <= 2**D * S';
+  the sum, at one width W: :class:`WideSums`);
+* **composition** (slack form): those per-summand facts, the credits'
+  running sums, give S <= 2**D * S';
 * **value**: S <= 2**D * S' gives S * 2**(E-F) <= S' * 2**(E'-F);
 * **rounding**: rho is monotone.
 
-As in the error-bound proof (above), applying a lemma stated on
-one generic summand (or one node of the sum) to each of the model's is the
-step no solver checks; every lemma itself is a check-sat of the certificate.
-
-**Monotonicity of a chain with C added last**, :func:`prove_chain_monotone`
+**Monotonicity of a chain with C added last**, :func:`chain_monotone_facts`
 (sm90's FP8 ``mma``: FDPAs chained from 0 on inputs converted to FP16, then
-C by an RNE add): the glue (the model's D is that composition, run_model's
-own terms), the conversion keeps the order, the one-FDPA proof above for the
-step (:func:`chain_step`, single moves chained), a step with c = +inf stays
-+inf, and the RNE add is monotone in both operands.
+C by an RNE add), facts on the model's own terms in its one-move formula:
+per FDPA the credit argument of the one-FDPA facts, its lanes' gain lemmas
+taking the FP8 patterns (converted inside, as the model converts them), its
+c's gain any raise (the FDPA before gave D <= D'), under "the c of the moved
+run is finite"; an infinite c gives +inf; then the RNE add of C is monotone
+in each operand (two lemmas applied to the last FDPA's D and to C).
 """
 
 from __future__ import annotations
@@ -91,8 +90,8 @@ from fractions import Fraction
 from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence
 
 from ..encodings.algebra import Bool, Int
-from ..encodings.fields import Unpacked, unpack
-from ..encodings.fused_sum import aligned, max_exponent
+from ..encodings.fields import unpack
+from ..encodings.fused_sum import aligned
 from ..encodings.terms import Term, input_term, product
 from ..encodings.addmul import add
 from ..encodings.rounding import convert_fixed
@@ -107,14 +106,14 @@ from ..simulate import converted_pattern, decode_input, issue_chunks, nan_patter
 from .fused_sum import (Plan, accumulate_lemma, ahead_fact, carry_fact, glue_inputs, negated_rounded_sum2, negated_sum_lemmas, plan_scales,
                         rounded_output_facts, scales_not_nan, summand_lemma)
 from .fma import apply_step_facts, step_facts
-from .moves import finite_nonneg, move_firsts, next_moves, nonneg, nonneg_pattern, raised_pattern
-from .rounding import PreRounding, conversion_lemma, final_rounding, monotone_rounding_lemma, negated_output_fact, truncated_rounding, value_le
+from .moves import finite_nonneg, move_firsts, next_moves, nonneg, nonneg_pattern
+from .rounding import PreRounding, conversion_lemma, final_rounding, negated_output_fact, truncated_rounding, value_le
 
-__all__ = ["Credits", "LaneMoves", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "aligned_step_lemma", "at_new_max", "capped_shift", "chain_monotone_lemmas", "chain_step", "composition_lemmas", "distributivity_lemma",
-           "error_composition_lemma", "error_facts", "error_parts", "exponent_step_lemma", "exponents_lemma", "fresh_exponents", "fresh_summand",
-           "gain_goal", "gain_lemma", "gain_setup", "glue_lemma", "largest_aligned", "monotone_facts", "monotone_lemmas", "negated_chain_facts", "product_step_lemma",
-           "prove_chain_monotone", "prove_error_bound", "prove_monotone", "realign_lemma", "shape_e_max", "sum_monotone_facts", "SummandMoves", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
-           "lane_term", "supports_monotone", "value_lemma", "zero_or_below"]
+__all__ = ["Credits", "LaneMoves", "MonotoneShape", "MoveLemmas", "MoveSums", "WideSums", "credit_facts", "at_new_max", "capped_shift", "chain_monotone_facts", "chain_step", "ChainLink", "ChainView", "ChunkMoves",
+           "error_composition_lemma", "error_facts", "error_parts", "fresh_exponents", "fresh_summand",
+           "glue_lemma", "largest_aligned", "monotone_facts", "monotone_facts_of", "negated_chain_facts",
+           "prove_error_bound", "realign_lemma", "sum_monotone_facts", "SummandMoves", "supports_chain_monotone", "supports_chained_symmetry", "supports_error_bound", "supports_error_facts",
+           "lane_term", "supports_monotone", "supports_monotone_facts", "zero_or_below"]
 
 
 # -- the error bound (Table 9) ---------------------------------------------------------------------------
@@ -366,233 +365,6 @@ def realign_lemma(sh: MonotoneShape, which: str, summand: Optional[Callable[[Que
                   f"D = min(E'-E, {sh.Dc})", negated_script(alg, alg.all([alg.le(0, A), alg.le(0, A2), alg.le(0, s), alg.le(s, w)])))
 
 
-def _raised(alg: QueryAlgebra, sh: MonotoneShape, who: str) -> tuple[Term, Term, Unpacked, Unpacked]:
-    """(t, t') of a summand whose input ``who`` (a, b or c) moves to its next value, with the moved input's fields."""
-    p = sh.plan
-    if who == "c":
-        v, u, v2, u2 = raised_pattern(alg, p.fc, "c")
-        t = input_term(decode_input(alg, p.fc, v, p.fd.name))
-        t2 = input_term(decode_input(alg, p.fc, v2, p.fd.name))
-        return t, t2, u, u2
-    fmt, other = (p.fa, p.fb) if who == "a" else (p.fb, p.fa)
-    _, u, _, u2 = raised_pattern(alg, fmt, who)
-    uo = nonneg_pattern(alg, "b" if who == "a" else "a", other)[1]
-    pair = (lambda x: (x, uo)) if who == "a" else (lambda x: (uo, x))
-    return product(alg, *pair(u))[0], product(alg, *pair(u2))[0], u, u2
-
-
-def gain_setup(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term) -> tuple[Int, Int, Int, Int]:
-    """(E, E', D, w) as the exponents lemma leaves them: E bounds t, E' is E or t''s exponent and bounds t'."""
-    E, E2 = fresh_exponents(alg, sh)
-    alg.assert_(zero_or_below(alg, t, E))
-    alg.assert_(zero_or_below(alg, t2, E2))
-    alg.assert_(at_new_max(alg, t2, E, E2))
-    D, w = capped_shift(alg, sh, E, E2)
-    return E, E2, D, w
-
-
-def gain_goal(alg: QueryAlgebra, sh: MonotoneShape, t: Term, t2: Term, E: Int, E2: Int, D: Int, w: Int) -> Bool:
-    A, A2 = aligned(alg, t, E, sh.F), aligned(alg, t2, E2, sh.F)
-    s = alg.sub(alg.sub(alg.shl(A2, D), A), alg.mul(sh.gain_k, w))
-    return alg.all([alg.le(0, A), alg.le(0, s)])
-
-
-def gain_lemma(sh: MonotoneShape, who: str, case: str) -> Part:
-    """The raised summand's gain, 2**D * A(t', E') >= A(t, E) + K * w, in one case of the move.
-
-    ``case``: "far" (a zero raised, or E' > E), "cross" (E' = E, the exponent
-    field up by one), "all" (every move: used for c, whose term has no product).
-    """
-    alg = QueryAlgebra()
-    t, t2, u, u2 = _raised(alg, sh, who)
-    E, E2, D, w = gain_setup(alg, sh, t, t2)
-    if case == "far":
-        alg.assert_(alg.or_(u.is_zero, alg.ne(E2, E)))
-    elif case == "cross":
-        alg.assert_(alg.and_(alg.eq(E2, E), alg.eq(u2.exp, alg.add(u.exp, 1))))
-        alg.assert_(alg.not_(u.is_zero))
-    what = {"far": "a zero raised, or E' > E", "cross": "E' = E, the exponent field up by one",
-            "all": "every move"}[case]
-    return Part(f"gain of the raised summand (raising {who}; {what}): 2^D A(t',E') >= A(t,E) + {sh.gain_k} (2^D - 1)",
-                negated_script(alg, gain_goal(alg, sh, t, t2, E, E2, D, w)))
-
-
-def exponent_step_lemma(sh: MonotoneShape, who: str) -> Part:
-    """Raising input ``who`` by one move: the summand was zero, or is non-zero with an exponent not smaller; and a
-    non-zero step keeps the exponent field and adds 1 to the significand, or adds 1 to the exponent field."""
-    alg = QueryAlgebra()
-    t, t2, u, u2 = _raised(alg, sh, who)
-    same = alg.and_(alg.eq(u2.exp, u.exp), alg.eq(u2.sig, alg.add(u.sig, 1)))
-    cross = alg.eq(u2.exp, alg.add(u.exp, 1))
-    goal = alg.all([alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))),
-                    alg.or_(u.is_zero, alg.or_(same, cross))])
-    return Part(f"next pattern (raising {who}): the summand was 0, or stays non-zero with an exponent not smaller; a "
-                  "non-zero input keeps its exponent field and gains 1 in its significand, or gains 1 in its exponent field",
-                  negated_script(alg, goal))
-
-
-def product_step_lemma(sh: MonotoneShape, who: str) -> Part:
-    """The encoding's product of significands when the raised one is x + 1: (x + 1) * y = x * y + y (or x * (y + 1))."""
-    p = sh.plan
-    alg = QueryAlgebra()
-    ua = unpack(alg, p.fa, alg.var("a", p.fa.bits))
-    ub = unpack(alg, p.fb, alg.var("b", p.fb.bits))
-    x = alg.var("x", ua.sig.hi.bit_length())
-    y = alg.var("y", ub.sig.hi.bit_length())
-    if who == "a":
-        goal = alg.eq(alg.mul(alg.add(x, 1), y), alg.add(alg.mul(x, y), y))
-        text = "(x + 1) * y = x * y + y"
-    else:
-        goal = alg.eq(alg.mul(x, alg.add(y, 1)), alg.add(alg.mul(x, y), x))
-        text = "x * (y + 1) = x * y + x"
-    return Part(f"product step (raising {who} in its binade): {text} for the significands' widths", negated_script(alg, goal))
-
-
-def aligned_step_lemma(sh: MonotoneShape) -> Part:
-    """Aligning is monotone in the significand: A(m + y, E) >= A(m, E) for one exponent (a product's ranges)."""
-    p = sh.plan
-    alg = QueryAlgebra()
-    ua = unpack(alg, p.fa, alg.var("a", p.fa.bits))
-    ub = unpack(alg, p.fb, alg.var("b", p.fb.bits))
-    t = product(alg, ua, ub)[0]
-    m = alg.var("m", t.sig.hi.bit_length())
-    y = alg.var("y", max(ua.sig.hi, ub.sig.hi).bit_length())
-    alg.assert_(alg.le(alg.add(m, y), t.sig.hi))
-    e = ranged_var(alg, "e", t.exp.lo, t.exp.hi)
-    neg = alg.bvar("neg")
-    alg.assert_(alg.or_(alg.not_(neg), alg.and_(alg.eq(m, 0), alg.eq(y, 0))))  # non-negative inputs: only a zero is -0
-    E = ranged_var(alg, "E", p.e_lo, p.e_hi)
-    alg.assert_(alg.or_(alg.le(e, E), alg.eq(alg.add(m, y), 0)))  # a zero product may carry any exponent
-    lo, hi = aligned(alg, Term(neg, m, e, t.frac), E, sh.F), aligned(alg, Term(neg, alg.add(m, y), e, t.frac), E, sh.F)
-    return Part("aligned step: a product's significand m grown by y >= 0 at the same exponent aligns to no less",
-                  negated_script(alg, alg.le(lo, hi)))
-
-
-def shape_e_max(alg: QueryAlgebra, sh: MonotoneShape, ts: list[Term]) -> Int:
-    """The encoding's e_max of summands ``ts``: their largest exponent (zeros at the shape's floor), at least the
-    model's floor."""
-    e = max_exponent(alg, ts, sh.floor)
-    return alg.max(e, sh.model.emax_floor) if sh.model.emax_floor is not None else e
-
-
-def exponents_lemma(sh: MonotoneShape) -> Part:
-    """On n fresh summand exponents (zero flags), one raised: E <= E', E' is E or the raised one's, and bounds it."""
-    p = sh.plan
-    alg = QueryAlgebra()
-    kinds = [p.tp, p.tc] if sh.with_c else [p.tp]
-    lo, hi = min(t.exp.lo for t in kinds), max(t.exp.hi for t in kinds)
-    f = alg.bconst(False)
-
-    def term(name: str) -> Term:
-        return Term(f, ranged_var(alg, f"z{name}", 0, 1), ranged_var(alg, f"e{name}", lo, hi), 0)
-
-    others = [term(str(i)) for i in range(1, sh.n)]
-    t, t2 = term("0"), term("0_2")
-    alg.assert_(alg.or_(alg.eq(t.sig, 0), alg.and_(alg.ne(t2.sig, 0), alg.le(t.exp, t2.exp))))
-    E, E2 = shape_e_max(alg, sh, [t, *others]), shape_e_max(alg, sh, [t2, *others])
-    goal = alg.all([alg.le(E, E2), alg.or_(alg.eq(E2, E), alg.and_(alg.ne(t2.sig, 0), alg.eq(E2, t2.exp)))])
-    return Part(f"exponents: raising one of {sh.n} summands (a zero, or to an exponent not smaller) gives E <= E', "
-                  "E' = E or E' = the raised summand's exponent (the encoding's e_max)", negated_script(alg, goal))
-
-
-def distributivity_lemma(sh: MonotoneShape, s_rng: tuple[int, int]) -> Part:
-    alg = QueryAlgebra()
-    P, Q = ranged_var(alg, "P", 0, s_rng[1]), ranged_var(alg, "Q", 0, s_rng[1])
-    alg.assert_(alg.le(alg.add(P, Q), s_rng[1]))
-    D = ranged_var(alg, "D", 0, sh.Dc)
-    goal = alg.eq(alg.shl(alg.add(P, Q), D), alg.add(alg.shl(P, D), alg.shl(Q, D)))
-    return Part(f"distributivity (each node of the sum): 2^D (P + Q) = 2^D P + 2^D Q, P, Q >= 0, D <= {sh.Dc}",
-                  negated_script(alg, goal))
-
-
-def composition_lemmas(sh: MonotoneShape, a_hi: int, peers: int = 0) -> list[Part]:
-    """With B_i = A_i + s_i - w (s_i >= 0, the other summands) and B_0 = A_0 + K w + s_0: sum A <= sum B.
-
-    ``peers``: summands 1..peers are raised with the first and lose nothing (B_i = A_i + s_i; GST-FDPA's groups that
-    share a raised block scale).  Written at one bit-width W with every variable bounded far below 2**(W-2)
-    (no sum wraps): the rewriter then cancels the sums, where mixed widths
-    leave a solver adding inequalities bit by bit (no answer in minutes).
-    """
-    a_bits, s0_bits = a_hi.bit_length(), a_hi.bit_length() + sh.Dc  # s_0 <= 2**D * A(t', E'); s_i <= w (i >= 1)
-    k = sh.gain_k
-    top = ((sh.n + peers) << a_bits) + ((1 + peers) << s0_bits) + (k << sh.Dc)  # above sum A + sum s: no sum wraps
-    W = max(64, top.bit_length() + 1)  # bitwuzla cancels these sums at 64 bits, not at 67 (measured)
-
-    def lit(v: int) -> str:
-        return f"(_ bv{v} {W})"
-
-    lines = ["(set-logic QF_BV)", f"(declare-const w (_ BitVec {W}))", f"(assert (bvult w {lit(1 << sh.Dc)}))"]
-    for i in range(sh.n):
-        lines += [f"(declare-const A{i} (_ BitVec {W}))", f"(assert (bvult A{i} {lit(1 << a_bits)}))",
-                  f"(declare-const s{i} (_ BitVec {W}))", f"(assert (bvult s{i} {lit(1 << (s0_bits if i <= peers else sh.Dc))}))"]
-    lines.append(f"(define-fun B0 () (_ BitVec {W}) (bvadd A0 s0 (bvmul {lit(k)} w)))")
-    lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvadd A{i} s{i}))" for i in range(1, peers + 1)]
-    lines += [f"(define-fun B{i} () (_ BitVec {W}) (bvsub (bvadd A{i} s{i}) w))" for i in range(peers + 1, sh.n)]
-    total = " ".join(f"A{i}" for i in range(sh.n))
-    total_b = " ".join(f"B{i}" for i in range(sh.n))
-    if sh.margin:
-        total += f" (bvmul {lit(sh.margin)} w)"
-    more = f" + {sh.margin} w" if sh.margin else ""
-    raised = f" and {peers} raised with it with A_i <= B_i" if peers else ""
-    label = (f"composition: {sh.n - 1 - peers} summands with A_i <= B_i + w{raised} and the raised one with A_0 + {k} w <= B_0 "
-             f"(as equalities with slacks s_i >= 0) give sum A{more} <= sum B")
-    goal = f"(assert (not (bvule (bvadd {total}) (bvadd {total_b}))))"
-    if W <= 64:
-        return [Part(label, "\n".join(lines + [goal]) + "\n")]
-    # wider than 64 bits bitwuzla no longer cancels the sums under the inequality (no answer in 120 s for GST-FDPA's
-    # 86 bits), but proves the identity, and the inequality once the identity is a premise, in well under a second
-    slacks = " ".join(f"s{i}" for i in range(sh.n)) + (f" (bvmul {lit(peers)} w)" if peers else "")
-    identity = f"(= (bvadd {total_b}) (bvadd (bvadd {total}) (bvadd {slacks})))"
-    extra = f" + {peers} w" if peers else ""
-    return [Part(f"composition, the sums: sum B = (sum A{more}) + sum s{extra} (the definitions of the B_i)",
-                   "\n".join(lines + [f"(assert (not {identity}))"]) + "\n"),
-            Part(label + " (with the sums' identity above as a premise)",
-                   "\n".join(lines + [f"(assert {identity})", goal]) + "\n")]
-
-
-def value_lemma(sh: MonotoneShape, s_rng: tuple[int, int], fbits: Optional[int] = None, stage: str = "") -> Part:
-    """S <= 2**D S' gives S 2**(E-fbits) <= S' 2**(E'-fbits); ``fbits`` F by default (``stage``: the label's tag,
-    with E over the plan's whole range, as the second stage of :mod:`~smtmma.op_proofs.trfdpa` has it)."""
-    alg = QueryAlgebra()
-    S, S2 = ranged_var(alg, "S", 0, s_rng[1]), ranged_var(alg, "S2", 0, s_rng[1])
-    f = sh.F if fbits is None else fbits
-    if stage:
-        E, E2 = ranged_var(alg, "E", sh.plan.e_lo, sh.plan.e_hi), ranged_var(alg, "E2", sh.plan.e_lo, sh.plan.e_hi)
-        alg.assert_(alg.le(E, E2))
-    else:
-        E, E2 = fresh_exponents(alg, sh)
-    D, _ = capped_shift(alg, sh, E, E2)
-    alg.assert_(alg.le(S, alg.shl(S2, D)))
-    goal = value_le(alg, PreRounding(S, alg.sub(E, f), None), PreRounding(S2, alg.sub(E2, f), None))
-    name = "F" if fbits is None else f"F2={fbits}"
-    return Part(f"value{stage}: S <= 2^D S' (S, S' >= 0) gives S 2^(E-{name}) <= S' 2^(E'-{name})",
-                  negated_script(alg, goal))
-
-
-def monotone_lemmas(model: Model, K: int) -> list[Part]:
-    """Every lemma of the proof, the glue first (see the module docstring)."""
-    sh = MonotoneShape(model, K)
-    glue, s_rng = glue_lemma(sh.plan)
-    a_hi = largest_aligned(sh)
-    lemmas = [glue, exponents_lemma(sh), realign_lemma(sh, "ab"), realign_lemma(sh, "c")]
-    for who in ("a", "b"):
-        lemmas += [exponent_step_lemma(sh, who), gain_lemma(sh, who, "far"), gain_lemma(sh, who, "cross"),
-                   product_step_lemma(sh, who)]
-    lemmas += [aligned_step_lemma(sh), exponent_step_lemma(sh, "c"), gain_lemma(sh, "c", "all"),
-               distributivity_lemma(sh, s_rng), *composition_lemmas(sh, a_hi), value_lemma(sh, s_rng),
-               monotone_rounding_lemma(sh.plan, s_rng, sh.F)]
-    return lemmas
-
-
-def prove_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of a finite non-negative input lowers D: "holds" with every lemma's block
-    (expecting unsat), or "unknown" naming the first lemma a solver did not prove; seconds per lemma."""
-    return run_parts(monotone_lemmas(model, K), run)
-
-
-# -- monotonicity on the model's own terms: one symbolic move ---------------------------------------------
-
-
 def lane_term(g: QueryAlgebra, plan: Plan, a: Int, b: Int) -> Term:
     """A lane's summand as the model forms it from the patterns a, b (Alg. 7 step 1: the exact product)."""
     via = plan.model.via
@@ -675,6 +447,8 @@ class MoveLemmas:
 
     def __init__(self, chain: LemmaChain, sh: MonotoneShape, first: dict[str, Optional[int]], wide: WideSums) -> None:
         self.chain, self.sh, self.plan, self.first, self.wide = chain, sh, sh.plan, first, wide
+        #: the inputs ("c") whose move is any raise, not a next value: a chained FDPA's c, the previous FDPA's D
+        self.any_raise: frozenset[str] = frozenset()
 
 
     def realign(self, lane: bool, before: list[Int], after: list[Int], E: Int, E2: Int) -> Optional[str]:
@@ -705,8 +479,9 @@ class MoveLemmas:
         fin = [finite_nonneg(g, fm, x), finite_nonneg(g, fm, x2)]
         if fo is not None and o is not None:
             fin.append(finite_nonneg(g, fo, o))
-        return [*fin, g.any(next_moves(g, fm, x, x2, self.first[who])), zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2),
-                at_new_max(g, t2, e, e2)]
+        move = (g.le(value_key(g, fm, x), value_key(g, fm, x2)) if who in self.any_raise
+                else g.any(next_moves(g, fm, x, x2, self.first[who])))
+        return [*fin, move, zero_or_below(g, t, e), zero_or_below(g, t2, e2), g.le(e, e2), at_new_max(g, t2, e, e2)]
 
     def gained(self, g: QueryAlgebra, t: Term, t2: Term, e: Int, e2: Int) -> Bool:
         """A, A' >= 0 and the credit 2**D A' + w - A >= (K + 1) w (2**D A' >= A + K w)."""
@@ -740,6 +515,8 @@ class MoveLemmas:
                            self.gained(g, t, t2, e, e2))
 
         what = {"far": "a zero moved, or E' > E", "cross": "E' = E, the exponent up by one", "all": "every move"}[case]
+        if who in self.any_raise:
+            what = "any raise"
         args = [x, x2, E, E2] if who == "c" else [x, x2, o, E, E2]
         return self.chain.use(f"gain of the moved summand (raising {who}; {what}): 2^D A(t', E') >= A(t, E) + "
                            f"{sh.gain_k} w", st, args)
@@ -971,19 +748,27 @@ class LaneMoves:
 
 def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums, first: dict[str, Optional[int]], *,
                  still: Sequence[str] = (), what: str = "",
-                 moves: Optional[Callable[["MoveLemmas", Any, MoveSums], "SummandMoves"]] = None) -> Optional[Credits]:
+                 moves: Optional[Callable[["MoveLemmas", Any, MoveSums], "SummandMoves"]] = None,
+                 when: Optional[Bool] = None, any_raise: Sequence[str] = ()) -> Optional[Credits]:
     """The credit argument for one fused sum ``s`` of a one-move formula (see :func:`monotone_facts`), as facts on
     the model's terms: per input position that makes a summand, if it moved, E <= E' (E' is E or the moved summand's
     exponent) and the moved summand's credit is >= (n + margin) w; per position in ``still`` (inputs outside the sum),
     if it moved, E' = E; every summand's credit >= 0; the credits' running sums; and S + margin w <= 2**D S' at W bits
     (``sh.margin``; where a summand of the sum moved, when the sum has ``still`` inputs).  None when a step is not
     proved (the chain says which).  ``what`` names the sum in the labels; ``moves`` makes the :class:`SummandMoves`
-    that reach each summand (:class:`LaneMoves` by default: a lane's product or c)."""
+    that reach each summand (:class:`LaneMoves` by default: a lane's product or c).  ``when``: every fact holds under
+    this premise (a chained FDPA's: the previous D finite); ``any_raise``: the inputs whose move is any raise
+    (:attr:`MoveLemmas.any_raise`)."""
     alg, E, E2 = formula.alg, s.E, s.E2
+
+    def prove(label: str, goal: Bool, **kw: Any) -> bool:
+        return chain.prove(label, goal if when is None else implies(alg, [when], goal), **kw)
+
     D, w = capped_shift(alg, sh, E, E2)
     # W: room for every W-bit term (2**D Q_j below 2**(width(Q_j) - 1 + D.hi)) and 8 bits to spare
     wd = WideSums(max([v.width for v in [*s.aligned, w, *s.prefix]] + [v.width + D.hi for v in s.prefix2]) + 8)
     lem = MoveLemmas(chain, sh, first, wd)
+    lem.any_raise = frozenset(any_raise)
     n = len(s.terms)
     m = sh.gain_k + 1
     mw, zero = wd.times(m, alg, w), wd.lit(0)
@@ -992,12 +777,12 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     cred = [wd.credit(alg, s.aligned[i], s.aligned2[i], D, w) for i in range(n)]  # each summand's credit (W bits)
     # E, E' within their ranges: the range premises of every lemma applied to them, one fact (a premise left to
     # each check costs it about 0.5 s at L = 32)
-    chain.prove(f"{what}E, E' in [{E.lo}, {E.hi}]", alg.and_(range_premise(alg, E), range_premise(alg, E2)), uses=[])
+    prove(f"{what}E, E' in [{E.lo}, {E.hi}]", alg.and_(range_premise(alg, E), range_premise(alg, E2)), uses=[])
     ranged = chain.last
     # every summand below its run's e_max
     below: list[Optional[int]] = []
     for i in range(n):
-        chain.prove(f"{what}summand {i} is zero or not above e_max, in both runs",
+        prove(f"{what}summand {i} is zero or not above e_max, in both runs",
                     alg.and_(zero_or_below(alg, s.terms[i], E), zero_or_below(alg, s.terms2[i], E2)), uses=[])
         below.append(chain.last)
     # per position: the exponents, and the moved summand's gain
@@ -1026,7 +811,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
                 rises = alg.le(E, E2)  # built first, the order the certificates' terms have
                 new_max = (alg.or_(alg.eq(E2, E), alg.any([lifted(o) for o in owners[label]])) if label in shared
                            else gainer(i))
-                chain.prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
+                prove(f"{label} moved: {what}E <= E' and E' is E or the moved summand's exponent",
                             implies(alg, [here], alg.and_(rises, new_max)), uses=mv.order(i, label))
                 order[label] = chain.last
             got = mv.gain(i, label)
@@ -1034,17 +819,17 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
                 return None
             apps, facts = got
             gain = alg.and_(wd.le(alg, zero, cred[i]), wd.le(alg, mw, cred[i]))
-            when = [here, gainer(i)] if label in shared else [here]
+            moved_if = [here, gainer(i)] if label in shared else [here]
             which = f", summand {i} at E' or E' = E" if label in shared else ""
-            chain.prove(f"{label} moved{which}: its summand's credit 2^D A' + w - A is at least {m} w",
-                        implies(alg, when, alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), gain])),
+            prove(f"{label} moved{which}: its summand's credit 2^D A' + w - A is at least {m} w",
+                        implies(alg, moved_if, alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), gain])),
                         uses=[order[label], below[i], ranged, *facts], applied=apps)
             gains[(i, label)] = chain.last
     for label in still:
         if label in formula.labels:
-            chain.prove(f"{label} moved: {what}E' = E", implies(alg, [formula.moved(label)], alg.eq(E2, E)), uses=[])
+            prove(f"{label} moved: {what}E' = E", implies(alg, [formula.moved(label)], alg.eq(E2, E)), uses=[])
             order[label] = chain.last
-    chain.prove(f"{what}E <= E' (some input is moved)", alg.le(E, E2), uses=list(order.values()))
+    prove(f"{what}E <= E' (some input is moved)", alg.le(E, E2), uses=list(order.values()))
     ordered = chain.last
     # every summand's credit >= 0 (and below a static bound: no sum at W bits wraps)
     cb = (1 << (max(v.width for v in s.aligned2) - 1 + D.hi)) + (1 << (w.width - 1))
@@ -1057,10 +842,10 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
         re_apps, facts = got_re
         mine = [gains[(i, lb)] for lb in labels if (i, lb) in gains]
         c = cred[i]
-        chain.prove(f"{what}summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
+        prove(f"{what}summand {i}: A, A' >= 0 and its credit 2^D A' + w - A is >= 0",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c)]),
                     uses=[below[i], ordered, ranged, *mine, *facts], applied=re_apps)
-        chain.prove(f"{what}summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
+        prove(f"{what}summand {i}: its credit is at most {cb}, A at most {ha} (A >= 0; 2^D A', A and w within their widths)",
                     alg.all([alg.le(0, s.aligned[i]), alg.le(0, s.aligned2[i]), wd.le(alg, zero, c), wd.le(alg, c, wd.lit(cb)),
                              wd.le(alg, zero, wd.of(alg, s.aligned[i])), wd.le(alg, wd.of(alg, s.aligned[i]), wd.lit(ha)),
                              wd.le(alg, zero, wd.of(alg, w)), wd.le(alg, wd.of(alg, w), wd.lit(wb))]),
@@ -1090,7 +875,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
             dist_apps.append(dist)
             H = wd.total([H, cred[j]])
             R = alg.or_(R, moved[j])
-        chain.prove(f"{what}running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
+        prove(f"{what}running sums {j}: ext(P_{j}) in [0, {j + 1} * {ha}]; the credits of summands 0..{j}, H_{j} = c_0 + ... + "
                     f"c_{j}, in [0, {(j + 1) * cb}], and >= {m} w once the moved summand is in",
                     alg.all([wd.le(alg, zero, wd.of(alg, s.prefix[j])), wd.le(alg, wd.of(alg, s.prefix[j]), wd.lit((j + 1) * ha)),
                              wd.le(alg, zero, H), wd.le(alg, H, wd.lit((j + 1) * cb)), implies(alg, [R], wd.le(alg, mw, H))]),
@@ -1100,7 +885,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     S, S2 = s.prefix[-1], s.prefix2[-1]
     X = Xs[-1]
     xb = 1 << (S2.width - 1 + D.hi)
-    chain.prove(f"{what}2^D S' at W bits lies in [-{xb}, {xb}) (S' has {S2.width} bits, D <= {D.hi})",
+    prove(f"{what}2^D S' at W bits lies in [-{xb}, {xb}) (S' has {S2.width} bits, D <= {D.hi})",
                 alg.and_(wd.le(alg, wd.lit(-xb), X), wd.le(alg, X, wd.lit(xb - 1))), uses=[])
     bounds = chain.last
     ident = lem.identity(n, wide_of, wd.term(alg, wd.of(alg, w)))
@@ -1110,7 +895,7 @@ def credit_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, s: MoveSums
     order_s = alg.and_(wd.le(alg, zero, wd.of(alg, S)), wd.le(alg, wd.plus_times(wd.of(alg, S), sh.margin, alg, w), X))
     more = f" + {sh.margin} w" if sh.margin else ""
     where = " where a summand moved" if still else ""
-    chain.prove(f"{what}S{more} <= 2^D S'{where} (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w{'' if sh.margin else f' = {n} w'})",
+    prove(f"{what}S{more} <= 2^D S'{where} (the credits' sum H_{n - 1} = 2^D S' + {n} w - S is at least {m} w{'' if sh.margin else f' = {n} w'})",
                 implies(alg, [R], order_s) if still else order_s, uses=[last, bounds, *(order[lb] for lb in sorted(shared) if lb in order)],
                 applied=[*dist_apps, ident, closes])
     return Credits(lem, wd, D, w, ranged, ordered, chain.last, R, running)
@@ -1182,91 +967,237 @@ def sum_monotone_facts(chain: LemmaChain, formula: Any, sh: MonotoneShape, step:
 
 
 def chain_step(model: Model) -> Model:
-    """The one-FDPA model each FDPA of a ``c_after`` chain is: inputs in the format they are converted to exactly
-    (``via``), C inside the sum (the previous FDPA's D, or 0)."""
-    v = model.via or model.a_fmt
-    return model.replace(a_fmt=v, b_fmt=model.via or model.b_fmt, via=None, c_after=False, issue=None, interleave=None)
+    """The one-FDPA model each FDPA of a ``c_after`` chain runs: the same inputs, read as the unit reads them (``via``:
+    converted exactly first), C inside the sum (the previous FDPA's D, or 0)."""
+    return model.replace(c_after=False, issue=None, interleave=None)
 
 
 def supports_chain_monotone(model: Model, K: int) -> bool:
-    """Whether :func:`prove_chain_monotone` applies: T-FDPAs chained from zero by Alg. 5 within one issue, C added
-    last by an RNE add in D's format (``c_after``), each FDPA one the one-FDPA proof covers (:func:`chain_step`)."""
+    """Whether :func:`chain_monotone_facts` applies: T-FDPAs chained from zero by Alg. 5 within one issue, C added
+    last by an RNE add in D's format (``c_after``), each FDPA one the one-FDPA facts cover (its inputs read in the
+    format ``via`` converts them to)."""
     if model.kind != "t-fdpa" or not model.c_after or model.L is None or model.scale_fmt is not None or model.ftz_inputs:
         return False
     if model.issue is not None and K > model.issue:
         return False
-    return model.c_fmt == output_container(model).name and supports_monotone(chain_step(model), model.L)
+    v = model.via
+    read = chain_step(model).replace(a_fmt=v or model.a_fmt, b_fmt=v or model.b_fmt, via=None)
+    return model.c_fmt == output_container(model).name and supports_monotone(read, model.L)
 
 
-def chain_monotone_lemmas(model: Model, K: int) -> list[Part]:
-    """The chain's glue, the conversions, the FDPA step's lemmas (:func:`monotone_lemmas`), an FDPA with c = +inf, and
-    the RNE add of C (see :func:`prove_chain_monotone`)."""
-    assert model.L is not None
-    step = chain_step(model)
-    fd = output_container(model)
-    nan_bits = nan_pattern(model, fd)
-    fa, fb, fc = get_format(model.a_fmt), get_format(model.b_fmt), get_format(model.c_fmt)
-    to_a, to_b = get_format(step.a_fmt), get_format(step.b_fmt)
-    # glue: the model's D is C added (RNE) to the chain of FDPA steps on the converted lanes, from 0 (run_model's own)
-    g = QueryAlgebra()
-    x = InputSet.of(g, model, K)
-    conv = lambda fmt, to, v: v if fmt.name == to.name else converted_pattern(g, unpack(g, fmt, v), to)  # noqa: E731
-    ca, cb = [conv(fa, to_a, v) for v in x.a], [conv(fb, to_b, v) for v in x.b]
-    zero = g.const(0)
-    acc: Int = zero
-    ((_, chunks),) = issue_chunks(model, K)
-    for ks in chunks:
-        acc = run_model(g, step, [ca[k] if k is not None else zero for k in ks], [cb[k] if k is not None else zero for k in ks], acc)
-    d = add(g, unpack(g, fd, acc), decode_input(g, fc, x.c, fd.name), out=fd, ftz=False, nan_bits=nan_bits)
-    out = [Part(f"glue (Alg. 5, C last): the model's D is RNE-{fd.name}(chain + C), the chain {len(chunks)} FDPA steps "
-                f"({step.describe()}) from 0 on the lanes converted to {to_a.name}", negated_script(g, g.eq(run_model(g, model, x.a, x.b, x.c), d)))]
-    for fmt, to in dict.fromkeys([(fa, to_a), (fb, to_b)]):
-        if fmt.name == to.name:
-            continue
-        h = QueryAlgebra()
-        v, _, v2, _ = raised_pattern(h, fmt, "v")
-        p, p2 = (converted_pattern(h, unpack(h, fmt, y), to) for y in (v, v2))
-        goal = h.all([finite_nonneg(h, to, p), finite_nonneg(h, to, p2), h.le(value_key(h, to, p), value_key(h, to, p2))])
-        out.append(Part(f"conversion: a finite non-negative {fmt.name} and its next value convert to finite non-negative "
-                        f"{to.name} values in the same order", negated_script(h, goal)))
-    out += [Part(f"FDPA step: {p.label}", p.script) for p in monotone_lemmas(step, model.L)]
-    # an FDPA step of finite non-negative lanes: not NaN and not below zero for c non-negative, +inf for c = +inf
-    h = QueryAlgebra()
-    lanes = [nonneg_pattern(h, f"a{k}", to_a)[0] for k in range(model.L)], [nonneg_pattern(h, f"b{k}", to_b)[0] for k in range(model.L)]
-    c = h.var("c", fd.bits)
-    h.assert_(nonneg(h, fd, c))
-    r = run_model(h, step, *lanes, c)
-    is_inf = lambda y: h.eq(y, fd.inf_bits())  # noqa: E731
-    out.append(Part("FDPA step with c = +inf: finite non-negative lanes and c not below zero give D not below zero, "
-                    "+inf when c is", negated_script(h, h.and_(nonneg(h, fd, r), h.or_(h.not_(is_inf(c)), is_inf(r))))))
-    # C added last: RNE add of values not below zero is monotone in each operand
-    for raised in ("the chain", "C"):
-        h = QueryAlgebra()
-        y, y2, z = (h.var(n, fd.bits) for n in ("y", "y2", "z"))
-        for v in (y, y2, z):
-            h.assert_(nonneg(h, fd, v))
-        h.assert_(h.le(value_key(h, fd, y), value_key(h, fd, y2)))
-        s1, s2 = ((add(h, unpack(h, fd, v), unpack(h, fd, z), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2))
-                  if raised == "the chain" else
-                  (add(h, unpack(h, fd, z), unpack(h, fd, v), out=fd, ftz=False, nan_bits=nan_bits) for v in (y, y2)))
-        goal = h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))])
-        out.append(Part(f"C added last (RNE-{fd.name}): raising {raised} (values not below zero, +inf included) never "
-                        "lowers the sum", negated_script(h, goal)))
-    return out
+class ChainLink(NamedTuple):
+    """What one FDPA of a chain leaves the next (:func:`chain_monotone_facts`), indices of its facts: "D <= D',
+    neither NaN nor below zero", "one of its inputs moved, or D' = D", "D, D' within their static ranges", and the
+    next FDPA's own "D' finite gives D finite"."""
+
+    ordered: Optional[int] = None
+    kept: Optional[int] = None
+    ranged: Optional[int] = None
+    finite: Optional[int] = None
 
 
-def prove_chain_monotone(model: Model, K: int, run: Runner) -> PartsProof:
-    """Prove that no single move of a finite non-negative input lowers D of a ``c_after`` chain (Alg. 5, C last).
+class ChunkMoves:
+    """The summands of one FDPA of a chain (:func:`chain_monotone_facts`): lane ``ks[i]``'s product (a zero pad for
+    None), then c, the D of the FDPA before (``acc``: both runs), which ``raisers`` raise by any amount (``prev``:
+    the facts that FDPA left, :class:`ChainLink`); the gain by one lemma per move (the model's inputs converted
+    inside it)."""
 
-    The chain is monotone if each of its steps is: raising a lane raises its converted value (**conversion**), so
-    its FDPA's D by the one-FDPA proof (**FDPA step**, single moves chained); a larger c of a later FDPA, finite, by
-    the same proof, or +inf, which that FDPA keeps (**c = +inf**); and the RNE add of C is monotone in both
-    operands.  "holds" with every lemma's block, or "unknown" naming the first lemma a solver did not prove.
+    def __init__(self, lem: "MoveLemmas", formula: Any, s: MoveSums, ks: Sequence[Optional[int]], acc: tuple[Int, Int],
+                 raisers: Sequence[str], prev: ChainLink) -> None:
+        self.lem, self.formula, self.s, self.ks, self.acc, self.raisers, self.prev = lem, formula, s, ks, acc, raisers, prev
+
+    def labels(self, i: int) -> list[str]:
+        if i == len(self.ks):
+            return list(self.raisers)
+        k = self.ks[i]
+        return [] if k is None else [f"a{k}", f"b{k}"]
+
+    def order(self, i: int, label: str) -> list[Optional[int]]:
+        """A lane's move: none (the solver's own); c's: D <= D' of the FDPA before, and their ranges."""
+        return [self.prev.ordered, self.prev.ranged] if i == len(self.ks) else []
+
+    def gain(self, i: int, label: str) -> Optional[tuple[list[Optional[str]], list[Optional[int]]]]:
+        lem, x, s = self.lem, self.formula.x, self.s
+        if i == len(self.ks):
+            return [lem.gain("c", "all", *self.acc, None, s.E, s.E2)], [self.prev.ordered, self.prev.finite, self.prev.ranged]
+        k = self.ks[i]
+        assert k is not None
+        who = label[0]
+        mine, other = (x.a[k], x.b[k]) if who == "a" else (x.b[k], x.a[k])
+        return [lem.gain(who, "all", mine, self.formula.next[label], other, s.E, s.E2)], []
+
+    def realign(self, i: int) -> Optional[tuple[list[str], list[Optional[int]]]]:
+        x, y, s = self.formula.x, self.formula.y, self.s
+        if i == len(self.ks):
+            app = self.lem.realign(False, [self.acc[0]], [self.acc[1]], s.E, s.E2)
+            return None if app is None else ([app], list(self.prev))
+        k = self.ks[i]
+        zero = self.formula.alg.const(0)
+        before, after = ([zero, zero], [zero, zero]) if k is None else ([x.a[k], x.b[k]], [y.a[k], y.b[k]])
+        app = self.lem.realign(True, before, after, s.E, s.E2)
+        return None if app is None else ([app], [])
+
+
+class ChainView:
+    """A chain's one-move formula as one FDPA of it sees its inputs: the formula's labels, and ``label`` for its c,
+    moved where an input of the FDPAs before moved (``raised``: one Boolean, not one label per lane: each label's
+    checks bit-blast the FDPAs before, 3.5 s apiece).  Everything else is the formula's."""
+
+    def __init__(self, formula: Any, label: str, raised: Bool) -> None:
+        self.formula, self.label, self.raised = formula, label, raised
+        self.labels = [*formula.labels, label]
+
+    def moved(self, label: str) -> Bool:
+        return self.raised if label == self.label else self.formula.moved(label)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.formula, name)
+
+
+def supports_monotone_facts(model: Model, K: int) -> bool:
+    """Whether :func:`monotone_facts_of` covers the model: one T-FDPA (:func:`supports_monotone`) or a chain of them
+    with C added last (:func:`supports_chain_monotone`)."""
+    return supports_monotone(model, K) or supports_chain_monotone(model, K)
+
+
+def monotone_facts_of(chain: LemmaChain, formula: Any) -> bool:
+    """The monotonicity facts of the formula's model: :func:`chain_monotone_facts` for a chain with C added last,
+    else :func:`monotone_facts`."""
+    return (chain_monotone_facts if formula.model.c_after else monotone_facts)(chain, formula)
+
+
+def chain_monotone_facts(chain: LemmaChain, formula: Any) -> bool:
+    """Facts, in the monotonicity query's own formula with one symbolic move (a :class:`OneMoveFormula` of a
+    ``c_after`` chain: FDPAs from 0 on the lanes as the unit reads them, then C by an RNE add, Alg. 5), that leave its
+    final check Boolean steps.
+
+    Per FDPA j, on its own terms (its D_j, D'_j in both runs, its c the D of the FDPA before):
+
+    * the credit argument of :func:`credit_facts` with :class:`ChunkMoves`: a lane's move is a next value of its
+      (FP8) input, converted inside the gain lemma as the model converts it; c's move is any raise (the FDPA before
+      gave D_{j-1} <= D'_{j-1}), under the premise that D'_{j-1} is finite; glue, value and rho's order then give
+      D_j <= D'_j where one of its inputs moved;
+    * a move outside its inputs leaves D'_j = D_j (the same terms); an infinite c gives +inf (the op's specials);
+      so D_j <= D'_j, neither NaN nor below zero, for every move.
+
+    Then the RNE add of C (Alg. 5, C last) is monotone in each operand (two lemmas, applied to the last FDPA's D and
+    to C), so per input position its move never lowers D.  False when a step is not proved (the chain says which).
     """
-    proof = run_parts(chain_monotone_lemmas(model, K), run)
-    proof.summary = ("glue, the conversions, the one-FDPA proof of each step (glue, re-alignment and gain, composition, "
-                     "rounding), a step with c = +inf, the RNE add of C, composed along the chain")
-    return proof
+    alg, model, x, y = formula.alg, formula.model, formula.x, formula.y
+    step = chain_step(model)
+    assert model.L is not None
+    sh = MonotoneShape(step, model.L)
+    fd, fc = output_container(model), get_format(model.c_fmt)
+    nan_bits = nan_pattern(model, fd)
+    first = move_firsts(sh.plan, formula.domain)
+    zero = alg.const(0)
+    ((_, chunks),) = issue_chunks(model, x.K)
+    acc, acc2 = zero, zero  # the c of the first FDPA: 0 in both runs (Alg. 5 with C last)
+    raisers: list[str] = []  # the labels that raise the next FDPA's c
+    raised = alg.bconst(False)  # "one of them moved"
+    prev = ChainLink()  # what the FDPA before left
+    is_inf = lambda v: unpack(alg, fd, v).is_inf  # noqa: E731
+    finite = lambda v: alg.not_(is_inf(v))  # noqa: E731 (with "not NaN" from the order facts)
+    for j, ks in enumerate(chunks):
+        what = f"FDPA {j + 1} of {len(chunks)}: "
+        xa, xb = [x.a[k] if k is not None else zero for k in ks], [x.b[k] if k is not None else zero for k in ks]
+        ya, yb = [y.a[k] if k is not None else zero for k in ks], [y.b[k] if k is not None else zero for k in ks]
+        d, d2 = run_model(alg, step, xa, xb, acc), run_model(alg, step, ya, yb, acc2)
+        p, q = fused_parts(alg, step, xa, xb, acc), fused_parts(alg, step, ya, yb, acc2)
+        mine = [lb for k in ks if k is not None for lb in (f"a{k}", f"b{k}") if lb in formula.labels]
+        inputs = [*mine, *raisers]
+        still = [lb for lb in formula.labels if lb not in inputs]
+        view = ChainView(formula, f"D{j}", raised) if j else formula  # its c: D of the FDPA before, raised with it
+        when = finite(acc2) if j else None
+        acc_finite: Optional[int] = None
+        if j:  # the FDPA before: D <= D', so D' finite makes D finite
+            chain.prove(f"{what}c' finite gives c finite (c <= c')", implies(alg, [when], finite(acc)), uses=[prev.ordered])
+            acc_finite = chain.last
+        glues = []
+        for run, parts, dd, c_ in (("", p, d, acc), (", moved", q, d2, acc2)):
+            pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, sh.F), None)
+            chain.prove(f"{what}glue{run} (Alg. 7 step 3): where its c is finite, D is rho(S 2^(e_max-F))",
+                        implies(alg, [finite(c_)] if j else [], alg.eq(dd, final_rounding(alg, step, pre))), uses=[prev.ordered])
+            glues.append(chain.last)
+        sums = MoveSums(p.terms, q.terms, p.aligned, q.aligned, p.prefix, q.prefix, p.e_max, q.e_max, [*range(len(ks)), None])
+        link = prev._replace(finite=acc_finite)
+        made = lambda lem, f, sm, ks=ks, acc=(acc, acc2), c_labels=[f"D{j}"] if j else [], link=link: ChunkMoves(  # noqa: E731
+            lem, f, sm, ks, acc, c_labels, link)
+        cr = credit_facts(chain, view, sh, sums, first, still=still, what=what, moves=made, when=when,
+                          any_raise=["c"] if j else [])
+        if cr is None:
+            return False
+        E, E2, S, S2 = p.e_max, q.e_max, p.prefix[-1], q.prefix[-1]
+        val, rnd = cr.lem.value(S, S2, E, E2), cr.lem.rounding(S, S2, E, E2)
+        low, low2 = cr.lem.rounding(zero, S, E, E), cr.lem.rounding(zero, S2, E2, E2)
+        if None in (val, rnd, low, low2):
+            return False
+        pre1, pre2 = PreRounding(S, alg.sub(E, sh.F), None), PreRounding(S2, alg.sub(E2, sh.F), None)
+        cond = [when, cr.moved] if when is not None else [cr.moved]
+        chain.prove(f"{what}value where its inputs moved: S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)",
+                    implies(alg, cond, alg.all([alg.le(0, S), alg.le(0, S2), value_le(alg, pre1, pre2)])),
+                    uses=[cr.summed, cr.ordered, cr.ranged, acc_finite], applied=[val])
+        chain.prove(f"{what}rho keeps the order", implies(alg, cond, alg.le(value_key(alg, fd, final_rounding(alg, step, pre1)),
+                                                                            value_key(alg, fd, final_rounding(alg, step, pre2)))),
+                    uses=[chain.last, cr.ranged], applied=[rnd])
+        ordered = chain.last
+        # each run's D not below zero: rho(0) <= rho(S) (the rounding lemma at 0), where its c is finite
+        nonnegs = []
+        for run, dd, c_, app, g in (("", d, acc, low, glues[0]), (", moved", d2, acc2, low2, glues[1])):
+            chain.prove(f"{what}D{run} is not NaN and not below zero where its c is finite",
+                        implies(alg, [finite(c_)] if j else [], nonneg(alg, fd, dd)), uses=[g, cr.ranged, prev.ordered], applied=[app])
+            nonnegs.append(chain.last)
+        # a move outside this FDPA's inputs leaves its D (the same terms once the move is known)
+        same = []
+        for label in still:
+            chain.prove(f"{what}{label} moved: D' = D", implies(alg, [formula.moved(label)], alg.eq(d2, d)), uses=[])
+            same.append(chain.last)
+        chain.prove(f"{what}one of its inputs moved, or D' = D", alg.or_(cr.moved, alg.eq(d2, d)), uses=same)
+        kept = chain.last
+        infs = []
+        if j:  # an infinite c (the FDPA before overflowed) gives +inf: the op's specials (Alg. 7)
+            for run, dd, c_ in (("", d, acc), (", moved", d2, acc2)):
+                chain.prove(f"{what}c{run} = +inf gives D = +inf", implies(alg, [is_inf(c_)], alg.eq(dd, fd.inf_bits())),
+                            uses=[prev.ordered])
+                infs.append(chain.last)
+        chain.prove(f"{what}D <= D', neither NaN nor below zero (every move)",
+                    alg.all([nonneg(alg, fd, d), nonneg(alg, fd, d2), alg.le(value_key(alg, fd, d), value_key(alg, fd, d2))]),
+                    uses=[*glues, ordered, *nonnegs, kept, *infs, prev.ordered, acc_finite])
+        le = chain.last
+        # D, D' within their static ranges: the premise every lemma applied to them asserts, proved once (re-derived
+        # through the FDPA's rounding inside each check, the next FDPA's gain of c ran past 60 s)
+        chain.prove(f"{what}D, D' in [{d.lo}, {d.hi}]", alg.and_(range_premise(alg, d), range_premise(alg, d2)), uses=[])
+        prev = ChainLink(le, kept, chain.last)
+        acc, acc2 = d, d2
+        raisers, raised = inputs, cr.moved
+    # C added last (Alg. 5): the RNE add is monotone in each operand, values not below zero (+inf included)
+    total = lambda h, u, v: add(h, unpack(h, fd, u), decode_input(h, fc, v, fd.name), out=fd, ftz=False, nan_bits=nan_bits)  # noqa: E731
+
+    def raise_sum(h: QueryAlgebra, v: Sequence[Int]) -> Bool:
+        u, u2, z = v
+        s1, s2 = total(h, u, z), total(h, u2, z)
+        return implies(h, [nonneg(h, fd, u), nonneg(h, fd, u2), finite_nonneg(h, fc, z), h.le(value_key(h, fd, u), value_key(h, fd, u2))],
+                       h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))]))
+
+    def raise_c(h: QueryAlgebra, v: Sequence[Int]) -> Bool:
+        u, z, z2 = v
+        s1, s2 = total(h, u, z), total(h, u, z2)
+        return implies(h, [nonneg(h, fd, u), finite_nonneg(h, fc, z), finite_nonneg(h, fc, z2), h.le(value_key(h, fc, z), value_key(h, fc, z2))],
+                       h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))]))
+
+    c2 = y.c  # C of the moved run: C, or its next value where C moved
+    chain.prove("C' is C or its next value: C <= C', both finite, not below zero",
+                alg.all([finite_nonneg(alg, fc, x.c), finite_nonneg(alg, fc, c2), alg.le(value_key(alg, fc, x.c), value_key(alg, fc, c2))]),
+                uses=[])
+    c_up = chain.last
+    # D + C <= D + C' <= D' + C': the lemmas' terms are the model's own D and D' (run_model adds C so)
+    by_c = chain.use(f"C added last (RNE-{fd.name}): raising C never lowers D + C", raise_c, [acc, x.c, c2])
+    by_sum = chain.use(f"C added last (RNE-{fd.name}): raising the chain's D (not below zero, +inf included) never lowers "
+                       "D + C", raise_sum, [acc, acc2, c2])
+    if by_c is None or by_sum is None:
+        return False
+    chain.prove("the move never lowers D", alg.not_(formula.drop), uses=[prev.ordered, prev.ranged, c_up], applied=[by_c, by_sum])
+    return not chain.stopped
 
 
 # -- symmetry of chained FDPAs (Alg. 5: several FDPAs, C added last, inputs converted first) ------------------

@@ -19,7 +19,6 @@ from ...op_proofs import addmul, efdpa, fma, gstfdpa, gtrfdpa, tfdpa, trfdpa
 from ...op_proofs.moves import next_moves, smallest_positive
 from ...proof_kernel.blocks import Block, pin_block
 from ...proof_kernel.chain import LemmaChain
-from ...proof_kernel.parts import PartsProof
 from .monotone_search import search as search_candidates
 from .common import (
     QUICK_TIMEOUT,
@@ -35,21 +34,8 @@ from .common import (
     unknown_result,
 )
 
-__all__ = ["MONOTONE_FACTS", "MONOTONE_PROVERS", "MonotoneFacts", "MoveFormula", "OneMoveFormula", "Prover", "monotone_facts", "monotone_prover",
+__all__ = ["MONOTONE_FACTS", "MonotoneFacts", "MoveFormula", "OneMoveFormula", "monotone_facts",
            "monotone_script", "monotonicity", "raised_inputs", "uncovered_monotone"]
-
-
-class Prover(NamedTuple):
-    """A compositional proof of one op's property: whether it covers a model with K lanes, and the proof itself."""
-
-    supports: Callable[[Model, int], bool]
-    prove: Callable[[Model, int, Runner], PartsProof]
-
-
-#: the compositional monotonicity proofs of each kind, tried in order (the first that supports the model runs)
-MONOTONE_PROVERS: dict[str, tuple[Prover, ...]] = {
-    "t-fdpa": (Prover(tfdpa.supports_chain_monotone, tfdpa.prove_chain_monotone),),  # Alg. 5, C added last
-}
 
 
 class MonotoneFacts(NamedTuple):
@@ -70,12 +56,12 @@ class MonotoneFacts(NamedTuple):
     sessions: bool = True
 
 
-#: the ops whose monotonicity is a chain of facts on the model's own terms (tried before :data:`MONOTONE_PROVERS`)
+#: the ops whose monotonicity is a chain of facts on the model's own terms
 MONOTONE_FACTS: dict[str, MonotoneFacts] = {
     "e-fdpa": MonotoneFacts(efdpa.supports_monotone, efdpa.monotone_facts),  # Alg. 6
     "fma": MonotoneFacts(fma.supports_monotone, fma.monotone_facts, scoped=True, sessions=False),  # Alg. 3-4
     "ftz-addmul": MonotoneFacts(addmul.supports_monotone, addmul.monotone_facts, scoped=True),  # Alg. 1-2
-    "t-fdpa": MonotoneFacts(tfdpa.supports_monotone, tfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 7
+    "t-fdpa": MonotoneFacts(tfdpa.supports_monotone_facts, tfdpa.monotone_facts_of, scoped=True, one_move=True),  # Alg. 7, 5
     "tr-fdpa": MonotoneFacts(trfdpa.supports_monotone, trfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 10
     "gtr-fdpa": MonotoneFacts(gtrfdpa.supports_monotone, gtrfdpa.monotone_facts, scoped=True, one_move=True),  # Alg. 11
     "gst-fdpa": MonotoneFacts(gstfdpa.supports_monotone, gstfdpa.monotone_facts, scoped=True, one_move=True,
@@ -178,18 +164,14 @@ class OneMoveFormula:
 
 
 def uncovered_monotone(model: Model, K: int) -> str:
-    """Why neither :data:`MONOTONE_FACTS` nor :data:`MONOTONE_PROVERS` covers ``model`` with K lanes (one phrase)."""
-    if model.kind not in MONOTONE_FACTS and model.kind not in MONOTONE_PROVERS:
+    """Why :data:`MONOTONE_FACTS` does not cover ``model`` with K lanes (one phrase)."""
+    if model.kind not in MONOTONE_FACTS:
         return f"no op proof of {model.kind}'s monotonicity"
     if model.kind != "fma" and model.L is not None and K != model.L:
         return (f"K={K} is not one {model.kind} of L={model.L} lanes, and no proof chains them"
                 + (" (C added last: only sm90's FP8 mma chains)" if model.c_after else ""))
     return f"the {model.kind} proofs do not take {model.describe()} (see their supports_monotone)"
 
-
-def monotone_prover(model: Model, K: int) -> Optional[Callable[[Model, int, Runner], PartsProof]]:
-    """The compositional monotonicity proof that covers ``model`` with K lanes (:data:`MONOTONE_PROVERS`), None if none."""
-    return next((p.prove for p in MONOTONE_PROVERS.get(model.kind, ()) if p.supports(model, K)), None)
 
 
 def _positions(x: InputSet, domain: Domain) -> list[tuple[str, Int, Format]]:
@@ -233,11 +215,10 @@ def monotonicity(
     (Fasi et al. §3.1.4: c raised to a power of two, so the products lose
     their low bits) are first checked by the simulator; a witness found so
     is pinned in the query and confirmed by the solver.  Where an op's
-    facts cover the model (:data:`MONOTONE_FACTS`: one E-, T-, TR-, GTR- or GST-FDPA, FTZ-AddMul's tree, a chain of
-    FMAs), every move is
+    facts cover the model (:data:`MONOTONE_FACTS`: one E-, T-, TR-, GTR- or GST-FDPA, a chain of T-FDPAs with C
+    added last, FTZ-AddMul's tree, a chain of FMAs), every move is
     put in one formula (:class:`MoveFormula`, or one symbolic move: :class:`OneMoveFormula`) and the facts are
-    proved about the model's own terms, the query's statement last; else, where a compositional proof on stand-ins
-    covers it (:data:`MONOTONE_PROVERS`: a chain of T-FDPAs with C added last), that runs next; if neither proves the property, each
+    proved about the model's own terms, the query's statement last; if they do not prove the property, each
     position gets a short solver call (a witness), then the full timeout
     (a proof).  ``blocks``: the pinned witness query (sat), the proof's
     lemmas, or every position's query (unsat).
@@ -300,18 +281,8 @@ def monotonicity(
                                f"{len(chain.lemmas)} lemmas applied to them ({domain.describe()}, K={K})")
         why = chain.stopped if r is None else f"the final check: {r.verdict}" + (f" ({r.reason})" if r.reason else "")
         parts_reason = f"facts on the model's terms: {why}; "
-    prove = monotone_prover(model, K) if full else None
-    if full and op is None and prove is None:
+    if full and op is None:
         parts_reason = f"no proof covers it ({uncovered_monotone(model, K)}); "
-    if prove is not None:  # complete where it applies: a proof first, the per-position search only if it fails
-        proof = prove(model, K, run)
-        if proof.verdict == "holds":
-            check_nonempty(model, K, domain, run, prop)
-            return make_result(prop, "holds", name, model, K, domain, run, smt2=proof.blocks[0].text,
-                               blocks=proof.blocks, extra={"lemmas": len(proof.blocks)},
-                           reason=f"no single move of one input lowers the output: {len(proof.blocks)} lemmas "
-                           f"({proof.summary}), each proved on its own ({domain.describe()}, K={K})")
-        parts_reason = f"compositional proof: {proof.reason}; "
     for limit, todo in passes:
         for label in todo:
             if label in proved:

@@ -522,6 +522,16 @@ def test_a_chain_with_c_added_last_stops_where_the_fdpas_round_toward_zero() -> 
     assert not held and chain.stopped == "lemma gain of the moved summand (raising c; any raise): 2^D A(t', E') >= A(t, E) + 16 w: sat"
 
 
+@pytest.mark.slow  # ~18 s
+def test_a_users_chain_of_fp16_fdpas_with_c_added_last_is_monotone() -> None:
+    """A spec no catalogue row has (FP16 lanes read as they are, two FDPAs of L = 2 at K = 4, C added last): its lanes'
+    gain goes by cases as one FDPA's (11-bit significands: one lemma for every move gets no answer in 120 s)."""
+    model = smtmma.lookup("sm90", "f16f16").model.replace(L=2, F=23, rho="rne-fp16", c_after=True, issue=None,
+                                                           interleave=None, via=None, emax_floor=None)
+    r = check_property("monotonicity", model, K=4, timeout=120.0)
+    assert r.verdict == "holds" and "facts about the model's own terms" in r.reason, r.reason
+
+
 @pytest.mark.slow  # ~90 s on 2 cores, the checker ~80 s
 def test_sm90_fp8_mma_with_fp16_output_is_proved_monotone_through_the_property() -> None:
     """The table cell once proved on stand-ins: facts on the model's own terms at K = 16 (two FDPAs of 16 lanes, 8

@@ -497,9 +497,12 @@ def test_a_chain_with_c_added_last_is_monotone_on_the_models_own_terms() -> None
     one's c raised by any amount, one label for "an input of the first moved", under "its c' is finite"), +inf
     through the second FDPA, C's add monotone in both operands; the last check is the query's statement."""
     from smtmma.op_proofs import tfdpa
+    from smtmma.queries.properties.monotonicity import uncovered_monotone
 
     model = smtmma.lookup("sm90", "e4m3e5m2f16", "mma").model
     assert tfdpa.supports_chain_monotone(model, 4) and not tfdpa.supports_chain_monotone(model, 33)  # one issue
+    assert uncovered_monotone(model, 33) == ("the proof of chains with C added last (T-FDPAs, C in D's format, K within one "
+                                             f"issue) does not take {model.describe()} at K=33")
     assert tfdpa.chain_step(model).describe() == "t-fdpa:L=16,F=25,rho=rne-fp16,via=fp16"  # the inputs as the unit reads them
     held, chain, f = _chain_facts(model, 4)
     assert held, chain.stopped

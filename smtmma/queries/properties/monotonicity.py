@@ -167,9 +167,11 @@ def uncovered_monotone(model: Model, K: int) -> str:
     """Why :data:`MONOTONE_FACTS` does not cover ``model`` with K lanes (one phrase)."""
     if model.kind not in MONOTONE_FACTS:
         return f"no op proof of {model.kind}'s monotonicity"
+    if model.c_after:
+        return (f"the proof of chains with C added last (T-FDPAs, C in D's format, K within one issue) does not take "
+                f"{model.describe()} at K={K}")
     if model.kind != "fma" and model.L is not None and K != model.L:
-        return (f"K={K} is not one {model.kind} of L={model.L} lanes, and no proof chains them"
-                + (" (C added last: only sm90's FP8 mma chains)" if model.c_after else ""))
+        return f"K={K} is not one {model.kind} of L={model.L} lanes, and no proof chains them"
     return f"the {model.kind} proofs do not take {model.describe()} (see their supports_monotone)"
 
 

@@ -535,7 +535,7 @@ def test_a_users_chain_of_fp16_fdpas_with_c_added_last_is_monotone() -> None:
     assert r.verdict == "holds" and "facts about the model's own terms" in r.reason, r.reason
 
 
-@pytest.mark.slow  # ~90 s on 2 cores, the checker ~80 s
+@pytest.mark.slow  # 137 s beside a CI run: the proof, then the checker
 def test_sm90_fp8_mma_with_fp16_output_is_proved_monotone_through_the_property() -> None:
     """The table cell once proved on stand-ins: facts on the model's own terms at K = 16 (two FDPAs of 16 lanes, 8
     real each), through the property, and the independent checker accepts the file."""

@@ -705,9 +705,15 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                     applied=[a for a in [*splits, finish] if a is not None])
         return chain.last if not chain.stopped else None
 
-    base = chain_of(x)
-    if base[-1].d.raw != formula.d.raw:  # the facts would be about other FMAs than the model runs
+    def own(steps: list[FmaStep], d: Int) -> bool:
+        """Whether the FMAs rebuilt end in the model's own D (else the facts would be about other FMAs: the chain stops)."""
+        if steps[-1].d.raw == d.raw:
+            return True
         chain.stopped = "the chain of FMAs the facts are about is not the model's own D"
+        return False
+
+    base = chain_of(x)
+    if not own(base, formula.d):
         return False
     below: list[Optional[int]] = [finite_input(x.c)]  # per FMA of the first run: its c is not below zero
     for k, s in enumerate(base):
@@ -717,8 +723,7 @@ def monotone_facts(chain: LemmaChain, formula: Any) -> bool:
     for label in formula.labels:
         y = formula.raised[label]
         steps = chain_of(y)
-        if steps[-1].d.raw != formula.outputs[label].raw:
-            chain.stopped = "the chain of FMAs the facts are about is not the model's own D"
+        if not own(steps, formula.outputs[label]):
             return False
         at = 0 if label == "c" else int(label[1:])
         last: Optional[int] = None

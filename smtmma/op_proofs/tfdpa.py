@@ -528,7 +528,7 @@ class MoveLemmas:
         for every move (FP8 through FP16: 4-bit products, 0.4 s)."""
         plan = self.plan
         via = plan.model.via
-        if via is not None and via not in (plan.fa.name, plan.fb.name):
+        if via is not None and (via != plan.fa.name or via != plan.fb.name):  # an input converted: no ring facts
             return [self.gain(who, "all", x, x2, o, E, E2)]
         apps = [self.gain(who, "far", x, x2, o, E, E2), self.gain(who, "cross", x, x2, o, E, E2)]
         g = self.chain.alg
@@ -1063,6 +1063,11 @@ class ChainView:
         return getattr(self.formula, name)
 
 
+def _ordered(alg: QueryAlgebra, fmt: Format, u: Int, u2: Int) -> Bool:
+    """u <= u' in value, neither NaN nor below zero (+inf included)."""
+    return alg.all([nonneg(alg, fmt, u), nonneg(alg, fmt, u2), alg.le(value_key(alg, fmt, u), value_key(alg, fmt, u2))])
+
+
 def supports_monotone_facts(model: Model, K: int) -> bool:
     """Whether :func:`monotone_facts_of` covers the model: one T-FDPA (:func:`supports_monotone`) or a chain of them
     with C added last (:func:`supports_chain_monotone`)."""
@@ -1122,9 +1127,9 @@ def chain_monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         if j:  # the FDPA before: D <= D', so D' finite makes D finite
             chain.prove(f"{what}c' finite gives c finite (c <= c')", implies(alg, [when], finite(acc)), uses=[prev.ordered])
             acc_finite = chain.last
+        pres = [PreRounding(parts.prefix[-1], alg.sub(parts.e_max, sh.F), None) for parts in (p, q)]  # S 2^(E-F), both runs
         glues = []
-        for run, parts, dd, c_ in (("", p, d, acc), (", moved", q, d2, acc2)):
-            pre = PreRounding(parts.prefix[-1], alg.sub(parts.e_max, sh.F), None)
+        for run, pre, dd, c_ in (("", pres[0], d, acc), (", moved", pres[1], d2, acc2)):
             chain.prove(f"{what}glue{run} (Alg. 7 step 3): where its c is finite, D is rho(S 2^(e_max-F))",
                         implies(alg, [finite(c_)] if j else [], alg.eq(dd, final_rounding(alg, step, pre))), uses=[prev.ordered])
             glues.append(chain.last)
@@ -1141,7 +1146,7 @@ def chain_monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         low, low2 = cr.lem.rounding(zero, S, E, E), cr.lem.rounding(zero, S2, E2, E2)
         if None in (val, rnd, low, low2):
             return False
-        pre1, pre2 = PreRounding(S, alg.sub(E, sh.F), None), PreRounding(S2, alg.sub(E2, sh.F), None)
+        pre1, pre2 = pres
         cond = [when, cr.moved] if when is not None else [cr.moved]
         chain.prove(f"{what}value where its inputs moved: S' >= 0 and S 2^(E-F) <= S' 2^(E'-F)",
                     implies(alg, cond, alg.all([alg.le(0, S), alg.le(0, S2), value_le(alg, pre1, pre2)])),
@@ -1169,8 +1174,7 @@ def chain_monotone_facts(chain: LemmaChain, formula: Any) -> bool:
                 chain.prove(f"{what}c{run} = +inf gives D = +inf", implies(alg, [is_inf(c_)], alg.eq(dd, fd.inf_bits())),
                             uses=[prev.ordered])
                 infs.append(chain.last)
-        chain.prove(f"{what}D <= D', neither NaN nor below zero (every move)",
-                    alg.all([nonneg(alg, fd, d), nonneg(alg, fd, d2), alg.le(value_key(alg, fd, d), value_key(alg, fd, d2))]),
+        chain.prove(f"{what}D <= D', neither NaN nor below zero (every move)", _ordered(alg, fd, d, d2),
                     uses=[*glues, ordered, *nonnegs, kept, *infs, prev.ordered, acc_finite])
         le = chain.last
         # D, D' within their static ranges: the premise every lemma applied to them asserts, proved once (re-derived
@@ -1186,13 +1190,13 @@ def chain_monotone_facts(chain: LemmaChain, formula: Any) -> bool:
         u, u2, z = v
         s1, s2 = total(h, u, z), total(h, u2, z)
         return implies(h, [nonneg(h, fd, u), nonneg(h, fd, u2), finite_nonneg(h, fc, z), h.le(value_key(h, fd, u), value_key(h, fd, u2))],
-                       h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))]))
+                       _ordered(h, fd, s1, s2))
 
     def raise_c(h: QueryAlgebra, v: Sequence[Int]) -> Bool:
         u, z, z2 = v
         s1, s2 = total(h, u, z), total(h, u, z2)
         return implies(h, [nonneg(h, fd, u), finite_nonneg(h, fc, z), finite_nonneg(h, fc, z2), h.le(value_key(h, fc, z), value_key(h, fc, z2))],
-                       h.all([nonneg(h, fd, s1), nonneg(h, fd, s2), h.le(value_key(h, fd, s1), value_key(h, fd, s2))]))
+                       _ordered(h, fd, s1, s2))
 
     c2 = y.c  # C of the moved run: C, or its next value where C moved
     chain.prove("C' is C or its next value: C <= C', both finite, not below zero",
